@@ -1,0 +1,222 @@
+"""Commands about trust: pair, contacts, journal, verdict, authority, forward, read."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import authority as authority_mod
+from .. import ceremony, frame, send, store
+from .. import verdict as verdict_mod
+from ..contacts import Contacts
+from ..errors import Exit, MalformedError, RefusedError, UsageError
+from ..keys import KeyFile, key_text, parse_key, short_fingerprint
+from ..words import WordCache, format_pairs
+from .output import emit_json, err, open_home, out, show
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
+    p.add_argument("source", metavar="KEYFILE", help="their key file (or a key ed25519:..., or the id of a bundle they signed)")
+    p.add_argument("--name", required=True, help="what you will call them here")
+    p.set_defaults(func=cmd_pair)
+
+    p = sub.add_parser("contacts", help="confirmed contacts and candidates; `contacts remove NAME` unpairs")
+    p.add_argument("action", nargs="?", choices=("list", "remove"), default="list")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_contacts)
+
+    p = sub.add_parser("journal", help="the append-only journal")
+    jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
+    j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
+    j.add_argument("--json", action="store_true")
+    j.set_defaults(func=cmd_journal_verify)
+    j = jsub.add_parser("show", help="print the journal entries")
+    j.add_argument("--json", action="store_true")
+    j.set_defaults(func=cmd_journal_show)
+
+    p = sub.add_parser("verdict", help="what this home computes about a bundle")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verdict)
+
+    p = sub.add_parser("authority", help="the authority file")
+    asub = p.add_subparsers(dest="authority_command", metavar="ACTION", required=True)
+    a = asub.add_parser("check", help="validate authority.toml")
+    a.set_defaults(func=cmd_authority_check)
+    a = asub.add_parser("init", help="write a commented example authority.toml if there is none")
+    a.set_defaults(func=cmd_authority_init)
+
+    p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--to", action="append", default=[], metavar="NAME")
+    p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
+    p.set_defaults(func=cmd_forward)
+
+    p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
+    p.set_defaults(func=cmd_read)
+
+
+def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
+    """The key to pair with, the name it claims, and where it came from."""
+    if source.startswith("ed25519:"):
+        return parse_key(source), "", "typed key"
+    path = Path(source)
+    if path.exists():
+        kf = KeyFile.load(path)
+        return kf.key, kf.name, f"key file {path.name}"
+    stored = store.resolve(home, source)
+    m = stored.manifest()
+    if m is None:
+        raise MalformedError("that bundle's manifest cannot be read", path=str(stored.path))
+    return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
+
+
+def cmd_pair(args: Any) -> int:
+    home = open_home(args)
+    key, claimed, source = _their_key(home, args.source)
+    if key == home.identity.key:
+        raise RefusedError("that is your own key")
+    ceremony.add_candidate(home, key, claimed, source)
+    if not sys.stdin.isatty():
+        raise RefusedError(
+            "pairing is a human act: it needs a person at a terminal on standard input. Nothing was confirmed."
+        )
+    mine = ceremony.my_words(home)
+    out("The word-pair ceremony. Call them on a channel neither machine controls (phone, in person).")
+    out(f"Pairing with the key from {show(source)}, which claims the name \"{show(claimed)}\" (a claim, not a fact).")
+    out(f"It will be known here as: {show(args.name)}")
+    out("")
+    out("1. Read YOUR words to them, slowly:")
+    for i, (a, b) in enumerate(mine, 1):
+        out(f"     {i}. {a} {b}")
+    out("")
+    out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here.")
+    try:
+        heard = input("   their 8 words: ")
+    except EOFError:
+        raise RefusedError("no words were typed. Nothing was confirmed.") from None
+    outcome = ceremony.confirm(home, args.name, key, heard)
+    if not outcome.confirmed:
+        err(f"gage: NOT confirmed: {outcome.message}")
+        for i in outcome.mismatched:
+            err(f"  pair {i + 1} did not match")
+        return int(Exit.REFUSED)
+    out(f"Confirmed. {show(args.name)} is now a contact ({key_text(key)}).")
+    out("They should pair with you too, from your key file, so that both sides are confirmed.")
+    return 0
+
+
+def cmd_contacts(args: Any) -> int:
+    home = open_home(args)
+    if args.action == "remove":
+        if not args.name:
+            raise UsageError("give the name to remove: gage contacts remove NAME")
+        c = ceremony.unpair(home, args.name)
+        out(f"removed {show(c.name)} ({key_text(c.key)}); its bundles are now from an unknown key")
+        return 0
+    contacts = Contacts.load(home.contacts_path)
+    cache = WordCache(home.cache / "words.json")
+    rows = [c.to_json() for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold())]
+    rows += [c.to_json() for c in sorted(contacts.candidates.values(), key=lambda c: c.seen_at)]
+    if args.json:
+        emit_json(rows)
+        return 0
+    if not rows:
+        out("no contacts yet: `gage pair KEYFILE --name NAME` starts the ceremony")
+        return 0
+    for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold()):
+        out(f"confirmed  {show(c.name):<20} {short_fingerprint(c.key)}  {format_pairs(cache.words_for(c.key))}  ({c.method}, {c.confirmed_at})")
+    for cand in sorted(contacts.candidates.values(), key=lambda c: c.seen_at):
+        out(
+            f"candidate  {'(unconfirmed)':<20} {short_fingerprint(cand.key)}  claims \"{show(cand.claimed_name)}\""
+            f" from {show(cand.source)} ({cand.seen_at})"
+        )
+    return 0
+
+
+def cmd_journal_verify(args: Any) -> int:
+    home = open_home(args)
+    report = home.journal.verify()
+    if args.json:
+        emit_json(report.to_json())
+    else:
+        for n in report.notes:
+            out(f"note: {n}")
+        for p in report.problems:
+            err(f"problem: {p}")
+        out(f"{'ok' if report.ok else 'NOT ok'}: {report.entries} entries")
+    return 0 if report.ok else int(Exit.FAILED)
+
+
+def cmd_journal_show(args: Any) -> int:
+    home = open_home(args)
+    entries = home.journal.entries()
+    if args.json:
+        emit_json(entries)
+        return 0
+    for e in entries:
+        rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
+        detail = " ".join(f"{k}={show(str(v))}" for k, v in rest.items())
+        out(f"{e.get('seq'):>5} {e.get('time')} {e.get('event'):<10} {detail}")
+    return 0
+
+
+def cmd_verdict(args: Any) -> int:
+    home = open_home(args)
+    v = verdict_mod.compute(home, store.resolve(home, args.id))
+    if args.json:
+        emit_json(v.to_json())
+        return 0
+    for f in frame.fields(v):
+        out(f"{f.label + ':':<11} {f.value}")
+    return 0
+
+
+def cmd_authority_check(args: Any) -> int:
+    home = open_home(args)
+    contacts = Contacts.load(home.contacts_path)
+    if not home.authority_path.exists():
+        out("no authority.toml: every bundle is information only (`gage authority init` writes an example)")
+        return 0
+    af = authority_mod.load(home.authority_path, contacts)
+    for e in af.errors:
+        err(show(e))
+    if af.errors:
+        return int(Exit.MALFORMED)
+    for g in af.grants:
+        out(f"line {g.line}: {show(g.contact)} / {g.kind}: {show(g.may)}")
+    out(f"ok: {len(af.grants)} grant(s)")
+    return 0
+
+
+def cmd_authority_init(args: Any) -> int:
+    from .. import atomic
+
+    home = open_home(args)
+    if home.authority_path.exists():
+        raise RefusedError("authority.toml exists; edit it by hand", path=str(home.authority_path))
+    atomic.write_bytes(home.authority_path, authority_mod.EXAMPLE.encode("utf-8"), 0o600)
+    out(f"wrote {home.authority_path}")
+    return 0
+
+
+def cmd_forward(args: Any) -> int:
+    home = open_home(args)
+    manifest, dest = send.forward(home, args.id, to=args.to, copy_to=Path(args.output) if args.output else None)
+    err(f"forwarded as {manifest.kind} into {dest}; the earlier hop is recorded as your claim")
+    out(manifest.id)
+    return 0
+
+
+def cmd_read(args: Any) -> int:
+    home = open_home(args)
+    v = verdict_mod.compute(home, store.resolve(home, args.id))
+    for line in frame.render(v, show_pending=args.pending):
+        out(line)
+    return 0

@@ -1,0 +1,46 @@
+"""Entry point: argument parsing, the home, and the mapping from typed errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import Exit, GageError
+from . import cmd_core, cmd_gate, cmd_trust
+from .output import err
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gage",
+        description="Signed, content-addressed bundles, and what you hold before you act on them.",
+    )
+    parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (cmd_core, cmd_trust, cmd_gate):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args.command = "tui"
+        args.func = cmd_core.cmd_tui
+    try:
+        code = args.func(args)
+    except GageError as exc:
+        err(f"gage: {exc.stage}: {exc}")
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        err("gage: interrupted")
+        return 130
+    except BrokenPipeError:
+        return int(Exit.OK)
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

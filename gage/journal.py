@@ -1,0 +1,220 @@
+"""The journal: what this home has seen, sent, accepted and paired, append-only and chained.
+
+Each line is one JSON object carrying the SHA-256 of the line before it, so an edited or
+deleted line breaks the chain. `journal.head` records the last entry written; a journal
+shorter than its head has been truncated. A crash mid-write leaves a torn last line: the
+next append moves it, byte for byte, into a `repaired` entry, so it is neither silently
+dropped nor silently kept, and `gage journal verify` reports it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import atomic, strictjson
+from .errors import GageIOError, MalformedError
+from .manifest import now_text
+
+GENESIS = "0" * 64
+LINE_LIMIT = 1 << 16
+EVENTS = (
+    "init",
+    "sent",
+    "imported",
+    "received",
+    "accepted",
+    "rejected",
+    "paired",
+    "unpaired",
+    "reconciled",
+    "repaired",
+)
+
+
+def line_hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+@dataclass
+class JournalReport:
+    ok: bool
+    entries: int
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "entries": self.entries, "problems": self.problems, "notes": self.notes}
+
+
+class Journal:
+    def __init__(self, path: Path, lock: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+        self.path = path
+        self.head_path = path.with_name(path.name + ".head")
+        self._lock = lock
+
+    # --- reading ---------------------------------------------------------------------
+
+    def _raw(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return b""
+        except OSError as exc:
+            raise GageIOError(f"cannot read journal: {exc.strerror}", path=str(self.path)) from exc
+
+    @staticmethod
+    def _split(data: bytes) -> tuple[list[bytes], bytes]:
+        """Whole lines, and whatever follows the last newline (a torn write, or nothing)."""
+        if not data:
+            return [], b""
+        *lines, tail = data.split(b"\n")
+        return lines, tail
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every whole, parseable entry. Damage is for `verify` to report, not for readers to trip on."""
+        lines, _tail = self._split(self._raw())
+        out = []
+        for line in lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.entries())
+
+    # --- writing ---------------------------------------------------------------------
+
+    def _read_head(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.head_path.read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def append(self, event: str, **fields: Any) -> dict[str, Any]:
+        if event not in EVENTS:
+            raise ValueError(f"unknown journal event {event!r}")
+        with self._lock():
+            data = self._raw()
+            lines, tail = self._split(data)
+            if tail:
+                # A torn last line from a crash: cut it off and record it in full.
+                keep = len(data) - len(tail)
+                self._truncate(keep)
+                self._write_entry(
+                    lines,
+                    "repaired",
+                    {
+                        "torn_bytes": base64.b64encode(tail).decode("ascii"),
+                        "torn_length": len(tail),
+                        "note": "a torn last line (from an interrupted write) was moved into this entry",
+                    },
+                )
+                lines, _ = self._split(self._raw())
+            return self._write_entry(lines, event, fields)
+
+    def _truncate(self, size: int) -> None:
+        with open(self.path, "r+b") as f:
+            f.truncate(size)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _write_entry(self, lines: list[bytes], event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        if lines:
+            prev = line_hash(lines[-1])
+            try:
+                seq = int(json.loads(lines[-1])["seq"]) + 1
+            except (ValueError, KeyError, TypeError):
+                seq = len(lines) + 1
+        else:
+            prev, seq = GENESIS, 1
+        entry = {"seq": seq, "time": now_text(), "event": event, "prev": prev, **fields}
+        line = strictjson.dumps(entry)
+        if len(line) > LINE_LIMIT:
+            raise MalformedError(f"journal entry would be {len(line)} bytes, over {LINE_LIMIT}")
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": line_hash(line)}) + b"\n", 0o600)
+        except OSError as exc:
+            raise GageIOError(f"cannot append to journal: {exc.strerror}", path=str(self.path)) from exc
+        return entry
+
+    # --- checking --------------------------------------------------------------------
+
+    def verify(self) -> JournalReport:
+        data = self._raw()
+        lines, tail = self._split(data)
+        problems: list[str] = []
+        notes: list[str] = []
+        prev = GENESIS
+        last_seq = 0
+        for n, line in enumerate(lines, start=1):
+            try:
+                obj = strictjson.loads(line, limit=LINE_LIMIT, what=f"line {n}")
+            except MalformedError as exc:
+                problems.append(f"line {n}: not a valid entry ({exc.message})")
+                prev = line_hash(line)
+                continue
+            if not isinstance(obj, dict):
+                problems.append(f"line {n}: not an object")
+                prev = line_hash(line)
+                continue
+            if obj.get("prev") != prev:
+                problems.append(f"line {n}: chain broken: it does not follow the line before it (edited, inserted or deleted)")
+            seq = obj.get("seq")
+            if seq != last_seq + 1:
+                problems.append(f"line {n}: sequence number {seq!r} where {last_seq + 1} was expected (a line is missing or repeated)")
+            if isinstance(seq, int):
+                last_seq = seq
+            if obj.get("event") not in EVENTS:
+                problems.append(f"line {n}: unknown event {obj.get('event')!r}")
+            if obj.get("event") == "repaired":
+                notes.append(f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here")
+            prev = line_hash(line)
+        if tail:
+            problems.append(
+                f"line {len(lines) + 1}: torn ({len(tail)} bytes with no end of line): an interrupted write; "
+                "the next write records it in a `repaired` entry"
+            )
+        head = self._read_head()
+        if head is None:
+            if lines:
+                problems.append("journal.head is missing or unreadable: truncation cannot be ruled out")
+        else:
+            hseq, hhash = head.get("seq"), head.get("hash")
+            if not isinstance(hseq, int) or hseq > last_seq:
+                problems.append(
+                    f"truncated: journal.head says entry {hseq} was written, but the journal ends at entry {last_seq}"
+                )
+            elif 0 < hseq <= len(lines):
+                idx = next((i for i, ln in enumerate(lines) if _seq_of(ln) == hseq), None)
+                if idx is None or line_hash(lines[idx]) != hhash:
+                    problems.append(f"entry {hseq} does not match journal.head (edited)")
+                elif last_seq - hseq > 1:
+                    problems.append(f"{last_seq - hseq} entries follow the recorded head (appended outside gage)")
+                elif last_seq - hseq == 1:
+                    notes.append("the last entry was written but the head was not updated (an interrupted write)")
+        return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
+
+
+def _seq_of(line: bytes) -> int | None:
+    try:
+        return int(json.loads(line)["seq"])
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,331 @@
+"""The manifest: a closed, versioned schema, parsed from exact bytes and never re-serialised.
+
+`Manifest.parse` keeps the bytes it was given; the id and the signature are always
+computed over those bytes. A reader rejects an unknown version, kind or field rather
+than guess what a newer writer meant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from . import strictjson
+from .errors import MalformedError
+from .keys import MAX_CLAIMED_NAME, key_text, parse_key
+
+VERSION = 1
+KINDS = ("share", "question", "answer", "review-request", "ack")
+KINDS_NEEDING_PARENT = ("answer", "ack")
+MANIFEST_LIMIT = 1 << 20  # 1 MiB
+MAX_FILES = 10_000
+MAX_RECIPIENTS = 100
+MAX_CHAIN = 16
+MAX_SUBJECT = 1000
+MAX_PATH = 1024
+MAX_COMPONENT = 255
+MAX_SIZE = (1 << 53) - 1
+ID_CONTEXT = b"gage/id/v1\x00"
+
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
+
+TOP_FIELDS = {"gage", "kind", "created", "nonce", "sender", "thread", "parent", "to", "subject", "files", "chain"}
+PARTY_FIELDS = {"key", "name"}
+FILE_FIELDS = {"path", "size", "sha256"}
+HOP_FIELDS = {"key", "name", "bundle", "kind", "created"}
+
+
+def bundle_id(manifest_bytes: bytes) -> str:
+    """The content address: SHA-256 over a context prefix and the exact manifest bytes."""
+    return hashlib.sha256(ID_CONTEXT + manifest_bytes).hexdigest()
+
+
+def is_id(text: str) -> bool:
+    return bool(_HEX64.match(text))
+
+
+def now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Party:
+    key: bytes
+    name: str  # a claim made by whoever signed the manifest
+
+    def to_json(self) -> dict[str, str]:
+        return {"key": key_text(self.key), "name": self.name}
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    size: int
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class Hop:
+    """An earlier hop of a forwarded bundle: what the forwarder says, not a fact."""
+
+    key: bytes
+    name: str
+    bundle: str
+    kind: str
+    created: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"key": key_text(self.key), "name": self.name, "bundle": self.bundle, "kind": self.kind, "created": self.created}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    raw: bytes
+    kind: str
+    created: str
+    nonce: str
+    sender: Party
+    thread: str | None
+    parent: str | None
+    to: tuple[Party, ...]
+    subject: str | None
+    files: tuple[FileEntry, ...]
+    chain: tuple[Hop, ...] = field(default=())
+
+    @property
+    def id(self) -> str:
+        return bundle_id(self.raw)
+
+    @property
+    def total_size(self) -> int:
+        return sum(f.size for f in self.files)
+
+    @property
+    def thread_root(self) -> str:
+        """The id a conversation is keyed on: the thread, or this bundle if it starts one."""
+        return self.thread or self.id
+
+    @classmethod
+    def parse(cls, raw: bytes) -> Manifest:
+        obj = strictjson.loads(raw, limit=MANIFEST_LIMIT, what="manifest.json")
+        return _from_obj(raw, obj)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        kind: str,
+        sender: Party,
+        files: list[FileEntry],
+        nonce: str,
+        created: str | None = None,
+        thread: str | None = None,
+        parent: str | None = None,
+        to: list[Party] | None = None,
+        subject: str | None = None,
+        chain: list[Hop] | None = None,
+    ) -> Manifest:
+        obj = {
+            "gage": VERSION,
+            "kind": kind,
+            "created": created or now_text(),
+            "nonce": nonce,
+            "sender": sender.to_json(),
+            "thread": thread,
+            "parent": parent,
+            "to": [p.to_json() for p in (to or [])],
+            "subject": subject,
+            "files": [f.to_json() for f in sorted(files, key=lambda f: f.path)],
+            "chain": [h.to_json() for h in (chain or [])],
+        }
+        raw = strictjson.dumps(obj)
+        # Parse what we wrote so a writer can never produce what a reader refuses.
+        return cls.parse(raw)
+
+
+def _fail(message: str, field: str) -> MalformedError:
+    return MalformedError(message, path="manifest.json", field=field)
+
+
+def _exact_fields(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise _fail("must be an object", where)
+    missing = allowed - set(obj)
+    if missing:
+        raise _fail(f"missing {', '.join(sorted(missing))}", where)
+    extra = set(obj) - allowed
+    if extra:
+        raise _fail(f"unknown field(s) {', '.join(sorted(repr(e) for e in extra))}", where)
+    return obj
+
+
+def _string(value: Any, where: str, *, limit: int, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise _fail("must be a string" + (" or null" if nullable else ""), where)
+    if len(value) > limit:
+        raise _fail(f"longer than {limit} characters", where)
+    return value
+
+
+def _id(value: Any, where: str, *, nullable: bool) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not _HEX64.match(value):
+        raise _fail("must be a bundle id (64 lower-case hex digits)" + (" or null" if nullable else ""), where)
+    return value
+
+
+def _time(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _TIME.match(value):
+        raise _fail("must be a UTC time like 2026-01-31T12:00:00Z", where)
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError as exc:
+        raise _fail("is not a real date and time", where) from exc
+    return value
+
+
+def _kind(value: Any, where: str) -> str:
+    if value not in KINDS:
+        raise _fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
+    return value
+
+
+def _party(value: Any, where: str) -> Party:
+    obj = _exact_fields(value, PARTY_FIELDS, where)
+    try:
+        key = parse_key(obj["key"], field=f"{where}.key")
+    except MalformedError as exc:
+        raise _fail(exc.message, f"{where}.key") from exc
+    name = _string(obj["name"], f"{where}.name", limit=MAX_CLAIMED_NAME)
+    assert name is not None
+    return Party(key=key, name=name)
+
+
+def check_path(path: Any, where: str) -> str:
+    """A payload path that cannot leave the bundle on any common file system."""
+    if not isinstance(path, str) or not path:
+        raise _fail("must be a non-empty string", where)
+    if len(path) > MAX_PATH:
+        raise _fail(f"longer than {MAX_PATH} characters", where)
+    if path.startswith("/") or path.endswith("/"):
+        raise _fail(f"path {path!r} must be relative and name a file", where)
+    if "\\" in path:
+        raise _fail(f"path {path!r} contains a backslash", where)
+    if unicodedata.normalize("NFC", path) != path:
+        raise _fail(f"path {path!r} is not in Unicode NFC form", where)
+    for ch in path:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            raise _fail(f"path {path!r} contains control or format character U+{ord(ch):04X}", where)
+    for part in path.split("/"):
+        if part in ("", ".", ".."):
+            raise _fail(f"path {path!r} has an empty, '.' or '..' component", where)
+        if len(part.encode("utf-8")) > MAX_COMPONENT:
+            raise _fail(f"path {path!r} has a component over {MAX_COMPONENT} bytes", where)
+        if part.endswith((" ", ".")) or ":" in part:
+            raise _fail(f"path {path!r} has a component that is unsafe on some file systems", where)
+    return path
+
+
+def _files(value: Any) -> tuple[FileEntry, ...]:
+    if not isinstance(value, list):
+        raise _fail("must be a list", "files")
+    if len(value) > MAX_FILES:
+        raise _fail(f"more than {MAX_FILES} files", "files")
+    entries: list[FileEntry] = []
+    folded: dict[str, str] = {}
+    for i, item in enumerate(value):
+        where = f"files[{i}]"
+        obj = _exact_fields(item, FILE_FIELDS, where)
+        path = check_path(obj["path"], f"{where}.path")
+        size = obj["size"]
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_SIZE:
+            raise _fail("must be a whole number of bytes", f"{where}.size")
+        digest = obj["sha256"]
+        if not isinstance(digest, str) or not _HEX64.match(digest):
+            raise _fail("must be 64 lower-case hex digits", f"{where}.sha256")
+        key = path.casefold()
+        if key in folded:
+            raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"{where}.path")
+        folded[key] = path
+        entries.append(FileEntry(path=path, size=size, sha256=digest))
+    names = {e.path.casefold() for e in entries}
+    for e in entries:
+        parts = e.path.casefold().split("/")
+        for n in range(1, len(parts)):
+            if "/".join(parts[:n]) in names:
+                raise _fail(f"path {e.path!r} lies inside another listed file", "files")
+    return tuple(entries)
+
+
+def _hop(value: Any, where: str) -> Hop:
+    obj = _exact_fields(value, HOP_FIELDS, where)
+    try:
+        key = parse_key(obj["key"], field=f"{where}.key")
+    except MalformedError as exc:
+        raise _fail(exc.message, f"{where}.key") from exc
+    name = _string(obj["name"], f"{where}.name", limit=MAX_CLAIMED_NAME)
+    assert name is not None
+    return Hop(
+        key=key,
+        name=name,
+        bundle=_id(obj["bundle"], f"{where}.bundle", nullable=False) or "",
+        kind=_kind(obj["kind"], f"{where}.kind"),
+        created=_time(obj["created"], f"{where}.created"),
+    )
+
+
+def _from_obj(raw: bytes, obj: Any) -> Manifest:
+    if not isinstance(obj, dict):
+        raise _fail("the manifest must be a JSON object", "(top)")
+    version = obj.get("gage")
+    if version != VERSION or isinstance(version, bool):
+        raise _fail(f"unknown manifest version {version!r}; this gage reads version {VERSION}", "gage")
+    obj = _exact_fields(obj, TOP_FIELDS, "(top)")
+    kind = _kind(obj["kind"], "kind")
+    created = _time(obj["created"], "created")
+    nonce = obj["nonce"]
+    if not isinstance(nonce, str) or not _HEX32.match(nonce):
+        raise _fail("must be 32 lower-case hex digits", "nonce")
+    sender = _party(obj["sender"], "sender")
+    thread = _id(obj["thread"], "thread", nullable=True)
+    parent = _id(obj["parent"], "parent", nullable=True)
+    if (thread is None) != (parent is None):
+        raise _fail("thread and parent are both null (a new thread) or both set (a reply)", "thread")
+    if kind in KINDS_NEEDING_PARENT and parent is None:
+        raise _fail(f"a bundle of kind {kind!r} must have a parent", "parent")
+    to_list = obj["to"]
+    if not isinstance(to_list, list) or len(to_list) > MAX_RECIPIENTS:
+        raise _fail(f"must be a list of at most {MAX_RECIPIENTS} recipients", "to")
+    to = tuple(_party(p, f"to[{i}]") for i, p in enumerate(to_list))
+    subject = _string(obj["subject"], "subject", limit=MAX_SUBJECT, nullable=True)
+    files = _files(obj["files"])
+    chain_list = obj["chain"]
+    if not isinstance(chain_list, list) or len(chain_list) > MAX_CHAIN:
+        raise _fail(f"must be a list of at most {MAX_CHAIN} hops", "chain")
+    chain = tuple(_hop(h, f"chain[{i}]") for i, h in enumerate(chain_list))
+    return Manifest(
+        raw=raw,
+        kind=kind,
+        created=created,
+        nonce=nonce,
+        sender=sender,
+        thread=thread,
+        parent=parent,
+        to=to,
+        subject=subject,
+        files=files,
+        chain=chain,
+    )

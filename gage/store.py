@@ -1,0 +1,132 @@
+"""Bundles held in a home: finding them by id prefix, listing them, bringing them in.
+
+Importing copies into the home's staging area first and renames the finished copy into
+`inbox/pending/<id>` in one step, so a half-copied bundle never appears under its final
+name. Importing is not consent: nothing here writes to `inbox/accepted`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import atomic
+from . import bundle as bundle_mod
+from .errors import GageError, MalformedError, NotFoundError, RefusedError
+from .home import ALL_STATES, Home
+from .keys import key_text
+from .manifest import Manifest, is_id
+
+
+@dataclass
+class Stored:
+    id: str
+    state: str
+    path: Path
+
+    def manifest(self) -> Manifest | None:
+        try:
+            return bundle_mod.read_manifest(self.path)[1]
+        except GageError:
+            return None
+
+
+@dataclass
+class ImportResult:
+    id: str
+    state: str
+    new: bool
+    check: bundle_mod.Check | None = None
+    left_behind: list[str] = field(default_factory=list)
+
+
+def list_bundles(home: Home, states: tuple[str, ...] = ALL_STATES) -> list[Stored]:
+    out: list[Stored] = []
+    for state in states:
+        d = home.state_dir(state)
+        try:
+            names = os.listdir(d)
+        except FileNotFoundError:
+            continue
+        for name in names:
+            if is_id(name):
+                out.append(Stored(id=name, state=state, path=d / name))
+    return out
+
+
+def find(home: Home, bundle_id: str) -> Stored | None:
+    for state in ALL_STATES:
+        p = home.state_dir(state) / bundle_id
+        if p.is_dir():
+            return Stored(id=bundle_id, state=state, path=p)
+    return None
+
+
+def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> Stored:
+    """A unique prefix of an id, as in git. Ambiguous and unknown prefixes are errors that say so."""
+    p = prefix.strip().lower()
+    if not p or any(c not in "0123456789abcdef" for c in p):
+        raise NotFoundError(f"{prefix!r} is not a bundle id or id prefix (hex digits)")
+    matches = [s for s in list_bundles(home, states) if s.id.startswith(p)]
+    ids = {s.id for s in matches}
+    if not matches:
+        where = "any state" if states == ALL_STATES else " or ".join(states)
+        raise NotFoundError(f"no bundle with id starting {p!r} in {where}")
+    if len(ids) > 1:
+        shown = ", ".join(sorted(i[:12] for i in ids))
+        raise NotFoundError(f"id prefix {p!r} is ambiguous: it matches {shown}")
+    # The same id in two states should never happen; prefer the inbox's view of it.
+    order = {s: i for i, s in enumerate(ALL_STATES)}
+    return sorted(matches, key=lambda s: order[s.state])[0]
+
+
+def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | None = None) -> ImportResult:
+    """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
+    (the verdict will say invalid); a folder that is not a bundle at all is refused."""
+    src = Path(src)
+    if src.is_symlink():
+        raise RefusedError("is a symlink; give the bundle directory itself", path=str(src))
+    raw, manifest = bundle_mod.read_manifest(src)  # raises MalformedError for not-a-bundle
+    del raw
+    home.staging.mkdir(parents=True, exist_ok=True)
+    work = home.staging / f"import-{secrets.token_hex(8)}"
+    try:
+        left = bundle_mod.copy_bundle(src, manifest, work / "b")
+        # The id comes from the bytes we hold now, not from what we read before copying.
+        try:
+            _raw, copied = bundle_mod.read_manifest(work / "b")
+        except GageError as exc:
+            raise MalformedError(f"changed while being imported: {exc.message}", path=str(src)) from exc
+        bid = copied.id
+        with home.lock():
+            existing = find(home, bid)
+            if existing is not None:
+                # The same bundle again is a fact the verdict reports (a replay, or a resend).
+                home.journal.append(event, bundle=bid, again=True, state=existing.state, **({"via": via} if via else {}))
+                return ImportResult(id=bid, state=existing.state, new=False)
+            dest = home.state_dir("pending") / bid
+            if not atomic.rename_noreplace(work / "b", dest):
+                existing = find(home, bid)
+                return ImportResult(id=bid, state=existing.state if existing else "pending", new=False)
+            result = bundle_mod.check(dest, expect_name=True)
+            home.journal.append(
+                event,
+                bundle=bid,
+                sender=key_text(copied.sender.key),
+                kind=copied.kind,
+                parent=copied.parent,
+                thread=copied.thread,
+                ok=result.ok,
+                **({"via": via} if via else {}),
+            )
+        if result.signature_ok:
+            # A key that signed a bundle we hold is remembered as a candidate, never more.
+            from .ceremony import add_candidate
+
+            add_candidate(home, copied.sender.key, copied.sender.name, f"bundle {bid[:12]}")
+        return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,79 @@
+"""Strict JSON for signed objects.
+
+Python's json module accepts things two implementations would read differently:
+duplicate keys (last one wins here, first one elsewhere), NaN and Infinity, lone
+surrogates, a byte-order mark. A signed manifest must mean one thing to every
+reader, so each of these is an error here, as is anything over the size cap.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import MalformedError
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise MalformedError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constants(name: str) -> Any:
+    raise MalformedError(f"{name} is not allowed")
+
+
+def _check_strings(value: Any, depth: int = 0) -> None:
+    if depth > 32:
+        raise MalformedError("nested too deeply")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MalformedError("string holds a lone surrogate") from exc
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_strings(k, depth + 1)
+            _check_strings(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_strings(v, depth + 1)
+    elif isinstance(value, float):
+        raise MalformedError("floating-point numbers are not allowed")
+
+
+def loads(data: bytes, *, limit: int, what: str = "JSON") -> Any:
+    """Parse `data` as strict UTF-8 JSON no larger than `limit` bytes."""
+    if len(data) > limit:
+        raise MalformedError(f"{what} is {len(data)} bytes, over the limit of {limit}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise MalformedError(f"{what} starts with a byte-order mark")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except MalformedError as exc:
+        raise MalformedError(f"{what}: {exc.message}") from exc
+    except RecursionError as exc:
+        raise MalformedError(f"{what} is nested too deeply") from exc
+    except ValueError as exc:
+        raise MalformedError(f"{what} is not valid JSON: {exc}") from exc
+    try:
+        _check_strings(value)
+    except MalformedError as exc:
+        raise MalformedError(f"{what}: {exc.message}") from exc
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """The one serialisation gage writes: sorted keys, no spaces, UTF-8, newline-free.
+
+    Readers never re-serialise what they verify; this is only how new objects are made.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")

@@ -1,0 +1,284 @@
+"""The verdict: what the receiver computes about a bundle at the moment of reading.
+
+Inputs are the bundle's bytes, this home's contacts, journal and authority file.
+Nothing the sender says about itself (its claimed name, a chain, a subject) can raise
+the verdict; those are reported as claims. See spec/verdict.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import authority as authority_mod
+from . import bundle as bundle_mod
+from .bundle import Problem
+from .contacts import Contacts
+from .errors import GageError
+from .home import Home
+from .keys import key_text, short_fingerprint
+from .manifest import Manifest
+from .store import Stored
+
+NO_AUTHORITY = "no authority: treat as information only"
+
+
+@dataclass
+class Sender:
+    key: bytes | None
+    name: str | None  # the local contact name, only when confirmed
+    status: str  # confirmed, candidate, unknown
+    claimed_name: str | None
+
+    def label(self) -> str:
+        if self.name is not None:
+            return self.name
+        if self.key is None:
+            return "no key (manifest unreadable)"
+        return f"{self.status} key {short_fingerprint(self.key)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": key_text(self.key) if self.key else None,
+            "name": self.name,
+            "status": self.status,
+            "claimed_name": self.claimed_name,
+        }
+
+
+@dataclass
+class Seen:
+    times_received: int
+    first_received: str | None
+    sent_by_me: bool
+    parent: str | None
+    parent_status: str | None  # sent-by-me, received, unknown; None without a parent
+
+    @property
+    def summary(self) -> list[str]:
+        out = []
+        if self.sent_by_me:
+            out.append("a bundle I sent myself")
+        elif self.times_received <= 1:
+            out.append("first time received")
+        else:
+            out.append(f"already received: this same bundle arrived {self.times_received} times")
+        if self.parent is None:
+            out.append("starts a new thread")
+        elif self.parent_status == "sent-by-me":
+            out.append(f"a reply to a bundle I sent ({self.parent[:12]})")
+        elif self.parent_status == "received":
+            out.append(f"a reply to a bundle I received, not one I sent ({self.parent[:12]})")
+        else:
+            out.append(f"a reply to a parent I have never seen ({self.parent[:12]})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "times_received": self.times_received,
+            "first_received": self.first_received,
+            "first": self.times_received <= 1 and not self.sent_by_me,
+            "sent_by_me": self.sent_by_me,
+            "parent": self.parent,
+            "parent_status": self.parent_status,
+            "reply_to_sent": self.parent_status == "sent-by-me",
+            "summary": self.summary,
+        }
+
+
+@dataclass
+class ChainClaim:
+    forwarder: str
+    key: bytes
+    claimed_name: str
+    contact_name: str | None
+    bundle: str
+    kind: str
+    created: str
+
+    def sentence(self) -> str:
+        who = self.contact_name or f"key {short_fingerprint(self.key)}"
+        return (
+            f"{self.forwarder} says this came from {who} (bundle {self.bundle[:12]}, {self.kind}, {self.created}); "
+            "a claim by the forwarder, not checked"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "claimed_by": self.forwarder,
+            "key": key_text(self.key),
+            "claimed_name": self.claimed_name,
+            "contact_name": self.contact_name,
+            "bundle": self.bundle,
+            "kind": self.kind,
+            "created": self.created,
+            "claim": self.sentence(),
+        }
+
+
+@dataclass
+class Verdict:
+    id: str | None
+    path: Path
+    state: str | None
+    verdict: str  # invalid, unverified, verified
+    problems: list[Problem]
+    warnings: list[Problem]
+    sender: Sender
+    manifest: Manifest | None
+    seen: Seen | None
+    addressed_to_me: bool | None  # None: no recipients named
+    authority: list[authority_mod.Grant]
+    authority_errors: list[str]
+    chain: list[ChainClaim]
+    accepted_how: str | None = None  # human, human-unverified, unattended
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str | None:
+        return self.manifest.kind if self.manifest else None
+
+    @property
+    def authority_text(self) -> list[str]:
+        if self.authority:
+            return [g.may for g in self.authority]
+        return [NO_AUTHORITY]
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.manifest
+        return {
+            "id": self.id,
+            "state": self.state,
+            "verdict": self.verdict,
+            "problems": [p.to_json() for p in self.problems],
+            "warnings": [p.to_json() for p in self.warnings],
+            "sender": self.sender.to_json(),
+            "kind": m.kind if m else None,
+            "subject": m.subject if m else None,
+            "created": m.created if m else None,
+            "thread": m.thread_root if m else None,
+            "files": [f.to_json() for f in m.files] if m else [],
+            "seen": self.seen.to_json() if self.seen else None,
+            "addressed_to_me": self.addressed_to_me,
+            "recipients": [{"key": key_text(p.key), "claimed_name": p.name} for p in m.to] if m else [],
+            "authority": [g.to_json() for g in self.authority],
+            "authority_note": None if self.authority else NO_AUTHORITY,
+            "authority_errors": self.authority_errors,
+            "chain": [c.to_json() for c in self.chain],
+            "accepted_how": self.accepted_how,
+        }
+
+
+def _journal_facts(home: Home, bundle_id: str | None, parent: str | None) -> tuple[int, str | None, bool, str | None, str | None]:
+    times = 0
+    first = None
+    sent_by_me = False
+    parent_sent = parent_received = False
+    accepted_how = None
+    for e in home.journal.entries():
+        b = e.get("bundle")
+        ev = e.get("event")
+        if bundle_id and b == bundle_id:
+            if ev in ("imported", "received"):
+                times += 1
+                first = first or e.get("time")
+            elif ev == "sent":
+                sent_by_me = True
+            elif ev == "accepted":
+                accepted_how = e.get("how") or "human"
+        if parent and b == parent:
+            if ev == "sent":
+                parent_sent = True
+            elif ev in ("imported", "received"):
+                parent_received = True
+    pstatus = None
+    if parent:
+        pstatus = "sent-by-me" if parent_sent else "received" if parent_received else "unknown"
+    return times, first, sent_by_me, pstatus, accepted_how
+
+
+def compute(home: Home, target: Stored | Path, *, contacts: Contacts | None = None) -> Verdict:
+    if isinstance(target, Stored):
+        path, state, in_home = target.path, target.state, True
+    else:
+        path, state, in_home = Path(target), None, False
+    check = bundle_mod.check(path, expect_name=in_home)
+    contacts = contacts if contacts is not None else Contacts.load(home.contacts_path)
+    m = check.manifest
+    if m is None:
+        return Verdict(
+            id=None,
+            path=path,
+            state=state,
+            verdict="invalid",
+            problems=check.problems,
+            warnings=check.warnings,
+            sender=Sender(key=None, name=None, status="unknown", claimed_name=None),
+            manifest=None,
+            seen=None,
+            addressed_to_me=None,
+            authority=[],
+            authority_errors=[],
+            chain=[],
+        )
+    contact = contacts.by_key(m.sender.key)
+    status = contacts.status_of(m.sender.key)
+    sender = Sender(key=m.sender.key, name=contact.name if contact else None, status=status, claimed_name=m.sender.name)
+    if check.problems:
+        verdict = "invalid"
+    elif status == "confirmed":
+        verdict = "verified"
+    else:
+        verdict = "unverified"
+
+    grants: list[authority_mod.Grant] = []
+    authority_errors: list[str] = []
+    if verdict == "verified" and contact is not None:
+        # Read only now: after the signature verified and the key is confirmed.
+        try:
+            af = authority_mod.load(home.authority_path, contacts)
+            authority_errors = af.errors
+            grants = [] if af.errors else af.for_bundle(contact.name, m.kind)
+        except GageError as exc:
+            authority_errors = [str(exc)]
+        if authority_errors:
+            grants = []
+
+    times, first, sent_by_me, pstatus, accepted_how = _journal_facts(home, m.id, m.parent)
+    seen = Seen(times_received=times, first_received=first, sent_by_me=sent_by_me, parent=m.parent, parent_status=pstatus)
+
+    me = home.identity.key
+    addressed = None if not m.to else any(p.key == me for p in m.to)
+
+    forwarder = sender.label() if sender.name else f"the sender ({sender.label()})"
+    chain = []
+    for hop in m.chain:
+        c = contacts.by_key(hop.key)
+        chain.append(
+            ChainClaim(
+                forwarder=forwarder,
+                key=hop.key,
+                claimed_name=hop.name,
+                contact_name=c.name if c else None,
+                bundle=hop.bundle,
+                kind=hop.kind,
+                created=hop.created,
+            )
+        )
+    return Verdict(
+        id=m.id,
+        path=path,
+        state=state,
+        verdict=verdict,
+        problems=check.problems,
+        warnings=check.warnings,
+        sender=sender,
+        manifest=m,
+        seen=seen,
+        addressed_to_me=addressed,
+        authority=grants,
+        authority_errors=authority_errors,
+        chain=chain,
+        accepted_how=accepted_how if state == "accepted" else None,
+    )
