@@ -32,6 +32,10 @@ SIGNATURE = "manifest.sig"
 PAYLOAD = "payload"
 CHUNK = 1 << 20
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# O_NONBLOCK: opening a FIFO without it blocks until a writer appears, so a hostile folder
+# could hang a check for ever. On a regular file it changes nothing; on anything else the
+# fstat that follows every open refuses it.
+_O_SAFE = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 
 # The order in which stages are checked; the first failing stage decides the exit code.
 STAGE_ORDER = ("malformed", "signature", "tampered")
@@ -105,7 +109,7 @@ class Check:
 
 def _read_small(path: Path, limit: int) -> bytes:
     """Read a regular file without following a symlink, refusing anything over `limit`."""
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
+    fd = os.open(path, _O_SAFE)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -130,7 +134,7 @@ def _read_small(path: Path, limit: int) -> bytes:
 
 def hash_file(path: Path) -> tuple[int, str]:
     """Stream a regular file (never through a symlink) and return its size and SHA-256."""
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
+    fd = os.open(path, _O_SAFE)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise TamperedError("is not a regular file")
@@ -186,6 +190,9 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
         verify_manifest_signature(manifest.sender.key, raw, sig)
     except FileNotFoundError:
         result.problems.append(Problem("signature", SIGNATURE, "is missing"))
+    except MalformedError as exc:
+        # Too big to be read is still a signature of the wrong length: the signature stage.
+        result.problems.append(Problem("signature", SIGNATURE, f"{exc.message}; a signature is {SIGNATURE_LEN} bytes"))
     except GageError as exc:
         if exc.path is None:
             exc.path = SIGNATURE
@@ -331,7 +338,7 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
 def _copy_hashing(src: Path, dst: Path) -> FileEntry:
     h = hashlib.sha256()
     size = 0
-    fd = os.open(src, os.O_RDONLY | _O_NOFOLLOW)
+    fd = os.open(src, _O_SAFE)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UsageError(f"{src} is not a regular file")
@@ -404,7 +411,8 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
 
     Only what the manifest names is copied (regular files, never through a symlink);
     anything else is left behind and returned, so the caller can say so. A listed file
-    that is missing or unsafe is skipped and will show as missing when checked.
+    that is missing or unsafe is skipped and will show as missing when checked; a read or
+    write that fails part-way raises OSError, and the caller discards the copy.
     """
     left_behind: list[str] = []
     dst.mkdir(parents=True)
@@ -432,8 +440,10 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
         d.parent.mkdir(parents=True, exist_ok=True)
         try:
             _copy_hashing(s, d)
-        except (OSError, UsageError):
-            continue
+        except UsageError:
+            continue  # not a regular file after all: left out, and shown as missing when checked
+        # An OSError (a failed read or write) propagates: a partial copy must never land, since
+        # it would take the bundle's id and shut out the whole bundle for good.
     payload = src / PAYLOAD
     for dirpath, dirnames, filenames in os.walk(src):
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:

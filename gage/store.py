@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import atomic
 from . import bundle as bundle_mod
-from .errors import GageError, MalformedError, NotFoundError, RefusedError
+from .errors import GageError, GageIOError, MalformedError, NotFoundError, RefusedError
 from .home import ALL_STATES, Home
 from .keys import key_text
 from .manifest import Manifest, is_id
@@ -94,7 +94,11 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
     home.staging.mkdir(parents=True, exist_ok=True)
     work = home.staging / f"import-{secrets.token_hex(8)}"
     try:
-        left = bundle_mod.copy_bundle(src, manifest, work / "b")
+        try:
+            left = bundle_mod.copy_bundle(src, manifest, work / "b")
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise GageIOError(f"cannot copy the bundle ({where}{exc.strerror or exc}); nothing was imported", path=str(src)) from exc
         # The id comes from the bytes we hold now, not from what we read before copying.
         try:
             _raw, copied = bundle_mod.read_manifest(work / "b")

@@ -66,7 +66,9 @@ class WordCache:
         if self._data is None:
             try:
                 obj = json.loads(self.path.read_bytes())
-                self._data = obj.get(VERSION, {}) if isinstance(obj, dict) else {}
+                data = obj.get(VERSION) if isinstance(obj, dict) else None
+                # Anything but an object of entries is damage: start afresh rather than crash.
+                self._data = data if isinstance(data, dict) else {}
             except (OSError, ValueError):
                 self._data = {}
         return self._data

@@ -1,0 +1,70 @@
+"""The core must not depend on any interface: the CLI and the TUI sit on top of it.
+
+Checked by parsing every core module's imports (not by importing them), so a lazy
+import inside a function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gage
+
+ROOT = Path(gage.__file__).parent
+UI_PACKAGES = ("textual", "rich", "gage.tui", "gage.cli")
+CORE = [p for p in ROOT.rglob("*.py") if not {"tui", "cli"} & set(p.relative_to(ROOT).parts)]
+
+
+def _imports(path: Path, pkg: str | None = None) -> list[str]:
+    """Absolute names of everything `path` imports; `pkg` is the package it belongs to."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: list[str] = []
+    if pkg is None:
+        pkg = ".".join(["gage", *path.relative_to(ROOT).parts[:-1]])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.rstrip(".").split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+                names.append(mod)
+                names += [f"{mod}.{a.name}" for a in node.names]
+            else:
+                names.append(node.module or "")
+    return names
+
+
+def test_core_modules_exist() -> None:
+    names = {p.stem for p in CORE}
+    assert {"bundle", "manifest", "keys", "words", "verdict", "journal", "store", "ceremony"} <= names
+
+
+def test_no_core_module_imports_a_ui() -> None:
+    offenders = []
+    for path in CORE:
+        for name in _imports(path):
+            if any(name == ui or name.startswith(ui + ".") for ui in UI_PACKAGES):
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not offenders, "core modules must not import UI code:\n" + "\n".join(offenders)
+
+
+def test_the_check_catches_a_ui_import(tmp_path: Path) -> None:
+    """The rule above must be able to fail: a lazy textual import and a relative gage.tui import."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from textual.app import App\n    from .tui import app\n    return App, app\n")
+    names = _imports(probe, pkg="gage")
+    assert "textual.app" in names
+    assert "gage.tui" in names
+
+
+def test_nothing_but_the_ceremony_confirms_a_key() -> None:
+    """Never break #3: only gage/ceremony.py may call Contacts._confirm."""
+    callers = []
+    for path in ROOT.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "._confirm(" in text and path.name != "ceremony.py":
+            callers.append(str(path.relative_to(ROOT)))
+    assert not callers, f"only the ceremony may confirm a key; also found in {callers}"
