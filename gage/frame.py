@@ -73,11 +73,26 @@ def fields(v: Verdict) -> list[Field]:
     s = v.sender
     if s.key is None:
         out.append(Field("sender", "unknown (no readable key)", "bad"))
+    elif not s.signature_ok:
+        # Never a contact's name here: anyone can write a confirmed key into a manifest.
+        claim = visible(s.claimed_name or "")
+        out.append(
+            Field(
+                "sender",
+                f"NOT proven: the signature does not verify, so the key the manifest names ({key_text(s.key)}) "
+                f"and the name it claims (\"{claim}\") are unproven",
+                "bad",
+            )
+        )
     elif s.status == "confirmed":
         out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_text(s.key)})", "good"))
     else:
         claim = visible(s.claimed_name or "")
-        what = "seen before but never confirmed" if s.status == "candidate" else "never seen before"
+        what = (
+            "a candidate: a key this home has been shown, never confirmed by the ceremony"
+            if s.status == "candidate"
+            else "a key this home does not know"
+        )
         out.append(
             Field("sender", f"{s.label()} ({what}; {key_text(s.key)}); it claims the name \"{claim}\" (unchecked)", "warn")
         )
@@ -172,7 +187,8 @@ def render(v: Verdict, *, show_pending: bool = False, token: str | None = None) 
             continue
         yield f"---- payload {token} begin file \"{name}\" ({entry.size} bytes, text) ----"
         for line in _text_lines(str(p), PREVIEW_LIMIT):
-            yield LINE_PREFIX + visible(line, oneline=False).replace("\n", "\\n")
+            # oneline: tabs too are shown as \t, so no raw control character reaches the reader.
+            yield LINE_PREFIX + visible(line, oneline=True)
         if entry.size > PREVIEW_LIMIT:
             yield f"---- payload {token} note: {entry.size - PREVIEW_LIMIT} more bytes of \"{name}\" not shown ----"
         yield f"---- payload {token} end file \"{name}\" ----"

@@ -121,10 +121,19 @@ class Home:
             identity = Identity.generate(name)
             identity.save(home.identity_path)
             home._identity = identity
+            from . import atomic
+            from .authority import EXAMPLE
+            from .contacts import Contacts
+
+            if not home.contacts_path.exists():
+                Contacts(home.contacts_path).save()
+            if not home.authority_path.exists():
+                atomic.write_bytes(home.authority_path, EXAMPLE.encode("utf-8"), 0o600)
             home.journal.append("init", name=name, key=identity.key_text)
         return home
 
     def ensure_layout(self) -> None:
+        (self.root / "inbox").mkdir(exist_ok=True, mode=0o700)
         for d in (*(self.state_dir(s) for s in ALL_STATES), self.staging, self.cache):
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
 

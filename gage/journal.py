@@ -139,6 +139,16 @@ class Journal:
                 seq = len(lines) + 1
         else:
             prev, seq = GENESIS, 1
+        # If the journal no longer ends with what the head says gage last wrote (entries cut
+        # off the end, or the last entry edited), chain on from the head rather than from the
+        # file: otherwise this append would rewrite the head and erase the only evidence.
+        # The damage then shows for good as a sequence gap or a broken chain at this line.
+        head = self._read_head()
+        hseq = head.get("seq") if isinstance(head, dict) else None
+        hhash = head.get("hash") if isinstance(head, dict) else None
+        if isinstance(hseq, int) and isinstance(hhash, str) and hseq >= seq - 1:
+            if hseq > seq - 1 or (lines and hhash != prev):
+                seq, prev = hseq + 1, hhash
         entry = {"seq": seq, "time": now_text(), "event": event, "prev": prev, **fields}
         line = strictjson.dumps(entry)
         if len(line) > LINE_LIMIT:

@@ -30,12 +30,17 @@ class Sender:
     name: str | None  # the local contact name, only when confirmed
     status: str  # confirmed, candidate, unknown
     claimed_name: str | None
+    # False when the signature does not verify: the key is then only what the manifest
+    # names, not a proven signer, so it is never given a contact's name.
+    signature_ok: bool = True
 
     def label(self) -> str:
         if self.name is not None:
             return self.name
         if self.key is None:
             return "no key (manifest unreadable)"
+        if not self.signature_ok:
+            return f"unproven key {short_fingerprint(self.key)}"
         return f"{self.status} key {short_fingerprint(self.key)}"
 
     def to_json(self) -> dict[str, Any]:
@@ -44,6 +49,7 @@ class Sender:
             "name": self.name,
             "status": self.status,
             "claimed_name": self.claimed_name,
+            "signature_ok": self.signature_ok,
         }
 
 
@@ -170,35 +176,50 @@ class Verdict:
         }
 
 
-def _journal_facts(home: Home, bundle_id: str | None, parent: str | None) -> tuple[int, str | None, bool, str | None, str | None]:
-    times = 0
-    first = None
-    sent_by_me = False
-    parent_sent = parent_received = False
-    accepted_how = None
-    for e in home.journal.entries():
-        b = e.get("bundle")
-        ev = e.get("event")
-        if bundle_id and b == bundle_id:
+class JournalFacts:
+    """What the journal says about every bundle, gathered in one pass.
+
+    Computing verdicts for a whole inbox reads the journal once, not once per bundle.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.received: dict[str, int] = {}
+        self.first_received: dict[str, str] = {}
+        self.sent: set[str] = set()
+        self.accepted_how: dict[str, str] = {}
+        for e in entries:
+            b = e.get("bundle")
+            if not isinstance(b, str):
+                continue
+            ev = e.get("event")
             if ev in ("imported", "received"):
-                times += 1
-                first = first or e.get("time")
+                self.received[b] = self.received.get(b, 0) + 1
+                self.first_received.setdefault(b, str(e.get("time")))
             elif ev == "sent":
-                sent_by_me = True
+                self.sent.add(b)
             elif ev == "accepted":
-                accepted_how = e.get("how") or "human"
-        if parent and b == parent:
-            if ev == "sent":
-                parent_sent = True
-            elif ev in ("imported", "received"):
-                parent_received = True
-    pstatus = None
-    if parent:
-        pstatus = "sent-by-me" if parent_sent else "received" if parent_received else "unknown"
-    return times, first, sent_by_me, pstatus, accepted_how
+                self.accepted_how[b] = str(e.get("how") or "human")
+
+    @classmethod
+    def of(cls, home: Home) -> JournalFacts:
+        return cls(home.journal.entries())
+
+    def seen(self, bundle_id: str, parent: str | None) -> Seen:
+        pstatus = None
+        if parent:
+            pstatus = "sent-by-me" if parent in self.sent else "received" if parent in self.received else "unknown"
+        return Seen(
+            times_received=self.received.get(bundle_id, 0),
+            first_received=self.first_received.get(bundle_id),
+            sent_by_me=bundle_id in self.sent,
+            parent=parent,
+            parent_status=pstatus,
+        )
 
 
-def compute(home: Home, target: Stored | Path, *, contacts: Contacts | None = None) -> Verdict:
+def compute(
+    home: Home, target: Stored | Path, *, contacts: Contacts | None = None, facts: JournalFacts | None = None
+) -> Verdict:
     if isinstance(target, Stored):
         path, state, in_home = target.path, target.state, True
     else:
@@ -214,7 +235,7 @@ def compute(home: Home, target: Stored | Path, *, contacts: Contacts | None = No
             verdict="invalid",
             problems=check.problems,
             warnings=check.warnings,
-            sender=Sender(key=None, name=None, status="unknown", claimed_name=None),
+            sender=Sender(key=None, name=None, status="unknown", claimed_name=None, signature_ok=False),
             manifest=None,
             seen=None,
             addressed_to_me=None,
@@ -224,7 +245,16 @@ def compute(home: Home, target: Stored | Path, *, contacts: Contacts | None = No
         )
     contact = contacts.by_key(m.sender.key)
     status = contacts.status_of(m.sender.key)
-    sender = Sender(key=m.sender.key, name=contact.name if contact else None, status=status, claimed_name=m.sender.name)
+    # A contact's name only for a key that really signed this manifest: a forged bundle
+    # can write any confirmed key into `sender`, and must not be shown under its name.
+    signed = check.signature_ok
+    sender = Sender(
+        key=m.sender.key,
+        name=contact.name if contact and signed else None,
+        status=status,
+        claimed_name=m.sender.name,
+        signature_ok=signed,
+    )
     if check.problems:
         verdict = "invalid"
     elif status == "confirmed":
@@ -245,8 +275,9 @@ def compute(home: Home, target: Stored | Path, *, contacts: Contacts | None = No
         if authority_errors:
             grants = []
 
-    times, first, sent_by_me, pstatus, accepted_how = _journal_facts(home, m.id, m.parent)
-    seen = Seen(times_received=times, first_received=first, sent_by_me=sent_by_me, parent=m.parent, parent_status=pstatus)
+    facts = facts if facts is not None else JournalFacts.of(home)
+    seen = facts.seen(m.id, m.parent)
+    accepted_how = facts.accepted_how.get(m.id)
 
     me = home.identity.key
     addressed = None if not m.to else any(p.key == me for p in m.to)

@@ -172,10 +172,11 @@ def cmd_list(args: Any) -> int:
     contacts = Contacts.load(home.contacts_path)
     states = (args.state,) if args.state else ALL_STATES
     me = home.identity.key
+    facts = verdict_mod.JournalFacts.of(home)
     rows = []
     for s in store.list_bundles(home, states):
         m = s.manifest()
-        v = verdict_mod.compute(home, s, contacts=contacts) if s.state != "outbox" else None
+        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts) if s.state != "outbox" else None
         rows.append(
             {
                 "id": s.id,
