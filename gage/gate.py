@@ -37,6 +37,7 @@ from .manifest import is_id
 from .store import Stored, resolve
 
 STAGING_DIR = "accepting"
+STALE_SCRATCH_SECONDS = 3600
 HOWS = ("human", "human-unverified", "unattended")
 
 # Test hook, read here only: seconds to sleep inside the critical windows of a move (after
@@ -193,6 +194,21 @@ def reconcile(home: Home) -> list[str]:
                 note = f"bundle {name[:12]}: an accept was interrupted before it finished; the bundle is back in pending, not accepted"
                 home.journal.append("reconciled", bundle=name, found="staging", action="returned to pending", state="pending", note=note)
             notes.append(note)
+
+        # 1b. Scratch copies left by a killed import or build. Those copy outside the lock,
+        #     so only leftovers older than any copy still plausibly running are removed.
+        cutoff = time.time() - STALE_SCRATCH_SECONDS
+        for entry in sorted(os.listdir(home.staging)):
+            if not entry.startswith(("import-", "build-", "discard-")):
+                continue
+            path = home.staging / entry
+            try:
+                if path.is_symlink() or os.lstat(path).st_mtime > cutoff:
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import or bundle")
 
         # 2. Directory state against journal state.
         said = journal_states(home)

@@ -331,3 +331,19 @@ def test_concurrent_accepts_exactly_one_wins(world: World) -> None:
     assert len(accepted_entries(world.me, bid)) == 1
     assert world.me.journal.verify().ok
     assert staging_left(world.me) == []
+
+
+def test_reconcile_removes_stale_scratch_copies_but_not_fresh_ones(make_home) -> None:
+    """A killed import leaves tmp/import-*; reconcile clears it once it is old, never a copy in progress."""
+    home = make_home("me")
+    stale = home.staging / "import-0000aaaa"
+    fresh = home.staging / "import-1111bbbb"
+    for d in (stale, fresh):
+        (d / "b" / "payload").mkdir(parents=True)
+        (d / "b" / "manifest.json").write_bytes(b"{}")
+    old = time.time() - gate.STALE_SCRATCH_SECONDS - 60
+    os.utime(stale, (old, old))
+    notes = gate.reconcile(home)
+    assert not stale.exists()
+    assert fresh.exists()
+    assert any("import-0000aaaa" in n for n in notes)
