@@ -1,0 +1,197 @@
+"""The gage application: screens, the live inbox watcher, and the command palette.
+
+The app owns the home and the clock (injected, so tests and snapshots can freeze ages)
+and routes the typed messages of gage.tui.messages to whichever screens they affect.
+It starts pairings and opens bundles on behalf of the screens so that no screen needs
+to know about another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.screen import ModalScreen, Screen
+
+from ..ceremony import add_candidate
+from ..contacts import Contacts
+from ..errors import GageError
+from ..home import Home
+from ..keys import KeyFile
+from ..store import find
+from ..verdict import Verdict
+from . import safe
+from .bindings import GLOBAL, bindings_for, palette_entries
+from .bundle_view import BundleScreen
+from .ceremony import CeremonyScreen
+from .contacts import ContactsScreen
+from .dialogs import KeyFileDialog
+from .help import HelpScreen
+from .inbox import InboxScreen
+from .messages import BundleDecided, ContactsChanged, InboxChanged
+
+Clock = Callable[[], datetime]
+
+
+class GageApp(App[int]):
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses (tests) live elsewhere
+    TITLE = "gage"
+    BINDINGS = bindings_for("everywhere")
+
+    def __init__(self, home: Home, *, now: Clock | None = None, watch: bool = True) -> None:
+        super().__init__()
+        self.home = home
+        self._clock: Clock = now or (lambda: datetime.now(UTC))
+        self._watch = watch
+        self.inbox = InboxScreen()
+        self.changes_seen = 0  # InboxChanged messages handled: shows the watcher is alive
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    def on_mount(self) -> None:
+        self.sub_title = safe.one_line(self.home.identity.name, limit=40)
+        self.push_screen(self.inbox)
+        if self._watch:
+            self.watch_inbox()
+
+    # --- live inbox ---------------------------------------------------------------------
+
+    @work(exclusive=True, group="watch")
+    async def watch_inbox(self) -> None:
+        """Post InboxChanged whenever anything under inbox/ changes.
+
+        A bundle written in place, or under a temporary name and then renamed, produces
+        events for paths that are half-written or already gone; the handler recomputes
+        from what is on disk, so such paths are harmless. If the inbox itself vanishes
+        the watcher waits and tries again instead of dying.
+        """
+        from watchfiles import awatch
+
+        root = self.home.root / "inbox"
+        while True:
+            try:
+                async for changes in awatch(root, debounce=50, step=10, rust_timeout=200, ignore_permission_denied=True):
+                    self.post_message(InboxChanged(len(changes)))
+            except (OSError, RuntimeError):
+                pass
+            await asyncio.sleep(0.5)  # the inbox vanished or the watch failed: look again soon
+
+    def on_inbox_changed(self, message: InboxChanged) -> None:
+        self.changes_seen += 1
+        self.refresh_views(bundle_state_only=True)
+
+    def on_bundle_decided(self, message: BundleDecided) -> None:
+        self.refresh_views(bundle_state_only=True)
+
+    def on_contacts_changed(self, message: ContactsChanged) -> None:
+        self.refresh_views(bundle_state_only=False)
+
+    def refresh_views(self, *, bundle_state_only: bool) -> None:
+        """Recompute what every open screen shows from the home as it is now."""
+        self.inbox.reload()
+        for screen in self.screen_stack:
+            if isinstance(screen, ContactsScreen):
+                screen.reload()
+            elif isinstance(screen, BundleScreen):
+                stored = find(self.home, screen.bundle_id)
+                shown = screen.verdict.state if screen.verdict else None
+                if not bundle_state_only or (stored.state if stored else None) != shown:
+                    screen.run_worker(screen.reload, exclusive=True, group="reload")
+
+    # --- navigation used by the screens -------------------------------------------------
+
+    def open_bundle(self, bundle_id: str) -> None:
+        self.push_screen(BundleScreen(bundle_id))
+
+    def start_ceremony(self, key: bytes, claimed_name: str, source: str) -> None:
+        if key == self.home.identity.key:
+            self.notify("That is your own key.", severity="warning", markup=False)
+            return
+        try:
+            known = Contacts.load(self.home.contacts_path).by_key(key)
+        except GageError as exc:
+            self.notify(safe.error_text(exc), severity="error", markup=False)
+            return
+        if known is not None:
+            self.notify(f"This key is already confirmed as {safe.one_line(known.name)}.", markup=False)
+            return
+        self.push_screen(CeremonyScreen(key, claimed_name, source))
+
+    def pair_with_sender(self, v: Verdict | None) -> None:
+        """`p`: pair with an unconfirmed sender's key, or ask for a key file."""
+        if v is None or v.sender.key is None:
+            self.pair_from_file()
+            return
+        if v.sender.status == "confirmed":
+            self.notify(f"{safe.one_line(v.sender.name)} is already a confirmed contact.", markup=False)
+            return
+        if v.verdict == "invalid":
+            self.notify("This bundle is invalid: its key proves nothing, so gage will not pair from it.", severity="error", markup=False)
+            return
+        source = f"bundle {v.id[:12] if v.id else '?'}"
+        claimed = v.sender.claimed_name or ""
+        try:
+            add_candidate(self.home, v.sender.key, claimed, source)
+        except GageError as exc:
+            self.notify(safe.error_text(exc), severity="error", markup=False)
+            return
+        self.start_ceremony(v.sender.key, claimed, source)
+
+    def pair_from_file(self) -> None:
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                return
+            try:
+                kf = KeyFile.load(path)
+                source = f"key file \"{path.name}\""
+                add_candidate(self.home, kf.key, kf.name, source)
+            except GageError as exc:
+                self.notify(safe.error_text(exc), title="Not a key file", severity="error", markup=False, timeout=8)
+                return
+            self.start_ceremony(kf.key, kf.name, source)
+
+        self.push_screen(KeyFileDialog(), chosen)
+
+    # --- global actions -----------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide keys that make no sense where the person is (Contacts while on Contacts)."""
+        if action == "contacts" and isinstance(self.screen, ContactsScreen | CeremonyScreen):
+            return False
+        return True
+
+    def action_contacts(self) -> None:
+        if isinstance(self.screen, ModalScreen | ContactsScreen | CeremonyScreen):
+            return
+        self.push_screen(ContactsScreen())
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, ModalScreen):
+            return
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette offers the same commands as the keys (from gage.tui.bindings)."""
+        for k in GLOBAL:
+            if k.palette:
+                yield SystemCommand(f"{k.label} ({k.display or k.key})", k.help, partial(self.run_action, k.action))
+        yield SystemCommand("Pair from a key file", "Start the word-pair ceremony from a public key file.", self.pair_from_file)
+        group = getattr(screen, "GROUP", None)
+        if group:
+            for k in palette_entries(group):
+                yield SystemCommand(f"{k.label} ({k.key.split(',')[0]})", k.help, partial(screen.run_action, k.action))
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Quit", "Keys"):
+                yield command
+
+
+def run(home: Home) -> int:
+    """Open the interface on `home`; the exit code for `gage`, `gage tui` and `gage demo`."""
+    result = GageApp(home).run()
+    return int(result or 0)

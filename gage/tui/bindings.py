@@ -1,0 +1,91 @@
+"""Every key of the interface, in one table.
+
+The footer, the help screen and the command palette are all generated from this
+table, so they cannot disagree with what the keys actually do. Each screen asks for
+its group with `bindings_for(group)`; global keys live on the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str  # Textual key name(s), comma-separated
+    action: str  # an action on the screen (or `app.` for the app)
+    label: str  # short footer label
+    help: str  # one sentence for the help screen and the command palette
+    show: bool = True  # shown in the footer
+    palette: bool = True  # offered in the command palette
+    display: str | None = None  # how the help screen spells the key
+    priority: bool = False  # before the focused widget's own binding for the same key
+
+
+GLOBAL: tuple[Key, ...] = (
+    Key("q", "app.quit", "Quit", "Leave gage. Nothing pending is accepted by quitting."),
+    Key("question_mark", "app.help", "Help", "Show every key and what the verdicts mean.", display="?"),
+    Key("c", "app.contacts", "Contacts", "Your confirmed contacts and the candidate keys you have seen."),
+    Key("ctrl+p", "app.command_palette", "Commands", "Search every command by name.", show=False, palette=False),
+)
+
+INBOX: tuple[Key, ...] = (
+    # priority: the table has its own (hidden) Enter binding, which would hide "Open" from the footer.
+    Key("enter", "open", "Open", "Open the highlighted bundle: the frame, then its files.", priority=True),
+    Key("a", "accept", "Accept", "Accept the highlighted bundle (asks first if the sender is not confirmed)."),
+    Key("r", "reject", "Reject", "Reject the highlighted bundle, with an optional reason."),
+    Key("p", "pair", "Pair", "Start the word-pair ceremony with the highlighted sender, or from a key file."),
+    Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
+    Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
+    Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),
+)
+
+BUNDLE: tuple[Key, ...] = (
+    Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
+    Key("a", "accept", "Accept", "Accept this bundle (asks first if the sender is not confirmed)."),
+    Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
+    Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
+)
+
+CEREMONY: tuple[Key, ...] = (
+    Key("escape", "back", "Back", "Leave the ceremony; nothing is confirmed.", display="Esc"),
+    Key("enter", "submit", "Compare", "Compare the eight words you typed with the key's words.", show=False, palette=False),
+)
+
+CONTACTS: tuple[Key, ...] = (
+    Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
+    Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
+    Key("k", "pair_file", "Key file", "Start a pairing from a public key file."),
+    Key("d,delete", "remove", "Remove", "Remove (unpair) the highlighted confirmed contact.", display="d"),
+)
+
+GROUPS: dict[str, tuple[Key, ...]] = {
+    "everywhere": GLOBAL,
+    "inbox": INBOX,
+    "bundle": BUNDLE,
+    "ceremony": CEREMONY,
+    "contacts": CONTACTS,
+}
+
+
+def bindings_for(group: str) -> list[Binding]:
+    """Textual bindings for one screen (or the app, for "everywhere")."""
+    return [
+        Binding(k.key, k.action, k.label, show=k.show, key_display=k.display, priority=k.priority, tooltip=k.help)
+        for k in GROUPS[group]
+    ]
+
+
+def key_name(k: Key) -> str:
+    """How a person types the key, for the help screen."""
+    if k.display:
+        return k.display
+    first = k.key.split(",")[0]
+    return {"enter": "Enter", "ctrl+p": "Ctrl+P"}.get(first, first)
+
+
+def palette_entries(group: str) -> list[Key]:
+    """The commands the palette offers for a screen of this group."""
+    return [k for k in GROUPS.get(group, ()) if k.palette]

@@ -1,0 +1,174 @@
+"""The word-pair ceremony: read my words aloud, type theirs, and let gage compare.
+
+There is no "they match" button anywhere: the person types the eight words they hear
+and `gage.ceremony.confirm` compares them with the words derived from the key. The
+marks beside each pair only help the person find a mishearing; they confirm nothing.
+The key's claimed name and where it came from (a key file's name, a bundle) are shown
+as unchecked claims, literally.
+"""
+
+from __future__ import annotations
+
+import re
+
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal
+from textual.content import Content
+from textual.screen import Screen
+from textual.suggester import Suggester
+from textual.widgets import Footer, Header, Input, Static
+
+from .. import ceremony
+from ..errors import GageError
+from ..keys import key_text, short_fingerprint
+from ..wordlist import EVEN, ODD
+from ..words import PAIRS, WordPairs, derive, parse_spoken
+from . import safe
+from .bindings import bindings_for
+from .messages import ContactsChanged
+
+_SEP = re.compile(r"[\s,\-]")
+
+
+class PairWordSuggester(Suggester):
+    """Completes the word being typed from the list its position needs.
+
+    Words 1, 3, 5, 7 come from the even list and 2, 4, 6, 8 from the odd list, so the
+    completion never offers a word that could not be at that place.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=True, case_sensitive=False)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value or _SEP.match(value[-1]):
+            return None
+        cut = max((m.end() for m in _SEP.finditer(value)), default=0)
+        done, last = value[:cut], value[cut:]
+        position = len(parse_spoken(done))
+        if position >= 2 * PAIRS:
+            return None
+        for word in EVEN if position % 2 == 0 else ODD:
+            if word.startswith(last) and word != last:
+                return done + word
+        return None
+
+
+def pair_marks(expected: WordPairs, value: str) -> list[str]:
+    """For each pair: "match", "mismatch", or "open" (not fully typed yet)."""
+    typed = parse_spoken(value)
+    still_typing = bool(value) and not _SEP.match(value[-1])
+    marks = []
+    for i, pair in enumerate(expected):
+        got = typed[2 * i : 2 * i + 2]
+        complete = len(got) == 2 and not (still_typing and len(typed) == 2 * i + 2)
+        if got == list(pair):
+            marks.append("match")
+        elif complete:
+            marks.append("mismatch")
+        else:
+            marks.append("open")
+    return marks
+
+
+MARK_TEXT = {"match": "✔ matches", "mismatch": "✘ differs", "open": "· waiting"}
+
+
+class CeremonyScreen(Screen[bool]):
+    """Dismissed with True once the key is confirmed, False if the person leaves."""
+
+    BINDINGS = bindings_for("ceremony")
+    GROUP = "ceremony"
+
+    def __init__(self, key: bytes, claimed_name: str, source: str) -> None:
+        super().__init__(id="ceremony")
+        self.key = key
+        self.claimed_name = claimed_name
+        self.source = source  # untrusted in part (a key file's name): shown through safe
+        self.expected: WordPairs = derive(key)
+
+    def compose(self) -> ComposeResult:
+        home = self.app.home  # type: ignore[attr-defined]
+        mine = ceremony.my_words(home)
+        yield Header()
+        yield Static(
+            Content.assemble(
+                Content.styled("Pairing with key ", "bold"),
+                Content.styled(short_fingerprint(self.key), "bold yellow"),
+                f"  ({key_text(self.key)[:30]}…)\n",
+                "It claims the name \"",
+                safe.literal(self.claimed_name, "bold", limit=80),
+                "\" (unchecked), from ",
+                safe.literal(self.source, limit=120),
+                ".",
+            ),
+            markup=False,
+            id="ceremony-intro",
+        )
+        yield Static("1. Read YOUR four word-pairs to them, over a call or in person:", markup=False, classes="step")
+        with Grid(id="my-words"):
+            for i, (a, b) in enumerate(mine):
+                box = Static(f"{a}  {b}", markup=False, classes="word-pair")
+                box.border_title = f"pair {i + 1}"
+                yield box
+        yield Static("2. Type the eight words THEY read to you (→ completes a word):", markup=False, classes="step")
+        yield Input(placeholder="eight words, e.g. aardvark adroitness …", id="heard", suggester=PairWordSuggester())
+        with Horizontal(id="marks"):
+            for i in range(PAIRS):
+                yield Static(f"pair {i + 1} {MARK_TEXT['open']}", markup=False, id=f"mark-{i}", classes="mark open")
+        yield Static("", markup=False, id="explain")
+        yield Static("3. Your name for them (yours, not the one the key claims), then Enter:", markup=False, classes="step")
+        yield Input(placeholder="name", id="name", max_length=64)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#heard", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "heard":
+            return
+        for i, mark in enumerate(pair_marks(self.expected, event.value)):
+            w = self.query_one(f"#mark-{i}", Static)
+            w.update(f"pair {i + 1} {MARK_TEXT[mark]}")
+            for cls in MARK_TEXT:
+                w.set_class(cls == mark, cls)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def say(self, text: str, style: str = "") -> None:
+        self.query_one("#explain", Static).update(Content.styled(safe.one_line(text, limit=600), style))
+
+    def action_submit(self) -> None:
+        heard = self.query_one("#heard", Input).value
+        name_input = self.query_one("#name", Input)
+        typed = parse_spoken(heard)
+        if len(typed) != 2 * PAIRS:
+            self.say(f"Type all eight words you hear ({len(typed)} so far).", "yellow")
+            self.query_one("#heard", Input).focus()
+            return
+        name = name_input.value.strip()
+        if not name:
+            self.say("Now type the name you will know them by, then Enter.", "yellow")
+            name_input.focus()
+            return
+        try:
+            outcome = ceremony.confirm(self.app.home, name, self.key, heard)  # type: ignore[attr-defined]
+        except GageError as exc:
+            self.say(safe.error_text(exc), "bold red")
+            return
+        if not outcome.confirmed:
+            for i in outcome.mismatched:
+                w = self.query_one(f"#mark-{i}", Static)
+                w.update(f"pair {i + 1} {MARK_TEXT['mismatch']}")
+                for cls in MARK_TEXT:
+                    w.set_class(cls == "mismatch", cls)
+            self.say(outcome.message, "bold red")
+            return
+        self.app.notify(f"Confirmed: {safe.one_line(name)} is now a contact.", title="Paired", markup=False)
+        self.app.post_message(ContactsChanged(name))
+        self.dismiss(True)
+
+    def action_back(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,169 @@
+"""Contacts: keys confirmed by the ceremony, and candidate keys seen but never confirmed.
+
+A candidate's name is what its key claims, shown literally and marked as a claim; only
+a confirmed contact has a name of yours. Removing a contact (unpairing) asks first.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from .. import ceremony
+from ..contacts import Contacts
+from ..errors import GageError
+from ..keys import short_fingerprint
+from . import safe
+from .bindings import bindings_for
+from .dialogs import ConfirmDialog
+from .messages import ContactsChanged
+
+
+class ContactsScreen(Screen[None]):
+    BINDINGS = bindings_for("contacts")
+    GROUP = "contacts"
+
+    def __init__(self) -> None:
+        super().__init__(id="contacts")
+        self.contacts: Contacts | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(
+            "Confirmed: keys you checked with the word-pair ceremony. Candidates: keys you have seen"
+            " (in a bundle or a key file) but never confirmed; their names are only claims.",
+            markup=False,
+            id="contacts-intro",
+        )
+        yield DataTable(id="contacts-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", markup=False, id="contacts-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Status", width=10, key="status")
+        table.add_column("Name", width=22, key="name")
+        table.add_column("Key", width=14, key="key")
+        table.add_column("When", width=20, key="when")
+        table.add_column("How", key="how")
+        self.reload()
+        table.focus()
+
+    def reload(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        try:
+            self.contacts = Contacts.load(self.app.home.contacts_path)  # type: ignore[attr-defined]
+        except GageError as exc:
+            self.contacts = None
+            self.query_one("#contacts-detail", Static).update(Content.styled(safe.error_text(exc), "bold red"))
+            return
+        for c in sorted(self.contacts.confirmed.values(), key=lambda c: c.name.casefold()):
+            table.add_row(
+                Text("confirmed", style="bold green"),
+                Text(safe.one_line(c.name, limit=64)),
+                Text(short_fingerprint(c.key)),
+                Text(safe.one_line(c.confirmed_at)),
+                Text(safe.one_line(c.method)),
+                key=f"contact:{c.name}",
+            )
+        for cand in sorted(self.contacts.candidates.values(), key=lambda c: (c.seen_at, c.key)):
+            table.add_row(
+                Text("candidate", style="bold yellow"),
+                Text(f"\"{safe.one_line(cand.claimed_name, limit=60)}\"?", style="yellow"),
+                Text(short_fingerprint(cand.key)),
+                Text(safe.one_line(cand.seen_at)),
+                Text("seen in " + safe.one_line(cand.source, limit=80)),
+                key=f"candidate:{cand.key.hex()}",
+            )
+        if table.row_count == 0:
+            self.query_one("#contacts-detail", Static).update(
+                "No contacts yet. Press k to pair from someone's key file."
+            )
+        else:
+            self.show_detail()
+
+    def current_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:  # noqa: BLE001 - no cursor row
+            return None
+        return str(key.value) if key.value is not None else None
+
+    def show_detail(self) -> None:
+        detail = self.query_one("#contacts-detail", Static)
+        key = self.current_key()
+        if key is None or self.contacts is None:
+            detail.update("")
+            return
+        kind, _, ident = key.partition(":")
+        if kind == "contact" and ident in self.contacts.confirmed:
+            c = self.contacts.confirmed[ident]
+            detail.update(
+                Content.assemble(
+                    Content.styled(safe.one_line(c.name), "bold green"),
+                    f": confirmed {safe.one_line(c.confirmed_at)} by {safe.one_line(c.method)}.  d removes (unpairs).",
+                )
+            )
+        elif kind == "candidate":
+            cand = self.contacts.candidates.get(bytes.fromhex(ident))
+            if cand is not None:
+                detail.update(
+                    Content.assemble(
+                        "Claims the name \"",
+                        safe.literal(cand.claimed_name, "bold yellow", limit=80),
+                        "\" (unchecked). p starts the ceremony with this key.",
+                    )
+                )
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_pair(self) -> None:
+        key = self.current_key()
+        if key is None or self.contacts is None or not key.startswith("candidate:"):
+            self.app.notify("Highlight a candidate key to pair with, or press k for a key file.", markup=False)
+            return
+        cand = self.contacts.candidates.get(bytes.fromhex(key.partition(":")[2]))
+        if cand is not None:
+            self.app.start_ceremony(cand.key, cand.claimed_name, safe.one_line(cand.source))  # type: ignore[attr-defined]
+
+    def action_pair_file(self) -> None:
+        self.app.pair_from_file()  # type: ignore[attr-defined]
+
+    def action_remove(self) -> None:
+        key = self.current_key()
+        if key is None or not key.startswith("contact:"):
+            self.app.notify(
+                "Only a confirmed contact can be removed here; candidates are only remembered claims.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        name = key.partition(":")[2]
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                ceremony.unpair(self.app.home, name)  # type: ignore[attr-defined]
+            except GageError as exc:
+                self.app.notify(safe.error_text(exc), title="Not removed", severity="error", markup=False)
+                return
+            self.app.notify(f"Removed {safe.one_line(name)}.", title="Unpaired", markup=False)
+            self.app.post_message(ContactsChanged(name))
+
+        body = [
+            safe.trusted("Remove [b]$name[/b] from your confirmed contacts?", name=name),
+            Content("Bundles from this key will show as unverified until you pair again with the ceremony."),
+        ]
+        self.app.push_screen(ConfirmDialog("Remove contact?", body, yes="Remove", no="Keep"), answered)

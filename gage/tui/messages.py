@@ -1,0 +1,33 @@
+"""Typed messages between the watcher, the screens and the app.
+
+The screens never reach into each other: whatever changes the home posts one of these
+to the app, and the app tells every screen that shows something affected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class InboxChanged(Message):
+    """Something appeared, vanished or moved under the home's inbox (from the watcher)."""
+
+    paths: int = 0  # how many changed paths were reported, for the log
+
+
+@dataclass
+class BundleDecided(Message):
+    """A bundle was accepted or rejected from this interface."""
+
+    bundle_id: str
+    state: str
+
+
+@dataclass
+class ContactsChanged(Message):
+    """A contact was confirmed or removed: every verdict may have changed."""
+
+    name: str

@@ -1,0 +1,312 @@
+"""Pilot tests: every flow of the interface, driven by keys (and the mouse where it matters)."""
+
+from __future__ import annotations
+
+from tuikit import TestApp, World, screen_text, spoken, typed_keys
+
+from gage import store
+from gage.contacts import Contacts
+from gage.tui.bundle_view import BundleScreen
+from gage.tui.ceremony import CeremonyScreen
+from gage.tui.contacts import ContactsScreen
+from gage.tui.dialogs import ConfirmDialog, ReasonDialog
+from gage.tui.help import HelpScreen
+from gage.verdict import compute
+
+SIZE = (80, 24)
+
+
+async def open_row(pilot, app: TestApp, bundle_id: str) -> None:
+    """Move the inbox cursor to `bundle_id` with the keyboard and press Enter."""
+    table = app.inbox.query_one("DataTable")
+    await pilot.press("home")
+    for _ in range(table.row_count):
+        if app.inbox.current_id() == bundle_id:
+            break
+        await pilot.press("down")
+    assert app.inbox.current_id() == bundle_id
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, BundleScreen)
+
+
+def journal_events(world: World, event: str) -> list[dict]:
+    return [e for e in world.home.journal.entries() if e.get("event") == event]
+
+
+async def test_inbox_lists_pending_first_with_computed_verdicts(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert set(app.inbox.rows) == set(world.ids.values())
+        text = screen_text(app)
+        assert "1 Pending (4)" in text and "2 Accepted (0)" in text
+        # Newest arrival first; the stranger shows as a candidate key, never as "alice".
+        assert list(app.inbox.rows)[0] == world.ids["invalid"]
+        hostile = app.inbox.rows[world.ids["hostile"]].verdict
+        assert hostile.verdict == "unverified" and hostile.sender.name is None
+        assert "candidate key" in text and "✘ invalid" in text and "✔ verified" in text
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.inbox.state == "accepted" and app.inbox.rows == {}
+        assert "Nothing accepted yet." in screen_text(app)
+
+
+async def test_review_and_accept_a_verified_bundle(world: World) -> None:
+    bid = world.ids["review"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        text = screen_text(app)
+        assert "gage frame · written by gage" in text and "VERIFIED" in text
+        app.screen.query_one("#bundle-body").scroll_end(animate=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "NOT ACCEPTED" in text and "TIMEOUT = 30" in text  # pending payload previewed, marked
+        await pilot.press("a")
+        await pilot.pause()
+        assert store.find(world.home, bid).state == "accepted"
+        await pilot.pause()
+        bar = str(app.screen.query_one("#verdict-bar").content)
+        assert "accepted" in bar and "pending" not in bar
+        await pilot.press("escape")
+        await pilot.pause()
+        assert bid not in app.inbox.rows  # gone from pending
+        assert "2 Accepted (1)" in screen_text(app)
+    assert journal_events(world, "accepted")[-1]["bundle"] == bid
+
+
+async def test_reject_with_a_reason(world: World) -> None:
+    bid = world.ids["notes"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonDialog)
+        await pilot.press(*typed_keys("not needed"), "enter")
+        await pilot.pause()
+        assert store.find(world.home, bid).state == "rejected"
+    rejected = journal_events(world, "rejected")[-1]
+    assert rejected["bundle"] == bid and rejected["why"] == "not needed"
+
+
+async def test_reject_can_be_cancelled(world: World) -> None:
+    bid = world.ids["notes"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        await pilot.press("r", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BundleScreen)
+        assert store.find(world.home, bid).state == "pending"
+
+
+async def test_unverified_accept_asks_why_and_cancel_keeps_it_pending(world: World) -> None:
+    bid = world.ids["hostile"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        text = screen_text(app)
+        assert "The sender is NOT confirmed." in text and "claims the name" in text
+        await pilot.press("enter")  # the focused button is Cancel: a stray Enter is safe
+        await pilot.pause()
+        assert isinstance(app.screen, BundleScreen)
+        assert store.find(world.home, bid).state == "pending"
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.click("#yes")  # the mouse works too
+        await pilot.pause()
+        assert store.find(world.home, bid).state == "accepted"
+    v = compute(world.home, store.find(world.home, bid))
+    assert v.accepted_how == "human-unverified"
+
+
+async def test_invalid_bundle_cannot_be_accepted_and_the_view_says_why(world: World) -> None:
+    bid = world.ids["invalid"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        app.screen.query_one("#bundle-body").scroll_end(animate=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "WITHHELD" in text and "Pay 9,999" not in text  # no payload preview
+        assert "invoice.txt" in text  # listed by name only
+        action_line = app.screen.query_one(".action-line")
+        assert "cannot be accepted" in str(action_line.content)
+        await pilot.press("a")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert store.find(world.home, bid).state == "pending"
+        assert any("INVALID" in str(n.message) for n in app._notifications)
+    assert journal_events(world, "accepted") == []
+
+
+async def test_accept_from_the_inbox_row(world: World) -> None:
+    bid = world.ids["notes"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        while app.inbox.current_id() != bid:
+            await pilot.press("down")
+        await pilot.press("a")
+        await pilot.pause()
+        assert store.find(world.home, bid).state == "accepted"
+        assert bid not in app.inbox.rows
+
+
+async def test_ceremony_success_from_an_unknown_senders_bundle(world: World) -> None:
+    bid = world.ids["hostile"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, CeremonyScreen)
+        words = spoken(world.stranger.key).split()
+        await pilot.press(*typed_keys(" ".join(words[:2]) + " "))
+        await pilot.pause()
+        assert "pair 1 ✔ matches" in screen_text(app)
+        await pilot.press(*typed_keys(" ".join(words[2:])), "enter")
+        await pilot.pause()
+        assert app.focused.id == "name"  # asks for my name for them
+        await pilot.press(*typed_keys("mallory"), "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, CeremonyScreen)
+    contacts = Contacts.load(world.home.contacts_path)
+    assert contacts.by_key(world.stranger.key).name == "mallory"
+    assert compute(world.home, store.find(world.home, bid)).verdict == "verified"
+    assert app.inbox.rows[bid].verdict.verdict == "verified"
+
+
+async def test_ceremony_mismatch_is_explained_and_confirms_nothing(world: World) -> None:
+    bid = world.ids["hostile"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        await pilot.press("p")
+        await pilot.pause()
+        words = spoken(world.stranger.key).split()
+        words[4], words[5] = words[5], words[4]  # pair 3 swapped
+        await pilot.press(*typed_keys(" ".join(words)), "tab", *typed_keys("mallory"), "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, CeremonyScreen)
+        text = screen_text(app)
+        assert "pair 3 ✘ differs" in text and "pair 1 ✔ matches" in text
+        assert "nothing was confirmed" in text
+    assert Contacts.load(world.home.contacts_path).by_key(world.stranger.key) is None
+    assert journal_events(world, "paired")[-1]["name"] == "alice"  # only the fixture's pairing
+
+
+async def test_ceremony_from_a_key_file(world: World, tmp_path) -> None:
+    from tuikit import identity, write_key_file
+
+    bob = identity("bob", 7)
+    path = write_key_file(tmp_path / "bob.key", bob)
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        await pilot.press("k")
+        await pilot.pause()
+        app.screen.query_one("#keyfile").value = str(path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, CeremonyScreen)
+        assert "bob.key" in screen_text(app) and "claims the name" in screen_text(app)
+        # Typing is covered above; here the words are pasted, as a person might from a chat.
+        app.screen.query_one("#heard").value = spoken(bob.key)
+        app.screen.query_one("#name").value = "bob"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        assert "bob" in app.screen.contacts.confirmed
+    assert Contacts.load(world.home.contacts_path).by_key(bob.key).name == "bob"
+
+
+async def test_contacts_list_and_remove_with_confirmation(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "confirmed" in text and "alice" in text and "candidate" in text
+        assert "2026-03-14T09:30:00Z" in text  # when it was confirmed
+        await pilot.press("home", "d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "alice" in Contacts.load(world.home.contacts_path).confirmed
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        assert "alice" not in Contacts.load(world.home.contacts_path).confirmed
+        await pilot.press("escape")
+        await pilot.pause()
+        # Every verdict was recomputed: alice's bundles are no longer verified.
+        assert app.inbox.rows[world.ids["review"]].verdict.verdict == "unverified"
+    assert journal_events(world, "unpaired")[-1]["name"] == "alice"
+
+
+async def test_keys_are_in_help_footer_and_palette(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        for label in ("Accept", "Reject", "Pair", "Quit", "Help", "Contacts"):
+            assert label in footer
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in ("Open (enter)", "Accept (a)", "Reject (r)", "Pair (p)", "Quit (q)", "Contacts (c)", "Help (?)"):
+            assert title in titles
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        assert "Enter" in text and "Accept the highlighted bundle" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_palette_command_runs_the_action(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        contacts = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("Contacts"))
+        await contacts.callback()
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+
+
+async def test_mouse_switches_tabs_and_opens_rows(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.click("#accepted")
+        await pilot.pause()
+        assert app.inbox.state == "accepted"
+        await pilot.click("#pending")
+        await pilot.pause()
+        assert app.inbox.state == "pending"
+        await pilot.click("#inbox-table", offset=(5, 2))  # the first row
+        await pilot.click("#inbox-table", offset=(5, 2))
+        await pilot.pause()
+        assert isinstance(app.screen, BundleScreen)
