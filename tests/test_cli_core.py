@@ -417,3 +417,51 @@ def test_demo_makes_a_home_with_sample_bundles(gage: Gage, tmp_path: Path) -> No
     assert len(rows) >= 3
     verdicts = {r["verdict"] for r in rows}
     assert "invalid" in verdicts and "verified" in verdicts
+
+
+# --- several paths, hostile names in errors, how a bundle was accepted --------------------
+
+
+def test_import_reports_each_bad_path_and_still_imports_the_rest(gage: Gage, alice: Path, bob: Path, tmp_path: Path) -> None:
+    src = files(tmp_path, {"a.txt": "a"})
+    bid = make(gage, bob, src / "a.txt")
+    not_a_bundle = tmp_path / "plain"
+    not_a_bundle.mkdir()
+    r = gage(alice, "import", str(not_a_bundle), str(bob / "outbox" / bid), str(tmp_path / "missing"))
+    assert r.code == int(Exit.MALFORMED)
+    assert "plain: is not a gage bundle" in r.err
+    assert "missing: is not a directory" in r.err
+    assert r.out.strip().splitlines() == [bid]
+    assert (alice / "inbox" / "pending" / bid).is_dir()
+
+
+def test_error_messages_show_hostile_names_escaped(gage: Gage, alice: Path, tmp_path: Path) -> None:
+    hostile = tmp_path / "evil\x1b]0;pwned\x07\x1b[2J"
+    hostile.mkdir()
+    r = gage(alice, "import", str(hostile))
+    assert r.code == int(Exit.MALFORMED)
+    assert "\x1b" not in r.err and "\x07" not in r.err
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in r.err
+
+
+def test_list_marks_an_unattended_accept(gage: Gage, alice: Path, bob: Path, tmp_path: Path) -> None:
+    """Issue 4: an unattended accept is shown as such wherever the bundle is shown."""
+    from conftest import pair
+
+    from gage import gate, send, store
+
+    me, other = Home.open(alice), Home.open(bob)
+    pair(me, "bob", other)
+    pair(other, "alice", me)
+    q = files(tmp_path, {"q.txt": "question"}) / "q.txt"
+    qm, _ = send.create(me, [q], kind="question", to=["bob"], copy_to=tmp_path / "wire")
+    store.import_bundle(other, tmp_path / "wire" / qm.id)
+    a = tmp_path / "a.txt"
+    a.write_text("answer")
+    am, _ = send.create(other, [a], kind="answer", parent=qm.id, copy_to=tmp_path / "wire")
+    store.import_bundle(me, tmp_path / "wire" / am.id)
+    assert gate.accept_unattended(me, am.id, budget=1).ok
+    r = gage(alice, "list", "--state", "accepted")
+    assert "[accepted UNATTENDED]" in r.out and am.id[:12] in r.out
+    [row] = json.loads(gage(alice, "list", "--state", "accepted", "--json").out)
+    assert row["accepted_how"] == "unattended"

@@ -11,7 +11,7 @@ from .. import bundle as bundle_mod
 from .. import send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, GageIOError
+from ..errors import Exit, GageError, GageIOError
 from ..home import ALL_STATES, Home
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..manifest import KINDS
@@ -152,7 +152,13 @@ def cmd_import(args: Any) -> int:
     home = open_home(args)
     worst = 0
     for p in args.paths:
-        res = store.import_bundle(home, Path(p))
+        # Each path stands alone: one bad folder is reported and the rest still come in.
+        try:
+            res = store.import_bundle(home, Path(p))
+        except GageError as exc:
+            err(f"gage: {exc.stage}: {show(str(exc))}")
+            worst = worst or int(exc.exit_code)
+            continue
         if not res.new:
             err(f"{res.id[:12]}: already there ({res.state})")
         else:
@@ -185,6 +191,7 @@ def cmd_list(args: Any) -> int:
                 "created": m.created if m else None,
                 "subject": m.subject if m else None,
                 "verdict": v.verdict if v else ("mine" if m and m.sender.key == me else None),
+                "accepted_how": v.accepted_how if v else None,
                 "sender": {
                     "key": _key(m),
                     "name": contacts.by_key(m.sender.key).name if m and contacts.by_key(m.sender.key) else None,
@@ -211,6 +218,10 @@ def cmd_list(args: Any) -> int:
         else:
             who = r["sender"]["name"] or f"{r['sender']['status']} key {short_fingerprint(parse_key(r['sender']['key']))}"
         subj = show(r["subject"] or "")
+        if r["accepted_how"] == "unattended":
+            subj = f"[accepted UNATTENDED] {subj}"
+        elif r["accepted_how"] == "human-unverified":
+            subj = f"[accepted with sender unverified] {subj}"
         out(f"{r['state']:<9} {r['id'][:12]}  {r['verdict'] or '':<10} {r['kind']:<14} {show(who):<28} {subj}")
     return 0
 

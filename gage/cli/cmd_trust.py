@@ -163,7 +163,7 @@ def cmd_journal_show(args: Any) -> int:
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
         detail = " ".join(f"{k}={show(str(v))}" for k, v in rest.items())
-        out(f"{e.get('seq'):>5} {e.get('time')} {e.get('event'):<10} {detail}")
+        out(f"{e.get('seq')!s:>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
 
 

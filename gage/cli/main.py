@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..errors import Exit, GageError
 from . import cmd_core, cmd_gate, cmd_trust
-from .output import err
+from .output import err, show
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except GageError as exc:
-        err(f"gage: {exc.stage}: {exc}")
+        # Messages can quote file names and fields from a hostile bundle: never raw.
+        err(f"gage: {exc.stage}: {show(str(exc))}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
         err("gage: interrupted")
