@@ -202,14 +202,19 @@ def _kind(value: Any, where: str) -> str:
     return value
 
 
-def _party(value: Any, where: str) -> Party:
-    obj = _exact_fields(value, PARTY_FIELDS, where)
+def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
+    """A key and the name claimed for it: shared by the sender, recipients and chain hops."""
     try:
         key = parse_key(obj["key"], field=f"{where}.key")
     except MalformedError as exc:
         raise _fail(exc.message, f"{where}.key") from exc
     name = _string(obj["name"], f"{where}.name", limit=MAX_CLAIMED_NAME)
     assert name is not None
+    return key, name
+
+
+def _party(value: Any, where: str) -> Party:
+    key, name = _key_and_name(_exact_fields(value, PARTY_FIELDS, where), where)
     return Party(key=key, name=name)
 
 
@@ -272,12 +277,7 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
 
 def _hop(value: Any, where: str) -> Hop:
     obj = _exact_fields(value, HOP_FIELDS, where)
-    try:
-        key = parse_key(obj["key"], field=f"{where}.key")
-    except MalformedError as exc:
-        raise _fail(exc.message, f"{where}.key") from exc
-    name = _string(obj["name"], f"{where}.name", limit=MAX_CLAIMED_NAME)
-    assert name is not None
+    key, name = _key_and_name(obj, where)
     return Hop(
         key=key,
         name=name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gage import ceremony
+from gage import ceremony, send, store
 from gage.cli.main import main as cli_main
 from gage.home import Home
+from gage.manifest import Manifest
 from gage.words import derive
 
 
@@ -32,6 +34,18 @@ def pair(home: Home, name: str, other: Home) -> None:
     words = " ".join(" ".join(p) for p in derive(other.identity.key))
     outcome = ceremony.confirm(home, name, other.identity.key, words)
     assert outcome.confirmed, outcome.message
+
+
+def deliver_tampered(sender: Home, receiver: Home, tmp: Path, name: str, original: str, changed: str) -> Manifest:
+    """`sender` bundles a file, someone changes it on the way, and `receiver` imports the changed copy."""
+    src = tmp / name
+    src.write_text(original)
+    m, dest = send.create(sender, [src], kind="share")
+    t = tmp / "tampered" / dest.name
+    shutil.copytree(dest, t)
+    (t / "payload" / name).write_text(changed)
+    store.import_bundle(receiver, t)
+    return m
 
 
 @dataclass

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import pair
+from conftest import deliver_tampered, pair
 
 from gage import authority, frame, send, store
 from gage import verdict as verdict_mod
@@ -128,14 +127,8 @@ def test_a_subject_claiming_authority_changes_nothing(people, tmp_path: Path) ->
 def test_a_tampered_bundle_from_a_granted_contact_gets_nothing(people, tmp_path: Path) -> None:
     me, alice, _ = people
     me.authority_path.write_text(VALID)
-    src = tmp_path / "a.txt"
-    src.write_text("x\n")
-    _, dest = send.create(alice, [src], kind="share")
-    t = tmp_path / "t" / dest.name
-    shutil.copytree(dest, t)
-    (t / "payload" / "a.txt").write_text("y\n")
-    store.import_bundle(me, t)
-    v = verdict_mod.compute(me, store.find(me, dest.name))
+    m = deliver_tampered(alice, me, tmp_path, "a.txt", "x\n", "y\n")
+    v = verdict_mod.compute(me, store.find(me, m.id))
     assert v.verdict == "invalid" and v.authority == []
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import pair
+from conftest import deliver_tampered, pair
 
 from gage import frame, send, store
 from gage import verdict as verdict_mod
@@ -122,13 +121,7 @@ def test_a_two_hop_chain_keeps_every_earlier_hop_as_a_claim(chain, make_home) ->
 def test_forwarding_a_tampered_bundle_is_refused(chain, tmp_path: Path, gage) -> None:
     bob: Home = chain["bob"]
     alice = chain["alice"]
-    src = tmp_path / "x.txt"
-    src.write_text("original\n")
-    m, d = send.create(alice, [src], kind="share")
-    t = tmp_path / "t" / d.name
-    shutil.copytree(d, t)
-    (t / "payload" / "x.txt").write_text("changed!\n")
-    store.import_bundle(bob, t)
+    m = deliver_tampered(alice, bob, tmp_path, "x.txt", "original\n", "changed!\n")
     outbox_before = sorted(p.name for p in bob.state_dir("outbox").iterdir())
     with pytest.raises(RefusedError):
         send.forward(bob, m.id)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import pair
+from conftest import deliver_tampered, pair
 
 from gage import send, store
 from gage.home import Home
@@ -215,13 +214,7 @@ def test_pending_payload_is_hidden_without_the_flag(hostile, gage) -> None:
 
 def test_an_invalid_bundle_gets_the_frame_and_its_problems_never_the_payload(make_home, tmp_path: Path, gage) -> None:
     me, olga = _sender_with(make_home, tmp_path)
-    src = tmp_path / "note.txt"
-    src.write_text("secret instructions\n")
-    m, dest = send.create(olga, [src], kind="share")
-    t = tmp_path / "t" / dest.name
-    shutil.copytree(dest, t)
-    (t / "payload" / "note.txt").write_text("evil instructions!!\n")
-    store.import_bundle(me, t)
+    m = deliver_tampered(olga, me, tmp_path, "note.txt", "secret instructions\n", "evil instructions!!\n")
     r = gage(me, "read", m.id, "--pending")
     assert r.code == 0
     lines = r.out.splitlines()
