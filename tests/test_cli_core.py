@@ -465,3 +465,13 @@ def test_list_marks_an_unattended_accept(gage: Gage, alice: Path, bob: Path, tmp
     assert "[accepted UNATTENDED]" in r.out and am.id[:12] in r.out
     [row] = json.loads(gage(alice, "list", "--state", "accepted", "--json").out)
     assert row["accepted_how"] == "unattended"
+
+
+def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    from gage import __version__
+    from gage.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gage {__version__}"

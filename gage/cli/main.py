@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
 from ..errors import Exit, GageError
 from . import cmd_core, cmd_gate, cmd_trust
 from .output import err, show
@@ -16,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gage",
         description="Signed, content-addressed bundles, and what you hold before you act on them.",
     )
+    parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (cmd_core, cmd_trust, cmd_gate):
