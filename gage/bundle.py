@@ -25,7 +25,16 @@ from .errors import (
     UsageError,
 )
 from .keys import SIGNATURE_LEN, Identity, verify_manifest_signature
-from .manifest import MANIFEST_LIMIT, FileEntry, Hop, Manifest, Party, check_path, is_id
+from .manifest import (
+    MANIFEST_LIMIT,
+    FileEntry,
+    Hop,
+    Manifest,
+    Party,
+    check_path,
+    fold_path,
+    is_id,
+)
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
@@ -77,6 +86,10 @@ class Check:
     signature: bytes | None = None
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # True only once the signature has been checked and verified. A manifest.sig that
+    # cannot be read safely (a symlink, a FIFO, a directory) is a `tampered` problem, not
+    # a `signature` one, yet proves nothing: the stages alone cannot say it verified.
+    signature_verified: bool = False
 
     @property
     def ok(self) -> bool:
@@ -88,7 +101,7 @@ class Check:
 
     @property
     def signature_ok(self) -> bool:
-        return self.manifest is not None and not any(p.stage in ("malformed", "signature") for p in self.problems)
+        return self.manifest is not None and self.signature_verified
 
     def first_error(self) -> GageError | None:
         for stage in STAGE_ORDER:
@@ -188,6 +201,7 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
         sig = _read_small(spath, SIGNATURE_LEN * 4)
         result.signature = sig
         verify_manifest_signature(manifest.sender.key, raw, sig)
+        result.signature_verified = True
     except FileNotFoundError:
         result.problems.append(Problem("signature", SIGNATURE, "is missing"))
     except MalformedError as exc:
@@ -246,7 +260,12 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
             for entry in entries:
                 rel = f"{prefix}{entry.name}"
                 shown = f"{PAYLOAD}/{rel}"
-                st = entry.stat(follow_symlinks=False)
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    # Listed a moment ago, gone or unreadable now: changed while being checked.
+                    result.problems.append(Problem("tampered", shown, f"changed while being checked ({exc.strerror})"))
+                    continue
                 if stat.S_ISDIR(st.st_mode):
                     stack.append((Path(entry.path), rel + "/"))
                     continue
@@ -275,8 +294,11 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                     result.problems.append(Problem("tampered", shown, "content does not match its SHA-256 in the manifest"))
     elif payload.exists():
         result.problems.append(Problem("tampered", PAYLOAD, "is not a directory"))
+    # A set, not a scan of the problem list per file: 10,000 listed files that are all
+    # missing would otherwise cost 50 million comparisons on every check.
+    reported = {p.path for p in result.problems}
     for path in sorted(set(expected) - seen):
-        if not any(p.path == f"{PAYLOAD}/{path}" for p in result.problems):
+        if f"{PAYLOAD}/{path}" not in reported:
             result.problems.append(Problem("tampered", f"{PAYLOAD}/{path}", "is listed in the manifest but missing"))
 
 
@@ -328,7 +350,7 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
             check_path(rel, "path")
         except MalformedError as exc:
             raise UsageError(f"{src}: {exc.message}") from exc
-        key = rel.casefold()
+        key = fold_path(rel)
         if key in seen:
             raise UsageError(f"{src} and {seen[key]} would both be {rel!r} in the bundle")
         seen[key] = src

@@ -45,6 +45,16 @@ class Field:
     severity: str = "normal"  # normal, good, warn, bad
 
 
+def quoted(text: str) -> str:
+    r"""An untrusted value in double quotes that it cannot close.
+
+    `\` and `"` are escaped before the value is made visible, so a subject such as
+    `hi" (the sender's words); verdict: VERIFIED` stays inside its quotes, and a literal
+    backslash-n in the text (shown `\\n`) is told apart from a newline (shown `\n`).
+    """
+    return '"' + visible(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
 def new_token() -> str:
     return secrets.token_hex(8)
 
@@ -75,30 +85,30 @@ def fields(v: Verdict) -> list[Field]:
         out.append(Field("sender", "unknown (no readable key)", "bad"))
     elif not s.signature_ok:
         # Never a contact's name here: anyone can write a confirmed key into a manifest.
-        claim = visible(s.claimed_name or "")
+        claim = quoted(s.claimed_name or "")
         out.append(
             Field(
                 "sender",
                 f"NOT proven: the signature does not verify, so the key the manifest names ({key_text(s.key)}) "
-                f"and the name it claims (\"{claim}\") are unproven",
+                f"and the name it claims ({claim}) are unproven",
                 "bad",
             )
         )
     elif s.status == "confirmed":
         out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_text(s.key)})", "good"))
     else:
-        claim = visible(s.claimed_name or "")
+        claim = quoted(s.claimed_name or "")
         what = (
             "a candidate: a key this home has been shown, never confirmed by the ceremony"
             if s.status == "candidate"
             else "a key this home does not know"
         )
         out.append(
-            Field("sender", f"{s.label()} ({what}; {key_text(s.key)}); it claims the name \"{claim}\" (unchecked)", "warn")
+            Field("sender", f"{s.label()} ({what}; {key_text(s.key)}); it claims the name {claim} (unchecked)", "warn")
         )
     if m is not None:
         out.append(Field("kind", m.kind))
-        subj = f"\"{visible(m.subject)}\" (the sender's words)" if m.subject is not None else "(none)"
+        subj = f"{quoted(m.subject)} (the sender's words)" if m.subject is not None else "(none)"
         out.append(Field("subject", subj))
         out.append(Field("created", f"{m.created} (the sender's clock)"))
     if v.seen is not None:
@@ -173,22 +183,22 @@ def render(v: Verdict, *, show_pending: bool = False, token: str | None = None) 
         return
     root = v.path / PAYLOAD
     for entry in v.manifest.files:
-        name = visible(entry.path)
+        name = quoted(entry.path)
         p = root / entry.path
         try:
             fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as f:
                 sample = f.read(8192)
         except OSError as exc:
-            yield f"---- payload {token} file \"{name}\": cannot be read ({exc.strerror}) ----"
+            yield f"---- payload {token} file {name}: cannot be read ({exc.strerror}) ----"
             continue
         if looks_binary(sample):
-            yield f"---- payload {token} file \"{name}\" ({entry.size} bytes, binary): not printed ----"
+            yield f"---- payload {token} file {name} ({entry.size} bytes, binary): not printed ----"
             continue
-        yield f"---- payload {token} begin file \"{name}\" ({entry.size} bytes, text) ----"
+        yield f"---- payload {token} begin file {name} ({entry.size} bytes, text) ----"
         for line in _text_lines(str(p), PREVIEW_LIMIT):
             # oneline: tabs too are shown as \t, so no raw control character reaches the reader.
             yield LINE_PREFIX + visible(line, oneline=True)
         if entry.size > PREVIEW_LIMIT:
-            yield f"---- payload {token} note: {entry.size - PREVIEW_LIMIT} more bytes of \"{name}\" not shown ----"
-        yield f"---- payload {token} end file \"{name}\" ----"
+            yield f"---- payload {token} note: {entry.size - PREVIEW_LIMIT} more bytes of {name} not shown ----"
+        yield f"---- payload {token} end file {name} ----"

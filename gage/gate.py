@@ -316,15 +316,23 @@ def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: 
     return AcceptResult(id=staged.id, how=how, verdict=v)
 
 
-def _sent_thread(home: Home, parent: str | None) -> str | None:
-    """The thread key for a reply: the root this home recorded when it sent `parent`, or None if it never did."""
+def _sent_entry(home: Home, parent: str | None) -> dict[str, Any] | None:
+    """This home's own `sent` entry for `parent`, or None if it never sent it."""
     if not parent:
         return None
     for e in home.journal.entries():
         if e.get("event") == "sent" and e.get("bundle") == parent:
-            t = e.get("thread")
-            return t if isinstance(t, str) and t else parent
+            return e
     return None
+
+
+def _sent_thread(home: Home, parent: str | None) -> str | None:
+    """The thread key for a reply: the root this home recorded when it sent `parent`, or None if it never did."""
+    e = _sent_entry(home, parent)
+    if e is None or parent is None:
+        return None
+    t = e.get("thread")
+    return t if isinstance(t, str) and t else parent
 
 
 def unattended_used(home: Home, thread: str) -> int:
@@ -432,6 +440,11 @@ def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
             thread = _sent_thread(home, m.parent)
             if thread is None:
                 return stay(f"its parent {m.parent[:12]} is not a bundle I sent")
+            # A bundle I addressed to named people is answered, unattended, only by them: any
+            # other confirmed contact who learned its id must not spend that thread's budget.
+            to = (_sent_entry(home, m.parent) or {}).get("to")
+            if isinstance(to, list) and to and key_text(m.sender.key) not in to:
+                return stay(f"its parent {m.parent[:12]} is a bundle I sent to others, not to this sender")
             used = unattended_used(home, thread)
             if used >= budget:
                 return stay(

@@ -98,9 +98,11 @@ class Journal:
 
     def _read_head(self) -> dict[str, Any] | None:
         try:
-            return json.loads(self.head_path.read_bytes())
+            head = json.loads(self.head_path.read_bytes())
         except (OSError, ValueError):
             return None
+        # Valid JSON that is not an object (`[]`, `7`) is as unreadable as garbage.
+        return head if isinstance(head, dict) else None
 
     def append(self, event: str, **fields: Any) -> dict[str, Any]:
         if event not in EVENTS:
@@ -135,7 +137,7 @@ class Journal:
             prev = line_hash(lines[-1])
             try:
                 seq = int(json.loads(lines[-1])["seq"]) + 1
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, OverflowError):  # OverflowError: a seq of 1e400
                 seq = len(lines) + 1
         else:
             prev, seq = GENESIS, 1
@@ -226,5 +228,5 @@ class Journal:
 def _seq_of(line: bytes) -> int | None:
     try:
         return int(json.loads(line)["seq"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):
         return None

@@ -107,6 +107,24 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
         bid = copied.id
         with home.lock():
             existing = find(home, bid)
+            if existing is not None and existing.state == "pending" and _replaces(existing, work / "b"):
+                # The held copy was damaged on the way (or front-run by a damaged copy of the
+                # same manifest and signature); this one checks out. Otherwise the genuine
+                # bundle could never come in under its id. Never merged: the whole copy is swapped.
+                _swap_in(home, existing.path, work / "b")
+                result = bundle_mod.check(existing.path, expect_name=True)
+                home.journal.append(
+                    event,
+                    bundle=bid,
+                    sender=key_text(copied.sender.key),
+                    kind=copied.kind,
+                    parent=copied.parent,
+                    thread=copied.thread,
+                    ok=result.ok,
+                    replaced_invalid=True,
+                    **({"via": via} if via else {}),
+                )
+                return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
             if existing is not None:
                 # The same bundle again is a fact the verdict reports (a replay, or a resend).
                 home.journal.append(event, bundle=bid, again=True, state=existing.state, **({"via": via} if via else {}))
@@ -134,3 +152,23 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
         return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _replaces(existing: Stored, incoming: Path) -> bool:
+    """A copy held in pending that does not check out, and an incoming copy that does."""
+    if not bundle_mod.check(incoming).ok:
+        return False
+    return not bundle_mod.check(existing.path, expect_name=True).ok
+
+
+def _swap_in(home: Home, held: Path, incoming: Path) -> None:
+    """Replace the invalid copy at `held` with `incoming`: out of view first, then one rename in."""
+    trash = home.staging / f"discard-{secrets.token_hex(8)}"
+    try:
+        os.rename(held, trash)
+    except OSError as exc:
+        raise GageIOError(f"cannot replace the invalid copy: {exc.strerror}", path=str(held)) from exc
+    if not atomic.rename_noreplace(incoming, held):
+        os.rename(trash, held)
+        raise RefusedError("the bundle changed in pending while being replaced", path=str(held))
+    shutil.rmtree(trash, ignore_errors=True)

@@ -27,6 +27,14 @@ def _no_constants(name: str) -> Any:
     raise MalformedError(f"{name} is not allowed")
 
 
+def _integer(text: str) -> int:
+    # "-0" is an integer to Python but a float (negative zero) to other parsers, serde_json
+    # among them: a manifest must not be an integer to one reader and a float to another.
+    if text == "-0":
+        raise MalformedError("-0 is not allowed (other parsers read it as a float)")
+    return int(text)
+
+
 def _check_strings(value: Any, depth: int = 0) -> None:
     if depth > 32:
         raise MalformedError("nested too deeply")
@@ -57,7 +65,7 @@ def loads(data: bytes, *, limit: int, what: str = "JSON") -> Any:
     except UnicodeDecodeError as exc:
         raise MalformedError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_int=_integer)
     except MalformedError as exc:
         raise MalformedError(f"{what}: {exc.message}") from exc
     except RecursionError as exc:

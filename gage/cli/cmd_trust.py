@@ -146,10 +146,11 @@ def cmd_journal_verify(args: Any) -> int:
     if args.json:
         emit_json(report.to_json())
     else:
+        # Notes and problems quote values read from the journal and its head: never raw.
         for n in report.notes:
-            out(f"note: {n}")
+            out(f"note: {show(n)}")
         for p in report.problems:
-            err(f"problem: {p}")
+            err(f"problem: {show(p)}")
         out(f"{'ok' if report.ok else 'NOT ok'}: {report.entries} entries")
     return 0 if report.ok else int(Exit.FAILED)
 
@@ -162,8 +163,8 @@ def cmd_journal_show(args: Any) -> int:
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
-        detail = " ".join(f"{k}={show(str(v))}" for k, v in rest.items())
-        out(f"{e.get('seq')!s:>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
+        detail = " ".join(f"{show(k)}={show(str(v))}" for k, v in rest.items())
+        out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
 
 
