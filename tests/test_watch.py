@@ -106,10 +106,13 @@ def test_slow_copy_is_imported_once_complete_and_not_before(world: World, drop: 
     stored = store.find(world.me, bid)
     assert stored is not None and stored.state == "pending"
     assert bundle_mod.check(stored.path, expect_name=True).ok
+    # The rename into pending comes a moment before its journal line: wait for the line.
+    assert until(lambda: len(received(world, bid)) == 1)
     [e] = received(world, bid)
     assert e["via"] == f"drop folder {drop}"
     assert any(e.kind == "waiting" for e in events)
-    assert any(e.kind == "imported" and e.id == bid and "VERIFIED" in e.message for e in events)
+    # The watcher reports the import after computing its verdict, just after the journal line.
+    assert until(lambda: any(e.kind == "imported" and e.id == bid and "VERIFIED" in e.message for e in events))
     assert (drop / bid).is_dir(), "the watcher must not delete from the drop folder"
 
 
@@ -126,7 +129,7 @@ def test_temporary_name_then_rename(world: World, drop: Path, running, temp_name
     os.rename(tmp, drop / bid)
     assert until(lambda: store.find(world.me, bid) is not None)
     assert bundle_mod.check(store.find(world.me, bid).path, expect_name=True).ok
-    assert len(received(world, bid)) == 1
+    assert until(lambda: len(received(world, bid)) == 1)  # its journal line follows the rename
 
 
 def test_churn_of_vanishing_paths_does_not_stop_the_watcher(world: World, drop: Path, running) -> None:
