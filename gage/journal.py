@@ -3,8 +3,9 @@
 Each line is one JSON object carrying the SHA-256 of the line before it, so an edited or
 deleted line breaks the chain. `journal.head` records the last entry written; a journal
 shorter than its head has been truncated. A crash mid-write leaves a torn last line: the
-next append moves it, byte for byte, into a `repaired` entry, so it is neither silently
-dropped nor silently kept, and `gage journal verify` reports it.
+next append saves it, byte for byte, in `journal.jsonl.torn/<sha256>.bin` before cutting it
+off, then records it in a `repaired` entry, so it is neither silently dropped nor silently
+kept, and `gage journal verify` reports it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from .manifest import now_text
 
 GENESIS = "0" * 64
 LINE_LIMIT = 1 << 16
+# Torn lines up to this size are also copied into their `repaired` entry; a larger one
+# (a gage line is at most LINE_LIMIT) would not fit in a line, and lives only in its file.
+TORN_INLINE_LIMIT = 16 * 1024
 EVENTS = (
     "init",
     "sent",
@@ -111,20 +115,70 @@ class Journal:
             data = self._raw()
             lines, tail = self._split(data)
             if tail:
-                # A torn last line from a crash: cut it off and record it in full.
-                keep = len(data) - len(tail)
-                self._truncate(keep)
-                self._write_entry(
-                    lines,
-                    "repaired",
-                    {
-                        "torn_bytes": base64.b64encode(tail).decode("ascii"),
-                        "torn_length": len(tail),
-                        "note": "a torn last line (from an interrupted write) was moved into this entry",
-                    },
-                )
+                # A torn last line from a crash. Its bytes are saved durably before anything
+                # is cut, so a crash during the repair cannot lose them either.
+                digest = self._save_torn(tail)
+                self._truncate(len(data) - len(tail))
+                lines, _ = self._split(self._raw())
+            # Record every saved torn line no entry records yet (this one, or one whose
+            # repair was itself interrupted).
+            for digest in self._unrecorded_torn(lines):
+                torn = (self.torn_dir / f"{digest}.bin").read_bytes()
+                self._write_entry(lines, "repaired", self._repair_fields(digest, torn))
                 lines, _ = self._split(self._raw())
             return self._write_entry(lines, event, fields)
+
+    def _check_torn_file(self, entry: dict[str, Any]) -> str | None:
+        digest = entry.get("torn_sha256")
+        if digest is None:
+            return None  # an entry from before torn lines were also kept in files
+        try:
+            data = (self.torn_dir / f"{digest}.bin").read_bytes()
+        except OSError:
+            return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) is missing"
+        if hashlib.sha256(data).hexdigest() != digest:
+            return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) has changed"
+        return None
+
+    @property
+    def torn_dir(self) -> Path:
+        return self.path.with_name(self.path.name + ".torn")
+
+    def _save_torn(self, tail: bytes) -> str:
+        digest = hashlib.sha256(tail).hexdigest()
+        self.torn_dir.mkdir(mode=0o700, exist_ok=True)
+        target = self.torn_dir / f"{digest}.bin"
+        if not target.exists():
+            atomic.write_bytes(target, tail, 0o600)
+        return digest
+
+    def _unrecorded_torn(self, lines: list[bytes]) -> list[str]:
+        try:
+            saved = sorted(p.stem for p in self.torn_dir.glob("*.bin"))
+        except OSError:
+            return []
+        if not saved:
+            return []
+        recorded = set()
+        for line in lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("event") == "repaired":
+                recorded.add(obj.get("torn_sha256"))
+        return [d for d in saved if d not in recorded]
+
+    def _repair_fields(self, digest: str, torn: bytes) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "torn_sha256": digest,
+            "torn_length": len(torn),
+            "torn_file": f"{self.torn_dir.name}/{digest}.bin",
+            "note": "a torn last line (from an interrupted write) was cut from the journal and kept, byte for byte",
+        }
+        if len(torn) <= TORN_INLINE_LIMIT:
+            fields["torn_bytes"] = base64.b64encode(torn).decode("ascii")
+        return fields
 
     def _truncate(self, size: int) -> None:
         with open(self.path, "r+b") as f:
@@ -197,8 +251,19 @@ class Journal:
             if obj.get("event") not in EVENTS:
                 problems.append(f"line {n}: unknown event {obj.get('event')!r}")
             if obj.get("event") == "repaired":
-                notes.append(f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here")
+                notes.append(
+                    f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here"
+                    f" (kept in {obj.get('torn_file', 'the entry')})"
+                )
+                problem = self._check_torn_file(obj)
+                if problem:
+                    problems.append(f"line {n}: {problem}")
             prev = line_hash(line)
+        for digest in self._unrecorded_torn(lines):
+            problems.append(
+                f"{self.torn_dir.name}/{digest}.bin: a torn line was saved but no entry records it yet "
+                "(an interrupted repair); the next write records it"
+            )
         if tail:
             problems.append(
                 f"line {len(lines) + 1}: torn ({len(tail)} bytes with no end of line): an interrupted write; "

@@ -134,6 +134,50 @@ def test_a_torn_last_line_is_reported_then_kept_in_a_repaired_entry(make_home, g
     assert r.code == 0 and json.loads(r.out)["ok"] is True
 
 
+def test_a_torn_line_too_big_for_an_entry_is_kept_in_its_file_and_appends_go_on(make_home) -> None:
+    """A torn gage line can be up to 64 KiB; its base64 would not fit in an entry. It must not brick the journal."""
+    home = _home_with_entries(make_home)
+    torn = b'{"seq": 7, "event": "sent", "note": "' + b"x" * 60_000
+    with open(home.journal.path, "ab") as f:
+        f.write(torn)
+    home.journal.append("sent", bundle="c" * 64)
+    repaired = home.journal.entries()[-2]
+    assert repaired["event"] == "repaired" and "torn_bytes" not in repaired
+    assert (home.journal.path.parent / repaired["torn_file"]).read_bytes() == torn
+    assert repaired["torn_sha256"] == hashlib.sha256(torn).hexdigest()
+    assert home.journal.verify().ok
+
+
+def test_a_repair_interrupted_after_the_cut_is_finished_by_the_next_append(make_home) -> None:
+    """The torn bytes are saved before the journal is cut: a crash between the two loses nothing."""
+    home = _home_with_entries(make_home)
+    torn = b'{"seq": 7, "event": "acc'
+    with open(home.journal.path, "ab") as f:
+        f.write(torn)
+    j = home.journal
+    j._save_torn(torn)  # the repair's first step ...
+    data = j.path.read_bytes()
+    j._truncate(len(data) - len(torn))  # ... and its second; then the process dies
+    report = j.verify()
+    assert not report.ok and any("no entry records it yet" in p for p in report.problems)
+    j.append("sent", bundle="d" * 64)
+    repaired = j.entries()[-2]
+    assert repaired["event"] == "repaired" and base64.b64decode(repaired["torn_bytes"]) == torn
+    assert j.verify().ok
+
+
+def test_a_kept_torn_line_that_changes_or_vanishes_is_reported(make_home) -> None:
+    home = _home_with_entries(make_home)
+    with open(home.journal.path, "ab") as f:
+        f.write(b'{"seq": 7, "ev')
+    home.journal.append("sent", bundle="e" * 64)
+    kept = home.journal.path.parent / home.journal.entries()[-2]["torn_file"]
+    kept.write_bytes(b"something else")
+    assert any("has changed" in p for p in home.journal.verify().problems)
+    kept.unlink()
+    assert any("is missing" in p for p in home.journal.verify().problems)
+
+
 def test_the_head_not_updated_after_the_last_write_is_a_note_not_a_failure(make_home) -> None:
     """A crash between the journal write and the head write: the entry is whole, so it stands."""
     home = _home_with_entries(make_home)
