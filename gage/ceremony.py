@@ -93,6 +93,21 @@ def add_candidate(home: Home, key: bytes, claimed_name: str, source: str) -> boo
     return added
 
 
+def forget_candidate(home: Home, key: bytes) -> bool:
+    """Drop a remembered, unconfirmed key. False if `key` is not a candidate.
+
+    A confirmed contact is never touched here (unpairing is `unpair`, and is journaled).
+    A candidate was only ever a claim: forgetting it leaves every verdict as it was (a
+    bundle from that key stays unverified), so it needs no journal line.
+    """
+    with home.lock():
+        contacts = Contacts.load(home.contacts_path)
+        if contacts.candidates.pop(key, None) is None:
+            return False
+        contacts.save()
+    return True
+
+
 def unpair(home: Home, name: str) -> Contact:
     with home.lock():
         contacts = Contacts.load(home.contacts_path)

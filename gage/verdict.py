@@ -218,13 +218,26 @@ class JournalFacts:
 
 
 def compute(
-    home: Home, target: Stored | Path, *, contacts: Contacts | None = None, facts: JournalFacts | None = None
+    home: Home,
+    target: Stored | Path,
+    *,
+    contacts: Contacts | None = None,
+    facts: JournalFacts | None = None,
+    check: bundle_mod.Check | None = None,
 ) -> Verdict:
+    """The verdict on `target` now.
+
+    `check`: a `bundle.check` of this same directory made earlier, for a display that
+    caches checks of unchanged bundles (gage.tui.rows). Whatever decides or reports
+    (the gate, `gage read`, `gage verdict`, the bundle view) leaves it None, so the
+    bytes are checked afresh.
+    """
     if isinstance(target, Stored):
         path, state, in_home = target.path, target.state, True
     else:
         path, state, in_home = Path(target), None, False
-    check = bundle_mod.check(path, expect_name=in_home)
+    if check is None:
+        check = bundle_mod.check(path, expect_name=in_home)
     contacts = contacts if contacts is not None else Contacts.load(home.contacts_path)
     m = check.manifest
     if m is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nacl.signing
 import pytest
-from conftest import pair
+from gagetest import pair
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import deliver_tampered, pair
+from gagetest import deliver_tampered, pair
 
 from gage import authority, frame, send, store
 from gage import verdict as verdict_mod

@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import pair, run_gage_process
+from gagetest import pair, run_gage_process
 
 from gage import ceremony
 from gage.cli.main import build_parser
@@ -366,3 +366,21 @@ def test_contacts_remove_unpairs_and_journals(make_home, gage) -> None:
     r = gage(alice, "contacts", "remove", "bob")
     assert r.code == Exit.UNKNOWN_KEY
     assert alice.journal.verify().ok
+
+
+def test_contacts_forget_drops_a_candidate_by_fingerprint_and_never_a_contact(make_home, gage, tmp_path) -> None:
+    """A candidate is only a claim; forgetting it is allowed. A confirmed contact is unpaired, not forgotten."""
+    from gage.contacts import Contacts
+    from gage.keys import short_fingerprint
+
+    me, stranger, friend = make_home("me"), make_home("stranger"), make_home("friend")
+    ceremony.add_candidate(me, stranger.identity.key, "stranger", "key file")
+    pair(me, "friend", friend)
+    assert gage(me, "contacts", "forget", short_fingerprint(friend.identity.key)).code == int(Exit.REFUSED)
+    assert gage(me, "contacts", "forget", "zz").code == int(Exit.USAGE)
+    r = gage(me, "contacts", "forget", short_fingerprint(stranger.identity.key))
+    assert r.code == 0, r.err
+    c = Contacts.load(me.contacts_path)
+    assert stranger.identity.key not in c.candidates
+    assert c.by_name("friend") is not None
+    assert gage(me, "contacts", "forget", stranger.identity.key_text).code == int(Exit.UNKNOWN_KEY)

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Run, run_gage_process
+from gagetest import Run, pair, run_gage_process
 
 from gage import bundle as bundle_mod
-from gage import strictjson
+from gage import gate, send, store, strictjson
 from gage.errors import Exit
 from gage.home import Home
 from gage.keys import KeyFile, key_text, parse_key
@@ -446,10 +446,6 @@ def test_error_messages_show_hostile_names_escaped(gage: Gage, alice: Path, tmp_
 
 def test_list_marks_an_unattended_accept(gage: Gage, alice: Path, bob: Path, tmp_path: Path) -> None:
     """Issue 4: an unattended accept is shown as such wherever the bundle is shown."""
-    from conftest import pair
-
-    from gage import gate, send, store
-
     me, other = Home.open(alice), Home.open(bob)
     pair(me, "bob", other)
     pair(other, "alice", me)

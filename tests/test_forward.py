@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import deliver_tampered, pair
+from gagetest import deliver_tampered, pair
 
 from gage import frame, send, store
 from gage import verdict as verdict_mod

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import pair
+from gagetest import pair
 
 from gage import bundle as bundle_mod
 from gage import frame, gate, send, store

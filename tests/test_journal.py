@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_gage_process
+from gagetest import run_gage_process
 
 from gage.errors import Exit
 from gage.home import Home

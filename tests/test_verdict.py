@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import pair
+from gagetest import pair
 
 from gage import ceremony, send, store
 from gage import verdict as verdict_mod

@@ -11,7 +11,7 @@ from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, MalformedError, RefusedError, UsageError
+from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..words import WordCache, format_pairs
 from .output import emit_json, err, open_home, out, show
@@ -23,9 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", required=True, help="what you will call them here")
     p.set_defaults(func=cmd_pair)
 
-    p = sub.add_parser("contacts", help="confirmed contacts and candidates; `contacts remove NAME` unpairs")
-    p.add_argument("action", nargs="?", choices=("list", "remove"), default="list")
-    p.add_argument("name", nargs="?")
+    p = sub.add_parser(
+        "contacts",
+        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "remove", "forget"), default="list")
+    p.add_argument("name", nargs="?", help="NAME for remove; for forget, the candidate's key or fingerprint (a unique prefix will do)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_contacts)
 
@@ -120,6 +123,13 @@ def cmd_contacts(args: Any) -> int:
         c = ceremony.unpair(home, args.name)
         out(f"removed {show(c.name)} ({key_text(c.key)}); its bundles are now from an unknown key")
         return 0
+    if args.action == "forget":
+        if not args.name:
+            raise UsageError("give the candidate's key or fingerprint: gage contacts forget KEY")
+        key = _candidate_key(Contacts.load(home.contacts_path), args.name)
+        ceremony.forget_candidate(home, key)
+        out(f"forgot the candidate {key_text(key)}; bundles it signed stay unverified")
+        return 0
     contacts = Contacts.load(home.contacts_path)
     cache = WordCache(home.cache / "words.json")
     rows = [c.to_json() for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold())]
@@ -138,6 +148,21 @@ def cmd_contacts(args: Any) -> int:
             f" from {show(cand.source)} ({cand.seen_at})"
         )
     return 0
+
+
+def _candidate_key(contacts: Contacts, text: str) -> bytes:
+    """A candidate named by its key text, its fingerprint as listed, or a unique prefix of its hex."""
+    wanted = text.strip().lower().removeprefix("ed25519:").replace("-", "")
+    if len(wanted) < 8 or any(c not in "0123456789abcdef" for c in wanted):
+        raise UsageError("give at least 8 hex digits of the candidate's key (as `gage contacts` shows it)")
+    matches = [k for k in contacts.candidates if k.hex().startswith(wanted)]
+    if not matches:
+        if any(c.key.hex().startswith(wanted) for c in contacts.confirmed.values()):
+            raise RefusedError("that key is a confirmed contact: `gage contacts remove NAME` unpairs it")
+        raise UnknownKeyError(f"no candidate key starts with {wanted}")
+    if len(matches) > 1:
+        raise UsageError(f"{wanted} matches {len(matches)} candidates; give more of the key")
+    return matches[0]
 
 
 def cmd_journal_verify(args: Any) -> int:

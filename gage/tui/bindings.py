@@ -58,7 +58,13 @@ CONTACTS: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
     Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
     Key("k", "pair_file", "Key file", "Start a pairing from a public key file."),
-    Key("d,delete", "remove", "Remove", "Remove (unpair) the highlighted confirmed contact.", display="d"),
+    Key(
+        "d,delete",
+        "remove",
+        "Remove",
+        "Remove (unpair) the highlighted confirmed contact, or forget the highlighted candidate key.",
+        display="d",
+    ),
 )
 
 GROUPS: dict[str, tuple[Key, ...]] = {

@@ -118,11 +118,14 @@ class BundleScreen(Screen[None]):
     @staticmethod
     def summary(v: Verdict) -> Content:
         """The one line that stays in view while the person scrolls the payload."""
+        unattended = v.state == "accepted" and v.accepted_how == "unattended"
         return Content.assemble(
             Content.styled(f" {v.verdict.upper()} ", "bold reverse"),
             " from ",
             safe.literal(v.sender.label(), "bold", limit=40),
-            f" · {v.kind or '?'} · {v.state or 'not in this home'}",
+            f" · {v.kind or '?'} · ",
+            # No person reviewed it: said here too, not only in the frame's state line.
+            Content.styled(" accepted UNATTENDED ", "bold reverse") if unattended else (v.state or "not in this home"),
         )
 
     @staticmethod

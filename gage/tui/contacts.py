@@ -1,7 +1,8 @@
 """Contacts: keys confirmed by the ceremony, and candidate keys seen but never confirmed.
 
 A candidate's name is what its key claims, shown literally and marked as a claim; only
-a confirmed contact has a name of yours. Removing a contact (unpairing) asks first.
+a confirmed contact has a name of yours. Removing a contact (unpairing) and forgetting a
+candidate both ask first, with the same key (d).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class ContactsScreen(Screen[None]):
                     Content.assemble(
                         "Claims the name \"",
                         safe.literal(cand.claimed_name, "bold yellow", limit=80),
-                        "\" (unchecked). p starts the ceremony with this key.",
+                        "\" (unchecked). p starts the ceremony; d forgets it.",
                     )
                 )
 
@@ -141,15 +142,16 @@ class ContactsScreen(Screen[None]):
         self.app.pair_from_file()  # type: ignore[attr-defined]
 
     def action_remove(self) -> None:
+        """d: unpair the highlighted confirmed contact, or forget the highlighted candidate key; both ask first."""
         key = self.current_key()
-        if key is None or not key.startswith("contact:"):
-            self.app.notify(
-                "Only a confirmed contact can be removed here; candidates are only remembered claims.",
-                severity="warning",
-                markup=False,
-            )
+        if key is None or self.contacts is None:
+            self.app.notify("Highlight a contact to remove, or a candidate key to forget.", severity="warning", markup=False)
             return
-        name = key.partition(":")[2]
+        kind, _, ident = key.partition(":")
+        if kind == "candidate":
+            self.forget(bytes.fromhex(ident))
+            return
+        name = ident
 
         def answered(yes: bool | None) -> None:
             if not yes:
@@ -167,3 +169,32 @@ class ContactsScreen(Screen[None]):
             Content("Bundles from this key will show as unverified until you pair again with the ceremony."),
         ]
         self.app.push_screen(ConfirmDialog("Remove contact?", body, yes="Remove", no="Keep"), answered)
+
+    def forget(self, key: bytes) -> None:
+        """Forget a candidate key (never a confirmed one: gage.ceremony.forget_candidate checks)."""
+        cand = self.contacts.candidates.get(key) if self.contacts else None
+        if cand is None:
+            return
+        claimed = cand.claimed_name
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                forgotten = ceremony.forget_candidate(self.app.home, key)  # type: ignore[attr-defined]
+            except GageError as exc:
+                self.app.notify(safe.error_text(exc), title="Not forgotten", severity="error", markup=False)
+                return
+            if not forgotten:
+                self.app.notify("That key is no longer a candidate.", severity="warning", markup=False)
+            else:
+                self.app.notify(f"Forgot candidate key {short_fingerprint(key)}.", title="Forgotten", markup=False)
+            self.app.post_message(ContactsChanged(claimed))
+
+        body = [
+            safe.trusted(
+                "Forget the candidate key [b]$fp[/b] that claims the name \"$claim\"?", fp=short_fingerprint(key), claim=claimed
+            ),
+            Content("It was never confirmed, so nothing you trust changes: bundles from it show as from an unknown key."),
+        ]
+        self.app.push_screen(ConfirmDialog("Forget candidate?", body, yes="Forget", no="Keep"), answered)

@@ -6,7 +6,8 @@ to the app, and the app tells every screen that shows something affected.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -31,3 +32,16 @@ class ContactsChanged(Message):
     """A contact was confirmed or removed: every verdict may have changed."""
 
     name: str
+
+
+@dataclass
+class RowsLoaded(Message):
+    """A thread worker finished computing one tab's rows (gage.tui.rows); the inbox shows them.
+
+    `error` is set, and `rows` empty, when the home could not be read at all.
+    """
+
+    state: str
+    rows: list[Any] = field(default_factory=list)  # list[gage.tui.rows.Row]
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None

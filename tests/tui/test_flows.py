@@ -264,6 +264,45 @@ async def test_contacts_list_and_remove_with_confirmation(world: World) -> None:
     assert journal_events(world, "unpaired")[-1]["name"] == "alice"
 
 
+async def test_contacts_forget_a_candidate_with_confirmation(world: World) -> None:
+    stranger = f"candidate:{world.stranger.key.hex()}"
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.inbox.rows[world.ids["hostile"]].verdict.sender.status == "candidate"
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Remove (d)" in titles
+        await pilot.press("down")  # confirmed contacts first, then candidates
+        await pilot.pause()
+        assert app.screen.current_key() == stranger
+        assert "d forgets it" in screen_text(app)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        text = screen_text(app)
+        assert "Forget candidate?" in text and "claims the name" in text
+        await pilot.press("enter")  # the focused button is Keep
+        await pilot.pause()
+        assert world.stranger.key in Contacts.load(world.home.contacts_path).candidates
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        contacts = Contacts.load(world.home.contacts_path)
+        assert world.stranger.key not in contacts.candidates
+        assert contacts.by_name("alice").key == world.alice.key  # the confirmed contact is untouched
+        table = app.screen.query_one("DataTable")
+        assert stranger not in [k.value for k in table.rows] and table.row_count == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        hostile = app.inbox.rows[world.ids["hostile"]].verdict
+        assert hostile.sender.status == "unknown" and hostile.verdict == "unverified"  # a claim gone: no trust changed
+    assert journal_events(world, "unpaired") == []
+
+
 async def test_keys_are_in_help_footer_and_palette(world: World) -> None:
     app = TestApp(world.home)
     async with app.run_test(size=SIZE) as pilot:
@@ -279,6 +318,7 @@ async def test_keys_are_in_help_footer_and_palette(world: World) -> None:
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
         assert "Enter" in text and "Accept the highlighted bundle" in text
+        assert "forget the highlighted" in app.screen.query_one("#help-text").content.plain
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("q")

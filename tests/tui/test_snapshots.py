@@ -9,22 +9,35 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tuikit import TestApp, World, build_world, identity, write_key_file
+from tuikit import TestApp, World, build_world, identity, settle, write_key_file
 
 SIZE = (80, 24)
 
 
+def _keys(*keys: str):
+    """Press keys, waiting for the inbox's rows (computed in a thread worker) after each."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+            await settle(pilot)
+
+    return run_before
+
+
 def test_inbox(snap_compare, world: World) -> None:
-    assert snap_compare(TestApp(world.home), terminal_size=SIZE)
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys())
 
 
 def test_inbox_accepted_tab_empty(snap_compare, world: World) -> None:
-    assert snap_compare(TestApp(world.home), press=["2"], terminal_size=SIZE)
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("2"))
 
 
 def _open(app: TestApp, bundle_id: str, *keys: str):
     async def run_before(pilot: Pilot) -> None:
-        await pilot.pause()
+        await settle(pilot)
         app.open_bundle(bundle_id)
         await pilot.pause()
         if keys:
@@ -70,7 +83,7 @@ def test_ceremony(snap_compare, world: World, tmp_path: Path) -> None:
     path = write_key_file(tmp_path / "bob.key", bob)
 
     async def run_before(pilot: Pilot) -> None:
-        await pilot.pause()
+        await settle(pilot)
         app.start_ceremony(bob.key, "bob", f'key file "{path.name}"')
         await pilot.pause()
         await pilot.press(*"aardv")  # the first word half typed: the completion shows
@@ -80,11 +93,11 @@ def test_ceremony(snap_compare, world: World, tmp_path: Path) -> None:
 
 
 def test_contacts(snap_compare, world: World) -> None:
-    assert snap_compare(TestApp(world.home), press=["c"], terminal_size=SIZE)
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("c"))
 
 
 def test_help(snap_compare, world: World) -> None:
-    assert snap_compare(TestApp(world.home), press=["question_mark"], terminal_size=SIZE)
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("question_mark"))
 
 
 def test_world_is_deterministic(tmp_path: Path) -> None:

@@ -8,10 +8,11 @@ frozen while the world is built. The app gets the same frozen clock for ages.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from unittest import mock
 
 import nacl.signing
 from textual.app import App
+from textual.pilot import Pilot
 
 from gage import ceremony, store
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
@@ -87,6 +89,8 @@ def make_bundle(
     nonce: int = 1,
     to: list[bytes] | None = None,
     claimed_name: str | None = None,
+    parent: str | None = None,
+    thread: str | None = None,
 ) -> Path:
     """A signed bundle directory under `wire`, identical on every run."""
     entries = [FileEntry(path=p, size=len(data), sha256=hashlib.sha256(data).hexdigest()) for p, data in files.items()]
@@ -98,6 +102,8 @@ def make_bundle(
         created=created,
         to=[Party(key=k, name="you") for k in (to or [])],
         subject=subject,
+        parent=parent,
+        thread=thread if thread is not None else parent,
     )
     out = wire / manifest.id
     (out / PAYLOAD).mkdir(parents=True)
@@ -184,6 +190,38 @@ def write_key_file(path: Path, ident: Identity, claimed: str | None = None) -> P
     return path
 
 
+async def settle(pilot: Pilot) -> None:
+    """Wait until the inbox shows the rows of every reload asked for so far.
+
+    Rows are computed in a thread worker and shown when its message is handled, which
+    `Pilot.pause` alone does not wait for. This waits for the worker, then lets the UI
+    thread handle its message, and again for a reload that was queued behind it.
+    """
+    app = pilot.app
+    inbox = getattr(app, "inbox", None)
+    for _ in range(200):
+        if inbox is None or not inbox.loading:
+            return
+        busy = [w for w in app.workers if w.group == "inbox-rows" and not w.is_finished]
+        if busy:
+            await app.workers.wait_for_complete(busy)
+        await Pilot.pause(pilot)
+        await asyncio.sleep(0.001)
+    raise AssertionError("the inbox never finished loading its rows")
+
+
+class SettlingPilot(Pilot):
+    """A pilot whose pause() also waits for the inbox's rows (see `settle`).
+
+    Flow tests assert what the person sees once the screen has caught up; the
+    responsiveness tests use `raw_pilot` to press keys while rows are still loading.
+    """
+
+    async def pause(self, delay: float | None = None) -> None:
+        await super().pause(delay)
+        await settle(self)
+
+
 class TestApp(GageApp):
     """The real app with a frozen clock and a tripwire: `pwned` must never run."""
 
@@ -195,6 +233,19 @@ class TestApp(GageApp):
 
     def action_pwned(self) -> None:
         self.pwned = True
+
+    @contextlib.asynccontextmanager
+    async def run_test(self, *args, **kwargs) -> AsyncIterator[SettlingPilot]:  # type: ignore[override]
+        async with super().run_test(*args, **kwargs) as pilot:
+            settling = SettlingPilot(pilot.app)
+            await settling.pause()
+            yield settling
+
+    @contextlib.asynccontextmanager
+    async def raw_pilot(self, *args, **kwargs) -> AsyncIterator[Pilot]:
+        """The plain Textual pilot: nothing waits for the rows."""
+        async with super().run_test(*args, **kwargs) as pilot:
+            yield pilot
 
 
 def screen_text(app: App) -> str:

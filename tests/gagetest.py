@@ -1,0 +1,85 @@
+"""Shared test helpers and fixtures (imported by name as `gagetest`: every conftest.py is module `conftest`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gage import ceremony, send, store
+from gage.cli.main import main as cli_main
+from gage.home import Home
+from gage.manifest import Manifest
+from gage.words import derive
+
+
+@pytest.fixture
+def make_home(tmp_path: Path) -> Callable[[str], Home]:
+    """A fresh home under tmp_path/<name>, made by `gage init`'s own code."""
+
+    def make(name: str) -> Home:
+        return Home.init(tmp_path / name, name)
+
+    return make
+
+
+def pair(home: Home, name: str, other: Home) -> None:
+    """Confirm `other`'s key in `home` as `name`, by typing the right words into the ceremony."""
+    words = " ".join(" ".join(p) for p in derive(other.identity.key))
+    outcome = ceremony.confirm(home, name, other.identity.key, words)
+    assert outcome.confirmed, outcome.message
+
+
+def deliver_tampered(sender: Home, receiver: Home, tmp: Path, name: str, original: str, changed: str) -> Manifest:
+    """`sender` bundles a file, someone changes it on the way, and `receiver` imports the changed copy."""
+    src = tmp / name
+    src.write_text(original)
+    m, dest = send.create(sender, [src], kind="share")
+    t = tmp / "tampered" / dest.name
+    shutil.copytree(dest, t)
+    (t / "payload" / name).write_text(changed)
+    store.import_bundle(receiver, t)
+    return m
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def gage(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+    """Run the CLI in-process: gage(home, "list", "--json")."""
+
+    def run(home: Home | Path | None, *args: str) -> Run:
+        argv = (["--home", str(home.root if isinstance(home, Home) else home)] if home is not None else []) + list(args)
+        capsys.readouterr()
+        code = cli_main(argv)
+        captured = capsys.readouterr()
+        return Run(code=code, out=captured.out, err=captured.err)
+
+    return run
+
+
+def run_gage_process(*args: str, home: Path | None = None, input: str | None = None, timeout: float = 60) -> Run:
+    """Run the real `gage` command in a subprocess (for kills, terminals and exit codes)."""
+    env = dict(os.environ)
+    if home is not None:
+        env["GAGE_HOME"] = str(home)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gage.cli.main", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    return Run(code=proc.returncode, out=proc.stdout, err=proc.stderr)
