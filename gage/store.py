@@ -83,6 +83,21 @@ def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> St
     return sorted(matches, key=lambda s: order[s.state])[0]
 
 
+def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None) -> dict[str, object]:
+    """The journal fields of an arrival: what the verdict later reads as "seen"."""
+    fields: dict[str, object] = {
+        "bundle": m.id,
+        "sender": key_text(m.sender.key),
+        "kind": m.kind,
+        "parent": m.parent,
+        "thread": m.thread,
+        "ok": result.ok,
+    }
+    if via:
+        fields["via"] = via
+    return fields
+
+
 def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | None = None) -> ImportResult:
     """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
     (the verdict will say invalid); a folder that is not a bundle at all is refused."""
@@ -113,17 +128,7 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
                 # bundle could never come in under its id. Never merged: the whole copy is swapped.
                 _swap_in(home, existing.path, work / "b")
                 result = bundle_mod.check(existing.path, expect_name=True)
-                home.journal.append(
-                    event,
-                    bundle=bid,
-                    sender=key_text(copied.sender.key),
-                    kind=copied.kind,
-                    parent=copied.parent,
-                    thread=copied.thread,
-                    ok=result.ok,
-                    replaced_invalid=True,
-                    **({"via": via} if via else {}),
-                )
+                home.journal.append(event, **_arrival(copied, result, via), replaced_invalid=True)
                 return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
             if existing is not None:
                 # The same bundle again is a fact the verdict reports (a replay, or a resend).
@@ -134,16 +139,7 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
                 existing = find(home, bid)
                 return ImportResult(id=bid, state=existing.state if existing else "pending", new=False)
             result = bundle_mod.check(dest, expect_name=True)
-            home.journal.append(
-                event,
-                bundle=bid,
-                sender=key_text(copied.sender.key),
-                kind=copied.kind,
-                parent=copied.parent,
-                thread=copied.thread,
-                ok=result.ok,
-                **({"via": via} if via else {}),
-            )
+            home.journal.append(event, **_arrival(copied, result, via))
         if result.signature_ok:
             # A key that signed a bundle we hold is remembered as a candidate, never more.
             from .ceremony import add_candidate
