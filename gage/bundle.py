@@ -357,10 +357,34 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
     return out
 
 
-def _copy_hashing(src: Path, dst: Path) -> FileEntry:
+_O_DIR = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
+
+
+def open_beneath(root: Path, rel: str) -> int:
+    """Open `root/rel` for reading, following no symlink on the way, checked at each step.
+
+    Checking the parent folders for symlinks and then opening by path leaves a gap in
+    which a folder can be swapped for a link to somewhere else; opening each component
+    relative to the descriptor of the one before, with O_NOFOLLOW, leaves none. Raises
+    OSError (ELOOP, ENOTDIR) when any component is a symlink or not a folder.
+    """
+    fd = os.open(root, _O_DIR)
+    try:
+        for part in rel.split("/")[:-1]:
+            nfd = os.open(part, _O_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return os.open(rel.split("/")[-1], _O_SAFE, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None) -> FileEntry:
+    """Copy `src` (or the already opened `fd`, which this closes) to `dst`, hashing as it goes."""
     h = hashlib.sha256()
     size = 0
-    fd = os.open(src, _O_SAFE)
+    if fd is None:
+        fd = os.open(src, _O_SAFE)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UsageError(f"{src} is not a regular file")
@@ -448,20 +472,15 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
     wanted = {f.path for f in manifest.files}
     for entry in manifest.files:
         s = src / PAYLOAD / entry.path
-        # Refuse any parent component that is a symlink: it could point outside the bundle.
-        cur = src / PAYLOAD
-        safe = not cur.is_symlink()
-        for part in entry.path.split("/")[:-1]:
-            cur = cur / part
-            if cur.is_symlink():
-                safe = False
-                break
-        if not safe or s.is_symlink() or not s.is_file():
-            continue
         d = dst / PAYLOAD / entry.path
         d.parent.mkdir(parents=True, exist_ok=True)
         try:
-            _copy_hashing(s, d)
+            # Never through a symlink, at any depth, even one swapped in while we copy.
+            fd = open_beneath(src, f"{PAYLOAD}/{entry.path}")
+        except OSError:
+            continue  # missing, a symlink, or under one: left out, and shown as missing when checked
+        try:
+            _copy_hashing(s, d, fd=fd)
         except UsageError:
             continue  # not a regular file after all: left out, and shown as missing when checked
         # An OSError (a failed read or write) propagates: a partial copy must never land, since

@@ -778,3 +778,40 @@ def test_home_that_is_a_file_or_a_symlink_loop(tmp_path: Path, gage, monkeypatch
         r = gage(None, *args)
         assert r.code == 7, (args, r)
     assert sorted(os.listdir(tmp_path)) == ["a-file", "loop", "loop2"]
+
+
+def test_a_folder_swapped_for_a_symlink_after_it_was_checked_copies_nothing_from_outside(
+    make_home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attacker swaps payload/sub for a link to a folder outside the bundle just after gage looks at it.
+
+    Simulated by making every is_symlink() answer False (as a check made a moment before the
+    swap would): the copy itself must still refuse to follow the link.
+    """
+    from gage import bundle as bundle_mod
+
+    me, bob = make_home("me"), make_home("bob")
+    src = tmp_path / "src" / "sub"
+    src.mkdir(parents=True)
+    (src / "f.txt").write_text("innocent\n")
+    m, dest = send.create(bob, [src], kind="share")
+    evil = tmp_path / "evil"
+    shutil.copytree(dest, evil)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("SECRET from outside the bundle\n")
+    shutil.rmtree(evil / "payload" / "sub")
+    (evil / "payload" / "sub").symlink_to(outside, target_is_directory=True)
+    monkeypatch.setattr(Path, "is_symlink", lambda self: False)
+    fd = None
+    with pytest.raises(OSError):
+        fd = bundle_mod.open_beneath(evil, "payload/sub/f.txt")
+    assert fd is None
+    store.import_bundle(me, evil)
+    monkeypatch.undo()
+    held = store.find(me, m.id)
+    assert held is not None
+    for p in held.path.rglob("*"):
+        if p.is_file():
+            assert b"SECRET" not in p.read_bytes()
+    assert not bundle_mod.check(held.path, expect_name=True).ok  # f.txt is missing: tampered

@@ -163,13 +163,15 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
     real = bundle_mod._copy_hashing
     calls = []
 
-    def failing(s: Path, d: Path) -> FileEntry:
+    def failing(s: Path, d: Path, *, fd: int | None = None) -> FileEntry:
         calls.append(s)
         if len(calls) == 2:
+            if fd is not None:
+                os.close(fd)
             if failure == "io-error":
                 raise OSError(errno.EIO, "Input/output error")
             raise RuntimeError("power cut")
-        return real(s, d)
+        return real(s, d, fd=fd)
 
     monkeypatch.setattr(bundle_mod, "_copy_hashing", failing)
     expected = GageIOError if failure == "io-error" else RuntimeError
