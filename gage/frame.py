@@ -94,6 +94,8 @@ def fields(v: Verdict) -> list[Field]:
                 "bad",
             )
         )
+    elif s.is_me:
+        out.append(Field("sender", f"me: this home's own key ({key_text(s.key)}); a bundle I signed", "normal"))
     elif s.status == "confirmed":
         out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_text(s.key)})", "good"))
     else:

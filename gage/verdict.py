@@ -33,6 +33,10 @@ class Sender:
     # False when the signature does not verify: the key is then only what the manifest
     # names, not a proven signer, so it is never given a contact's name.
     signature_ok: bool = True
+    # The key is this home's own identity (a bundle I made, come back). Its status is
+    # still what the contacts say, and the verdict is not raised: this is a fact for the
+    # reader, so the frame never calls my own key one this home does not know.
+    is_me: bool = False
 
     def label(self) -> str:
         if self.name is not None:
@@ -41,6 +45,8 @@ class Sender:
             return "no key (manifest unreadable)"
         if not self.signature_ok:
             return f"unproven key {short_fingerprint(self.key)}"
+        if self.is_me:
+            return f"my own key {short_fingerprint(self.key)}"
         return f"{self.status} key {short_fingerprint(self.key)}"
 
     def to_json(self) -> dict[str, Any]:
@@ -50,6 +56,7 @@ class Sender:
             "status": self.status,
             "claimed_name": self.claimed_name,
             "signature_ok": self.signature_ok,
+            "is_me": self.is_me,
         }
 
 
@@ -267,6 +274,7 @@ def compute(
         status=status,
         claimed_name=m.sender.name,
         signature_ok=signed,
+        is_me=signed and m.sender.key == home.identity.key,
     )
     if check.problems:
         verdict = "invalid"

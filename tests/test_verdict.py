@@ -283,6 +283,7 @@ def test_verdict_json_through_the_cli(make_home, tmp_path: Path, gage) -> None:
         "status": "confirmed",
         "claimed_name": "olga",
         "signature_ok": True,
+        "is_me": False,
     }
     assert j["files"] == [{"path": "a.txt", "size": 2, "sha256": m.files[0].sha256}]
     r = gage(me, "verdict", m.id)
@@ -299,4 +300,24 @@ def test_unreadable_manifest_is_invalid_with_no_sender(make_home, tmp_path: Path
     v = verdict_mod.compute(me, t)
     assert v.verdict == "invalid"
     assert [(p.stage, p.path) for p in v.problems] == [("malformed", "manifest.json")]
-    assert v.sender.to_json() == {"key": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False}
+    assert v.sender.to_json() == {"key": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False, "is_me": False}
+
+
+def test_a_bundle_signed_with_my_own_key_is_shown_as_mine_not_as_unknown(make_home, tmp_path) -> None:
+    """My own bundle come back (say, from a restored outbox) must not be described as from a key I do not know."""
+    from gage import frame, send, store
+    from gage import verdict as verdict_mod
+
+    me = make_home("me")
+    src = tmp_path / "n.txt"
+    src.write_text("mine\n")
+    m, dest = send.create(me, [src], kind="share", copy_to=tmp_path / "wire")
+    import shutil
+
+    shutil.rmtree(dest)  # gone from the outbox, so it can arrive
+    store.import_bundle(me, tmp_path / "wire" / m.id)
+    v = verdict_mod.compute(me, store.find(me, m.id))
+    assert v.sender.is_me and v.to_json()["sender"]["is_me"] is True
+    assert v.verdict == "unverified" and v.sender.name is None
+    [line] = [f.value for f in frame.fields(v) if f.label == "sender"]
+    assert line.startswith("me: this home's own key") and "does not know" not in line
