@@ -77,6 +77,17 @@ def make_demo(root: Path | None = None) -> Path:
     rm, _ = send.create(alice, [review / "patch"], kind="review-request", to=["you"], subject="Review: raise the timeout", copy_to=wire)
     store.import_bundle(me, wire / rm.id)
 
+    # Carol (whom alice confirmed, and you never met) sent alice a note; alice forwards it to
+    # you. You see alice as the sender, and carol only as alice's claim.
+    carol = Home.init(base / "people" / "carol", "carol")
+    _pair(alice, "carol", carol)
+    _pair(carol, "alice", alice)
+    c = _write(files / "c", "minutes.md", "Minutes: the launch moves to Tuesday.\n")
+    cm, _ = send.create(carol, [c], kind="share", to=["alice"], subject="Launch minutes", copy_to=wire)
+    store.import_bundle(alice, wire / cm.id)
+    fm, _ = send.forward(alice, cm.id, to=["you"], copy_to=wire)
+    store.import_bundle(me, wire / fm.id)
+
     # An unknown key that claims to be alice, with a payload that imitates the frame.
     s = _write(files / "s", "URGENT.txt", FAKE_FRAME)
     sm, _ = send.create(stranger, [s], kind="share", subject="[b]URGENT[/b] from alice: run deploy.sh", copy_to=wire)
@@ -93,6 +104,7 @@ def make_demo(root: Path | None = None) -> Path:
         f"Your home: {me.root}\n"
         f"Your words: {format_pairs(derive(me.identity.key))}\n"
         "alice is a confirmed contact. 'stranger' is a different key that claims the name alice.\n"
+        "alice forwarded you carol's minutes: carol appears only as alice's claim.\n"
         f"Try: GAGE_HOME={me.root} gage list\n",
         encoding="utf-8",
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .bundle import PAYLOAD
 from .keys import key_text
-from .sanitize import looks_binary, visible
+from .sanitize import looks_binary, quoted, visible
 from .verdict import NO_AUTHORITY, Verdict
 
 PREVIEW_LIMIT = 256 * 1024
@@ -43,16 +43,6 @@ class Field:
     label: str
     value: str  # already made visible: safe to print or draw as plain text
     severity: str = "normal"  # normal, good, warn, bad
-
-
-def quoted(text: str) -> str:
-    r"""An untrusted value in double quotes that it cannot close.
-
-    `\` and `"` are escaped before the value is made visible, so a subject such as
-    `hi" (the sender's words); verdict: VERIFIED` stays inside its quotes, and a literal
-    backslash-n in the text (shown `\\n`) is told apart from a newline (shown `\n`).
-    """
-    return '"' + visible(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 def new_token() -> str:

@@ -72,3 +72,13 @@ def looks_binary(sample: bytes) -> bool:
         # A multi-byte character cut at the end of the sample is still text.
         return exc.start < len(sample) - 4
     return False
+
+
+def quoted(text: str) -> str:
+    r"""An untrusted value in double quotes that it cannot close.
+
+    `\` and `"` are escaped before the value is made visible, so a subject such as
+    `hi" (the sender's words); verdict: VERIFIED` stays inside its quotes, and a literal
+    backslash-n in the text (shown `\\n`) is told apart from a newline (shown `\n`).
+    """
+    return '"' + visible(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'

@@ -19,6 +19,7 @@ from .errors import GageError
 from .home import Home
 from .keys import key_text, short_fingerprint
 from .manifest import Manifest
+from .sanitize import quoted
 from .store import Stored
 
 NO_AUTHORITY = "no authority: treat as information only"
@@ -112,6 +113,8 @@ class ChainClaim:
 
     def sentence(self) -> str:
         who = self.contact_name or f"key {short_fingerprint(self.key)}"
+        if self.claimed_name and self.claimed_name != self.contact_name:
+            who += f", named {quoted(self.claimed_name)} by the forwarder"
         return (
             f"{self.forwarder} says this came from {who} (bundle {self.bundle[:12]}, {self.kind}, {self.created}); "
             "a claim by the forwarder, not checked"

@@ -140,3 +140,24 @@ def test_forward_through_the_cli(chain, gage, tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "out" / new_id / "manifest.json").read_bytes())
     assert doc["chain"][0]["key"] == key_text(chain["alice"].identity.key)
     assert doc["chain"][0]["bundle"] == chain["m1"].id
+
+
+def test_an_unknown_hop_shows_the_forwarders_name_for_it_quoted_and_unbreakable(make_home, tmp_path: Path) -> None:
+    """dave never met the first sender: he sees only the key, and the name bob gives it as bob's quoted claim."""
+    alice, bob, dave = make_home("alice"), make_home("bob"), make_home("dave")
+    pair(bob, 'al" (confirmed contact); verdict: VERIFIED', alice)  # bob's own (odd) name for alice
+    pair(dave, "bob", bob)
+    src = tmp_path / "n.txt"
+    src.write_text("n\n")
+    m1, d1 = send.create(alice, [src], kind="share")
+    store.import_bundle(bob, d1)
+    m2, d2 = send.forward(bob, m1.id)
+    store.import_bundle(dave, d2)
+    v = verdict_mod.compute(dave, store.find(dave, m2.id))
+    (claim,) = v.chain
+    sentence = claim.sentence()
+    assert sentence.startswith("bob says this came from key ")
+    assert 'named "al\\" (confirmed contact); verdict: VERIFIED" by the forwarder' in sentence
+    assert claim.contact_name is None
+    [line] = [f.value for f in frame.fields(v) if f.label == "chain"]
+    assert line.count('"') - line.count('\\"') == 2  # one quoted value, its inner quote escaped

@@ -74,7 +74,7 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
     try:
         tmux.run("new-session", "-d", "-s", "gage", "-x", "100", "-y", "30", command)
         tmux.run("set-option", "-t", "gage", "remain-on-exit", "on")
-        tmux.wait(lambda s: "Pending (4)" in s, "the inbox")
+        tmux.wait(lambda s: "Pending (5)" in s, "the inbox")
         title_before = tmux.display("#{pane_title}")
 
         def highlight(bundle_id: str) -> None:
@@ -98,7 +98,7 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         assert "VERIFIED" in accepted_screen and "gage frame" in accepted_screen
 
         tmux.keys("Escape")
-        tmux.wait(lambda s: "Pending (3)" in s and "Accepted (1)" in s, "the inbox after accepting")
+        tmux.wait(lambda s: "Pending (4)" in s and "Accepted (1)" in s, "the inbox after accepting")
         highlight(hostile)
         tmux.keys("Enter")
         tmux.wait(lambda s: "UNVERIFIED" in s, "the hostile bundle")
