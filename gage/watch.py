@@ -224,8 +224,15 @@ class Watcher:
             else:
                 self._announce(rec, path, events)
             return
-        if store.find(self.home, manifest.id) is not None:
-            rec.done = True  # already held: importing again would only add a replay record
+        held = store.find(self.home, manifest.id)
+        if held is not None:
+            rec.done = True
+            # Already held: importing again would only add a replay record, unless the copy
+            # held in pending is invalid (a stalled copy that settled, or a damaged one that
+            # came first) and this one now checks out: then import swaps it in whole.
+            if held.state == "pending" and bundle_mod.check(path).ok:
+                if not bundle_mod.check(held.path, expect_name=True).ok:
+                    self._import(drop, path, events)
             return
         check = bundle_mod.check(path)
         if not check.ok and not settled:

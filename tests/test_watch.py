@@ -214,6 +214,15 @@ def test_settle_rule_imports_a_stalled_partial_bundle_as_invalid_only_after_sett
     assert v.verdict == "invalid"
     assert w.scan() == []  # imported once
 
+    # The copy finally completes: the watcher brings in the good copy in place of the invalid one.
+    shutil.copyfile(world.wire / bid / PAYLOAD / "note.txt", dst / PAYLOAD / "note.txt")
+    [ev] = w.scan()
+    assert ev.kind == "imported" and "VERIFIED" in ev.message
+    assert verdict_mod.compute(world.me, store.find(world.me, bid)).verdict != "invalid"
+    arrivals = [e for e in received(world, bid) if not e.get("again")]
+    assert len(arrivals) == 2 and arrivals[-1].get("replaced_invalid") is True
+    assert w.scan() == []  # and only once
+
 
 def test_complete_bundle_needs_no_settling_and_held_bundles_are_not_reimported(world: World, drop: Path) -> None:
     bid = big_bundle(world)
