@@ -37,11 +37,11 @@ from . import gate, store
 from . import verdict as verdict_mod
 from .errors import GageError, GageIOError, UsageError
 from .home import Home
+from .treestat import Fingerprint, tree_fingerprint
 
 TEMP_SUFFIXES = (".tmp", ".temp", ".part", ".partial", ".crdownload", ".download", ".swp", "~")
 FINGERPRINT_LIMIT = 20_000  # entries walked per candidate: a bundle has at most 10,000 files
 
-Fingerprint = tuple[tuple[str, int, int, int], ...]
 
 
 @dataclass
@@ -70,30 +70,8 @@ def is_temporary_name(name: str) -> bool:
 
 
 def fingerprint(root: Path) -> Fingerprint:
-    """Type, size and mtime of everything under `root`, without following symlinks.
-
-    Two equal fingerprints some seconds apart mean nobody is writing there any more.
-    """
-    out: list[tuple[str, int, int, int]] = []
-    stack = [(root, "")]
-    while stack and len(out) < FINGERPRINT_LIMIT:
-        directory, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            out.append((prefix or ".", -1, 0, 0))
-            continue
-        for e in entries:
-            rel = prefix + e.name
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                out.append((rel, -1, 0, 0))
-                continue
-            out.append((rel, stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns))
-            if stat.S_ISDIR(st.st_mode):
-                stack.append((Path(e.path), rel + "/"))
-    return tuple(sorted(out))
+    """Two equal fingerprints some seconds apart mean nobody is writing there any more."""
+    return tree_fingerprint(root, limit=FINGERPRINT_LIMIT)
 
 
 @dataclass

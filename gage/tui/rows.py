@@ -19,7 +19,6 @@ any file under the bundle changes its fingerprint and the bundle is checked agai
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +31,8 @@ from ..contacts import Contacts
 from ..errors import GageError
 from ..home import Home
 from ..store import Stored
+from ..treestat import UNREADABLE, Fingerprint, tree_fingerprint
 from ..verdict import JournalFacts, Verdict, compute
-
-Fingerprint = tuple[tuple[str, int, int, int, int, int], ...]
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -61,28 +59,10 @@ class Row:
 
 
 def fingerprint(root: Path) -> Fingerprint | None:
-    """Every entry under `root`, links not followed: relative path, mode, size, mtime, ctime, inode.
-
-    Cheap (no file is opened) and it changes with any write, truncation, rename,
-    replacement, addition or removal of a file. ctime cannot be set back by a writer
-    the way mtime can. None when the directory cannot be walked (it is vanishing).
-    """
-    out: list[tuple[str, int, int, int, int, int]] = []
-    pending = [(root, "")]
-    try:
-        while pending:
-            directory, prefix = pending.pop()
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    st = entry.stat(follow_symlinks=False)
-                    rel = prefix + entry.name
-                    out.append((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((Path(entry.path), rel + "/"))
-    except OSError:
-        return None
-    out.sort()
-    return tuple(out)
+    """The tree's fingerprint (gage.treestat), or None when any part of it cannot be read
+    (it is vanishing): such a check is never cached."""
+    fp = tree_fingerprint(root)
+    return None if any(entry[1] == UNREADABLE for entry in fp) else fp
 
 
 class CheckCache:
