@@ -121,6 +121,10 @@ def fields(v: Verdict) -> list[Field]:
             out.append(Field("chain", visible(c.sentence()), "warn"))
     else:
         out.append(Field("chain", "none (not forwarded)"))
+    if v.transport is not None:
+        out.append(Field("via", visible(v.transport.sentence())))
+        for d in v.transport.disagreements:
+            out.append(Field("transport", visible(f"DISAGREES with the signature: {d}"), "bad"))
     if m is not None:
         out.append(Field("files", f"{len(m.files)} file(s), {m.total_size} bytes"))
     return out

@@ -83,7 +83,7 @@ def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> St
     return sorted(matches, key=lambda s: order[s.state])[0]
 
 
-def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None) -> dict[str, object]:
+def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: dict[str, str] | None) -> dict[str, object]:
     """The journal fields of an arrival: what the verdict later reads as "seen"."""
     fields: dict[str, object] = {
         "bundle": m.id,
@@ -95,12 +95,20 @@ def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None) -> dict[str
     }
     if via:
         fields["via"] = via
+    if transport:
+        fields["transport"] = transport
     return fields
 
 
-def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | None = None) -> ImportResult:
+def import_bundle(
+    home: Home, src: Path, *, event: str = "imported", via: str | None = None, transport: dict[str, str] | None = None
+) -> ImportResult:
     """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
-    (the verdict will say invalid); a folder that is not a bundle at all is refused."""
+    (the verdict will say invalid); a folder that is not a bundle at all is refused.
+
+    `transport`: what a carrier says about where the bundle came from (an A2A peer, the
+    agent it names). Journaled with the arrival; the verdict shows it as a claim only.
+    """
     src = Path(src)
     if src.is_symlink():
         raise RefusedError("is a symlink; give the bundle directory itself", path=str(src))
@@ -128,18 +136,23 @@ def import_bundle(home: Home, src: Path, *, event: str = "imported", via: str | 
                 # bundle could never come in under its id. Never merged: the whole copy is swapped.
                 _swap_in(home, existing.path, work / "b")
                 result = bundle_mod.check(existing.path, expect_name=True)
-                home.journal.append(event, **_arrival(copied, result, via), replaced_invalid=True)
+                home.journal.append(event, **_arrival(copied, result, via, transport), replaced_invalid=True)
                 return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
             if existing is not None:
                 # The same bundle again is a fact the verdict reports (a replay, or a resend).
-                home.journal.append(event, bundle=bid, again=True, state=existing.state, **({"via": via} if via else {}))
+                again: dict[str, object] = {"bundle": bid, "again": True, "state": existing.state}
+                if via:
+                    again["via"] = via
+                if transport:
+                    again["transport"] = transport
+                home.journal.append(event, **again)
                 return ImportResult(id=bid, state=existing.state, new=False)
             dest = home.state_dir("pending") / bid
             if not atomic.rename_noreplace(work / "b", dest):
                 existing = find(home, bid)
                 return ImportResult(id=bid, state=existing.state if existing else "pending", new=False)
             result = bundle_mod.check(dest, expect_name=True)
-            home.journal.append(event, **_arrival(copied, result, via))
+            home.journal.append(event, **_arrival(copied, result, via, transport))
         if result.signature_ok:
             # A key that signed a bundle we hold is remembered as a candidate, never more.
             from .ceremony import add_candidate

@@ -134,6 +134,57 @@ class ChainClaim:
 
 
 @dataclass
+class TransportClaim:
+    """What the carrier said about where a bundle came from (an A2A peer, the agent it
+    names). Never an input to the verdict: shown beside it, and where it disagrees with
+    the signature, the disagreement is shown and the signature wins."""
+
+    carrier: str
+    fields: dict[str, str]
+    disagreements: list[str]
+
+    def sentence(self) -> str:
+        f = self.fields
+        out = "A2A" if self.carrier == "a2a" else quoted(self.carrier)
+        if f.get("protocol"):
+            out += f" (protocol {f['protocol']})"
+        if f.get("from_name"):
+            out += f" from {quoted(f['from_name'])}"
+        if f.get("from_card"):
+            out += f" (card {quoted(f['from_card'])})"
+        if f.get("from_key"):
+            out += f", naming key {f['from_key']}"
+        if f.get("peer"):
+            out += f", connection from {quoted(f['peer'])}"
+        if f.get("file"):
+            out += f", imported from the file {quoted(f['file'])}"
+        return out + "; what the transport says, not checked"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"carrier": self.carrier, **self.fields, "claim": self.sentence(), "disagreements": self.disagreements}
+
+
+def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) -> TransportClaim | None:
+    if not raw:
+        return None
+    fields = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str) and k != "carrier"}
+    carrier = raw.get("carrier") if isinstance(raw.get("carrier"), str) else "unknown"
+    disagree: list[str] = []
+    claimed_key = fields.get("from_key")
+    if claimed_key and claimed_key != key_text(m.sender.key):
+        signer = "signed by" if sender.signature_ok else "whose unverified signature names"
+        disagree.append(
+            f"the transport names key {claimed_key} as the sender, but this bundle is {signer} {key_text(m.sender.key)}: "
+            "the signature wins"
+        )
+    claimed_name = fields.get("from_name")
+    if claimed_name and sender.signature_ok and claimed_name not in (sender.name, m.sender.name):
+        who = f"the confirmed contact {quoted(sender.name)}" if sender.name else f"a key claiming the name {quoted(m.sender.name)}"
+        disagree.append(f"the transport calls the sender {quoted(claimed_name)}, but the signature is {who}'s: the signature wins")
+    return TransportClaim(carrier=str(carrier), fields=fields, disagreements=disagree)
+
+
+@dataclass
 class Verdict:
     id: str | None
     path: Path
@@ -149,6 +200,7 @@ class Verdict:
     authority_errors: list[str]
     chain: list[ChainClaim]
     accepted_how: str | None = None  # human, human-unverified, unattended
+    transport: TransportClaim | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -183,6 +235,7 @@ class Verdict:
             "authority_errors": self.authority_errors,
             "chain": [c.to_json() for c in self.chain],
             "accepted_how": self.accepted_how,
+            "transport": self.transport.to_json() if self.transport else None,
         }
 
 
@@ -197,6 +250,8 @@ class JournalFacts:
         self.first_received: dict[str, str] = {}
         self.sent: set[str] = set()
         self.accepted_how: dict[str, str] = {}
+        # The latest arrival's transport claims: a resend over another route replaces them.
+        self.transport: dict[str, dict[str, Any]] = {}
         for e in entries:
             b = e.get("bundle")
             if not isinstance(b, str):
@@ -205,6 +260,9 @@ class JournalFacts:
             if ev in ("imported", "received"):
                 self.received[b] = self.received.get(b, 0) + 1
                 self.first_received.setdefault(b, str(e.get("time")))
+                t = e.get("transport")
+                if isinstance(t, dict):
+                    self.transport[b] = t
             elif ev == "sent":
                 self.sent.add(b)
             elif ev == "accepted":
@@ -336,4 +394,5 @@ def compute(
         authority_errors=authority_errors,
         chain=chain,
         accepted_how=accepted_how if state == "accepted" else None,
+        transport=_transport_claim(facts.transport.get(m.id), m, sender),
     )

@@ -68,3 +68,42 @@ def test_nothing_but_the_ceremony_confirms_a_key() -> None:
         if "._confirm(" in text and path.name != "ceremony.py":
             callers.append(str(path.relative_to(ROOT)))
     assert not callers, f"only the ceremony may confirm a key; also found in {callers}"
+
+
+SDK_PACKAGES = ("a2a", "starlette", "uvicorn", "httpx", "sse_starlette", "google.protobuf", "pydantic")
+# The one module that may load the optional A2A extra; the CLI imports it only inside serve and send.
+SDK_USERS = {ROOT / "a2a" / "live.py"}
+
+
+def test_only_the_live_transport_imports_the_a2a_sdk() -> None:
+    """The SDK is an optional extra: every module but gage/a2a/live.py must work without it."""
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        if path in SDK_USERS:
+            continue
+        for name in _imports(path):
+            if any(name == sdk or name.startswith(sdk + ".") for sdk in SDK_PACKAGES):
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not offenders, "only gage/a2a/live.py may import the A2A SDK or its server:\n" + "\n".join(offenders)
+
+
+def test_the_cli_loads_without_the_sdk() -> None:
+    """`gage --help` and every other command start without the extra: nothing imports live at load time."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('a2a', 'starlette', 'uvicorn', 'httpx'):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from gage.cli.main import build_parser\n"
+        "import gage.a2a.artifact, gage.a2a.card, gage.tui.app\n"
+        "build_parser()\n"
+        "print('ok')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "ok"

@@ -10,6 +10,7 @@ from typing import Any
 from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
+from ..a2a import card
 from ..contacts import Contacts
 from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
@@ -19,7 +20,11 @@ from .output import emit_json, err, open_home, out, show
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
-    p.add_argument("source", metavar="KEYFILE", help="their key file (or a key ed25519:..., or the id of a bundle they signed)")
+    p.add_argument(
+        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., or the id of a bundle they signed)"
+    )
+    p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
+    p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
     p.add_argument("--name", required=True, help="what you will call them here")
     p.set_defaults(func=cmd_pair)
 
@@ -82,7 +87,14 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
 
 def cmd_pair(args: Any) -> int:
     home = open_home(args)
-    key, claimed, source = _their_key(home, args.source)
+    if (args.source is None) == (args.card is None):
+        raise UsageError("give their key file (or key, or bundle id), or --card FILE|URL: one of the two")
+    if args.card is not None:
+        # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
+        claim = card.load(home, args.card, refresh=args.refresh)
+        key, claimed, source = claim.key, claim.claimed_name, claim.description
+    else:
+        key, claimed, source = _their_key(home, args.source)
     if key == home.identity.key:
         raise RefusedError("that is your own key")
     ceremony.add_candidate(home, key, claimed, source)

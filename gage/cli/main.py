@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import Exit, GageError
-from . import cmd_core, cmd_gate, cmd_trust
+from . import cmd_a2a, cmd_core, cmd_gate, cmd_trust
 from .output import err, show
 
 
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (cmd_core, cmd_trust, cmd_gate):
+    for module in (cmd_core, cmd_trust, cmd_gate, cmd_a2a):
         module.register(sub)
     return parser
 

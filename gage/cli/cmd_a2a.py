@@ -1,0 +1,248 @@
+"""`gage a2a`: bundles as A2A artifacts (export, import), this home's card, and the live
+endpoint (serve, send; these need the optional extra `gage[a2a]`).
+
+The format and the card are core code (gage.a2a.artifact, gage.a2a.card); serve and
+send load the SDK only when run, so every other command starts without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import atomic, store
+from ..a2a import artifact, card
+from ..errors import GageIOError, RefusedError, UsageError
+from .output import emit_json, err, open_home, out, show
+
+EXAMPLES = """\
+examples:
+  gage a2a export 3f2a -o bundle.a2a.json          # an A2A 1.0 Artifact
+  gage a2a export 3f2a --protocol 0.3 -o b.json     # the same bundle for a 0.3 agent
+  gage a2a import bundle.a2a.json                  # lands in inbox/pending, unread
+  gage a2a card --url http://127.0.0.1:8470/ --json
+  gage a2a serve --port 8470                       # needs gage[a2a]
+  gage a2a send 3f2a http://127.0.0.1:8470/        # needs gage[a2a]
+"""
+
+
+def _max_bytes(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if not 1024 <= n <= 1 << 40:
+        raise argparse.ArgumentTypeError("give between 1024 and 2**40 bytes")
+    return n
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
+    return n
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "a2a",
+        help="A2A: export and import bundles as artifacts, this home's agent card, serve and send",
+        description="Bundles over A2A. The bundle travels byte for byte; nothing A2A says is consent or trust.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    asub = p.add_subparsers(dest="a2a_command", metavar="ACTION", required=True)
+
+    e = asub.add_parser("export", help="write a bundle as an A2A Artifact (JSON)")
+    e.add_argument("id", metavar="ID")
+    e.add_argument("--protocol", choices=artifact.PROTOCOLS, default=artifact.DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
+    e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    e.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    e.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the largest bundle to export (default: this home's A2A limit)")
+    e.set_defaults(func=cmd_export)
+
+    i = asub.add_parser("import", help="land the bundles in an A2A Artifact, Message or Task in inbox/pending")
+    i.add_argument("source", metavar="FILE", help="a JSON file, or - for standard input")
+    i.add_argument("--protocol", choices=artifact.PROTOCOLS, help="read as this version (default: detected)")
+    i.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the most bytes to take (default: this home's A2A limit)")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_import)
+
+    c = asub.add_parser("card", help="this home's gage extension entry for an agent card, or a whole card with --url")
+    c.add_argument("--url", metavar="URL", help="the URL the agent is served at: print a whole agent card")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_card)
+
+    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs gage[a2a])")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=_port, default=8470, help="port (default 8470; 0 picks a free one)")
+    s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
+    s.add_argument("--token-file", metavar="FILE", help="a file holding a bearer token every request must carry (required off loopback)")
+    s.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
+    s.set_defaults(func=cmd_serve)
+
+    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
+    t.add_argument("id", metavar="ID")
+    t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
+    t.add_argument("--protocol", choices=artifact.PROTOCOLS, default=artifact.DEFAULT_PROTOCOL)
+    t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
+    t.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_send)
+
+
+def _limits(home: Any, args: Any) -> artifact.Limits:
+    return artifact.Limits(max_bytes=args.max_bytes) if getattr(args, "max_bytes", None) else artifact.Limits.of(home)
+
+
+def _read_bounded(source: str, limit: int) -> tuple[bytes, str]:
+    """The input, read no further than `limit` + 1 bytes: a regular file (never a FIFO that
+    would block) or standard input."""
+    if source == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+        where = "standard input"
+    else:
+        try:
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            raise GageIOError(f"cannot open: {exc.strerror}", path=source) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise RefusedError("is not a regular file", path=source)
+            chunks: list[bytes] = []
+            total = 0
+            while total <= limit:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
+        except OSError as exc:
+            raise GageIOError(f"cannot read: {exc.strerror}", path=source) from exc
+        finally:
+            os.close(fd)
+        where = Path(source).name
+    if len(data) > limit:
+        raise RefusedError(f"is over the A2A limit of {limit} bytes for a JSON object; nothing was imported", path=where)
+    return data, where
+
+
+def _sdk() -> Any:
+    try:
+        from ..a2a import live
+    except ImportError as exc:
+        raise UsageError(
+            f"serve and send need the optional A2A extra ({exc.name or exc} is not installed): pip install 'gage[a2a]'"
+        ) from None
+    return live
+
+
+def _token(path: str | None) -> str | None:
+    if path is None:
+        return None
+    data, where = _read_bounded(path, 4096)
+    token = data.decode("utf-8", errors="replace").strip()
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise RefusedError("a bearer token must be one line of at least 16 characters, with no spaces", path=where)
+    return token
+
+
+def cmd_export(args: Any) -> int:
+    home = open_home(args)
+    stored = store.resolve(home, args.id)
+    obj = artifact.export_artifact(stored.path, protocol=args.protocol, limits=_limits(home, args))
+    data = (json.dumps(obj, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    if args.output:
+        dest = Path(args.output)
+        if (dest.exists() or dest.is_symlink()) and not args.force:
+            raise RefusedError("exists; give --force to replace it", path=str(dest))
+        atomic.write_bytes(dest, data, 0o644)
+        err(f"{stored.id[:12]}: wrote an A2A {args.protocol} artifact to {show(str(dest))}")
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    return 0
+
+
+def _report(landed: list[artifact.Landed], how: str) -> None:
+    for r in landed:
+        for note in r.notes:
+            err(f"{r.id[:12]}: note: {show(note)}")
+        if not r.new:
+            err(f"{r.id[:12]}: already there ({r.state})")
+        elif not r.ok:
+            err(f"{r.id[:12]}: arrived {how} in pending, but it does NOT verify: {show(r.problem or '')}")
+        else:
+            err(f"{r.id[:12]}: arrived {how} in pending (unread; nothing is accepted until you say so)")
+
+
+def cmd_import(args: Any) -> int:
+    home = open_home(args)
+    limits = _limits(home, args)
+    data, where = _read_bounded(args.source, limits.max_request_bytes)
+    transport = {"file": where} if args.source != "-" else {}
+    landed = artifact.receive_bytes(home, data, protocol=args.protocol, transport=transport, limits=limits)
+    if args.json:
+        emit_json({"landed": [r.to_json() for r in landed]})
+        return 0
+    _report(landed, "over A2A")
+    for r in landed:
+        out(r.id)
+    return 0
+
+
+def cmd_card(args: Any) -> int:
+    home = open_home(args)
+    if args.url:
+        value = card.agent_card(home, args.url)
+    else:
+        value = card.card_extension(home)
+    if args.json:
+        emit_json(value)
+        return 0
+    ext = card.card_extension(home)
+    params = ext["params"]
+    out(f"extension: {ext['uri']}")
+    out(f"key:       {params['key']} (a claim to whoever reads the card; they confirm it with the ceremony)")
+    out(f"name:      {show(params['name'])} (a claim)")
+    out(f"takes:     format versions {', '.join(params['versions'])}; kinds {', '.join(params['kinds'])}; "
+        f"protocols {', '.join(params['protocols'])}; at most {params['max_bytes']} bytes")
+    if args.url:
+        out(f"card:      served at {show(card.card_url(args.url))} by `gage a2a serve`")
+    out("Use --json for the JSON to put in a card's capabilities.extensions (with --url: the whole card).")
+    return 0
+
+
+def cmd_serve(args: Any) -> int:
+    live = _sdk()
+    home = open_home(args)
+    token = _token(args.token_file)
+    limits = _limits(home, args)
+
+    def on_event(line: str) -> None:
+        out(line)
+
+    live.serve(home, host=args.host, port=args.port, token=token, limits=limits, on_event=on_event, url=args.url)
+    return 0
+
+
+def cmd_send(args: Any) -> int:
+    live = _sdk()
+    home = open_home(args)
+    stored = store.resolve(home, args.id)
+    result = live.send(home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args))
+    if args.json:
+        emit_json(result.to_json())
+        return 0
+    for line in result.lines():
+        out(show(line))
+    return 0
