@@ -22,7 +22,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (cmd_core, cmd_trust, cmd_gate, cmd_a2a):
         module.register(sub)
+    _home_anywhere(parser)
     return parser
+
+
+def _home_anywhere(parser: argparse.ArgumentParser) -> None:
+    """Accept `--home DIR` after the subcommand too (`gage list --home DIR`), as people type it.
+
+    Each subcommand gets the option with a suppressed default, so it only sets `home` when
+    given there, and never hides a `--home` given before the subcommand.
+    """
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if not any("--home" in a.option_strings for a in sub._actions):
+                    sub.add_argument("--home", metavar="DIR", default=argparse.SUPPRESS, help="the gage home (as before the command)")
+                _home_anywhere(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,41 @@
+"""Conventions people expect of a command line: `--home` anywhere, `python -m gage`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gage.home import Home
+
+
+def test_home_is_taken_after_the_subcommand_too(make_home, gage, tmp_path: Path) -> None:
+    alice = make_home("alice")
+    for argv in (["--home", str(alice.root), "id", "--json"], ["id", "--home", str(alice.root), "--json"], ["id", "--json", "--home", str(alice.root)]):
+        r = gage(None, *argv)
+        assert r.code == 0, (argv, r.err)
+        assert json.loads(r.out)["name"] == "alice"
+
+
+def test_home_after_a_nested_subcommand(make_home, gage) -> None:
+    alice = make_home("alice")
+    r = gage(None, "a2a", "card", "--home", str(alice.root), "--json")
+    assert r.code == 0 and json.loads(r.out)["params"]["name"] == "alice"
+    r = gage(None, "journal", "verify", "--home", str(alice.root))
+    assert r.code == 0
+
+
+def test_home_after_the_subcommand_wins_over_the_environment(make_home, gage, monkeypatch, tmp_path: Path) -> None:
+    alice = make_home("alice")
+    bob = make_home("bob")
+    monkeypatch.setenv("GAGE_HOME", str(bob.root))
+    r = gage(None, "id", "--json", "--home", str(alice.root))
+    assert json.loads(r.out)["name"] == "alice"
+
+
+def test_python_dash_m_gage_runs_the_cli(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h", "carol")
+    res = subprocess.run([sys.executable, "-m", "gage", "--home", str(tmp_path / "h"), "id", "--json"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["name"] == "carol"
