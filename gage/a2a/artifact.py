@@ -35,7 +35,7 @@ from ..errors import (
 )
 from ..home import Home
 from ..keys import MAX_CLAIMED_NAME, key_text, parse_key, verify_manifest_signature
-from ..manifest import MANIFEST_LIMIT, Manifest
+from ..manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
 from ..settings import DEFAULT_A2A_MAX_BYTES as DEFAULT_MAX_BYTES
 from ..strictjson import loads as strict_loads
 
@@ -73,6 +73,7 @@ PAYLOAD_MEDIA_TYPES = {
 DEFAULT_MEDIA_TYPE = "application/octet-stream"
 
 MAX_CARD_URL = 2048
+MAX_TASK_ARTIFACTS = 100
 
 # The closed metadata object under metadata[EXTENSION_URI]: every value a string.
 REQUIRED_META = ("version", "kind", "bundle", "manifest", "signature")
@@ -436,6 +437,8 @@ def _carried(holder: dict[str, Any], meta: dict[str, str], protocol: str, where:
     parts = holder.get("parts")
     if not isinstance(parts, list) or not parts:
         raise _bad("must be a non-empty list of parts", f"{where}.parts")
+    if len(parts) > MAX_FILES + 2:
+        raise RefusedError(f"has {len(parts)} parts; a bundle has at most {MAX_FILES} files and two more parts", field=f"{where}.parts")
     got: dict[str, bytes] = {}
     for i, part in enumerate(parts):
         pwhere = f"{where}.parts[{i}]"
@@ -517,13 +520,17 @@ def _version_signs(value: Any, out: set[str]) -> None:
                     _version_signs(item, out)
 
 
-def detect_protocol(obj: Any) -> str:
-    """1.0 or 0.3, from the shapes alone: 0.3 tags parts with `kind`, 1.0 has `raw` and ROLE_ names."""
-    obj = _obj(obj, "(top)")
+def _signs(obj: Any) -> set[str]:
     signs: set[str] = set()
-    _version_signs(obj, signs)
+    _version_signs(_obj(obj, "(top)"), signs)
     if len(signs) > 1:
         raise _bad("mixes protocol 0.3 and 1.0 shapes", "(top)")
+    return signs
+
+
+def detect_protocol(obj: Any) -> str:
+    """1.0 or 0.3, from the shapes alone: 0.3 tags parts with `kind`, 1.0 has `raw` and ROLE_ names."""
+    signs = _signs(obj)
     if not signs:
         raise _bad("has no part, role or state that shows its protocol version; give --protocol", "(top)")
     return signs.pop()
@@ -537,12 +544,13 @@ def parse(obj: Any, *, protocol: str | None = None, limits: Limits | None = None
     """
     limits = limits or Limits()
     obj = _obj(obj, "(top)")
-    found = detect_protocol(obj)
-    if protocol is not None:
+    if protocol is None:
+        protocol = detect_protocol(obj)
+    else:
         check_protocol(protocol)
-        if found != protocol:
-            raise _bad(f"was read as protocol {protocol} (--protocol), but its shapes are protocol {found}", "(top)")
-    protocol = found
+        found = _signs(obj)
+        if found and protocol not in found:
+            raise _bad(f"was read as protocol {protocol} (--protocol), but its shapes are protocol {found.pop()}", "(top)")
     shape = _shape(obj)
     budget = [limits.max_bytes]
     out: list[Carried] = []
@@ -550,6 +558,8 @@ def parse(obj: Any, *, protocol: str | None = None, limits: Limits | None = None
         arts = obj.get("artifacts", [])
         if not isinstance(arts, list):
             raise _bad("must be a list", "artifacts")
+        if len(arts) > MAX_TASK_ARTIFACTS:
+            raise RefusedError(f"the task has {len(arts)} artifacts; gage reads at most {MAX_TASK_ARTIFACTS}", field="artifacts")
         for i, art in enumerate(arts):
             where = f"artifacts[{i}]"
             art = _obj(art, where)
