@@ -39,3 +39,32 @@ def test_python_dash_m_gage_runs_the_cli(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "gage", "--home", str(tmp_path / "h"), "id", "--json"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["name"] == "carol"
+
+
+def test_bare_gage_without_a_terminal_prints_help_and_exits_2(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h", "carol")
+    res = subprocess.run(
+        [sys.executable, "-m", "gage", "--home", str(tmp_path / "h")], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert res.returncode == 2
+    assert "\x1b" not in res.stdout + res.stderr, "no escape codes into a pipe"
+    assert "usage: gage" in res.stderr and "no terminal" in res.stderr
+
+
+def test_tui_without_a_terminal_is_a_usage_error(tmp_path: Path) -> None:
+    Home.init(tmp_path / "h", "carol")
+    res = subprocess.run(
+        [sys.executable, "-m", "gage", "--home", str(tmp_path / "h"), "tui"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert res.returncode == 2 and "\x1b" not in res.stdout + res.stderr
+    assert "needs a terminal" in res.stderr
+
+
+def test_demo_without_a_terminal_makes_the_home_and_says_where(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "gage", "demo", "--dir", str(tmp_path / "d")], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert res.returncode == 0 and "\x1b" not in res.stdout + res.stderr
+    root = Path(res.stdout.strip())
+    assert root.is_relative_to(tmp_path / "d")
+    assert Home.open(root).exists()

@@ -11,7 +11,7 @@ from .. import bundle as bundle_mod
 from .. import send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, GageError, GageIOError
+from ..errors import Exit, GageError, GageIOError, UsageError
 from ..home import ALL_STATES, Home
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..manifest import KINDS
@@ -233,6 +233,11 @@ def cmd_demo(args: Any) -> int:
     if args.no_tui:
         out(str(root))
         return 0
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        err("gage: no terminal to open the interface on; the demo home is made:")
+        out(str(root))
+        err(f"try: GAGE_HOME={root} gage list")
+        return 0
     try:
         from ..tui.app import run as run_tui
     except ImportError:
@@ -243,6 +248,8 @@ def cmd_demo(args: Any) -> int:
 
 
 def cmd_tui(args: Any) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the interface needs a terminal on standard input and output; use the commands (`gage --help`)")
     try:
         from ..tui.app import run as run_tui
     except ImportError:

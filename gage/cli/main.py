@@ -44,6 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # No terminal: starting the interface would write escape codes into a pipe.
+            parser.print_help(sys.stderr)
+            err("gage: usage: no command given, and no terminal to open the interface on")
+            return int(Exit.USAGE)
         args.command = "tui"
         args.func = cmd_core.cmd_tui
     try:
