@@ -23,6 +23,9 @@ class Exit(IntEnum):
     IO = 7
     NOT_FOUND = 8
     REFUSED = 9
+    A2A_DISCOVERY = 10  # gage.a2a.live: no gage agent found at the URL
+    A2A_REFUSED = 11  # gage.a2a.live: the agent was reached and said no
+    A2A_TRANSPORT = 12  # gage.a2a.live: the network failed
 
 
 class GageError(Exception):

@@ -94,6 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
     t.add_argument("--protocol", choices=artifact.PROTOCOLS, default=artifact.DEFAULT_PROTOCOL)
     t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
+    t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
     t.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=cmd_send)
@@ -136,14 +137,16 @@ def _read_bounded(source: str, limit: int) -> tuple[bytes, str]:
     return data, where
 
 
-def _sdk() -> Any:
+def _sdk(module: str) -> Any:
+    """gage.a2a.server or gage.a2a.client, which need the optional extra; loaded only here."""
+    import importlib
+
     try:
-        from ..a2a import live
+        return importlib.import_module(f"gage.a2a.{module}")
     except ImportError as exc:
         raise UsageError(
-            f"serve and send need the optional A2A extra ({exc.name or exc} is not installed): pip install 'gage[a2a]'"
+            f"serve and send need the optional A2A extra ({exc.name or exc} is not installed): pip install 'gage-bundles[a2a]'"
         ) from None
-    return live
 
 
 def _token(path: str | None) -> str | None:
@@ -223,26 +226,32 @@ def cmd_card(args: Any) -> int:
 
 
 def cmd_serve(args: Any) -> int:
-    live = _sdk()
+    server = _sdk("server")
     home = open_home(args)
     token = _token(args.token_file)
-    limits = _limits(home, args)
-
-    def on_event(line: str) -> None:
-        out(line)
-
-    live.serve(home, host=args.host, port=args.port, token=token, limits=limits, on_event=on_event, url=args.url)
+    server.check_binding(args.host, token)
+    if args.url:
+        card.check_url(args.url)
+    srv = server.Server(
+        home, host=args.host, port=args.port, token=token, limits=_limits(home, args), on_event=out, public_url=args.url
+    )
+    err(f"gage: serving {show(str(home.root))} as an A2A agent at {show(srv.url)} (card: {show(card.card_url(srv.url))})")
+    err("gage: what arrives lands in pending, unread; nothing is accepted until you say so. Ctrl-C stops.")
+    server.show_logs_visibly()
+    srv.run()
     return 0
 
 
 def cmd_send(args: Any) -> int:
-    live = _sdk()
+    client = _sdk("client")
     home = open_home(args)
     stored = store.resolve(home, args.id)
-    result = live.send(home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args))
+    result = client.send(
+        home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args),
+        from_card=args.reply_to,
+    )
     if args.json:
         emit_json(result.to_json())
         return 0
-    for line in result.lines():
-        out(show(line))
+    out(show(result.summary()))
     return 0
