@@ -35,7 +35,7 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def _check_strings(value: Any, depth: int = 0) -> None:
+def _check_strings(value: Any, depth: int = 0, *, floats: bool = False) -> None:
     if depth > 32:
         raise MalformedError("nested too deeply")
     if isinstance(value, str):
@@ -45,17 +45,22 @@ def _check_strings(value: Any, depth: int = 0) -> None:
             raise MalformedError("string holds a lone surrogate") from exc
     elif isinstance(value, dict):
         for k, v in value.items():
-            _check_strings(k, depth + 1)
-            _check_strings(v, depth + 1)
+            _check_strings(k, depth + 1, floats=floats)
+            _check_strings(v, depth + 1, floats=floats)
     elif isinstance(value, list):
         for v in value:
-            _check_strings(v, depth + 1)
-    elif isinstance(value, float):
+            _check_strings(v, depth + 1, floats=floats)
+    elif isinstance(value, float) and not floats:
         raise MalformedError("floating-point numbers are not allowed")
 
 
-def loads(data: bytes, *, limit: int, what: str = "JSON") -> Any:
-    """Parse `data` as strict UTF-8 JSON no larger than `limit` bytes."""
+def loads(data: bytes, *, limit: int, what: str = "JSON", floats: bool = False) -> Any:
+    """Parse `data` as strict UTF-8 JSON no larger than `limit` bytes.
+
+    `floats`: allow fractional numbers, for envelopes written by others (an A2A message
+    whose other extensions carry numbers, which protobuf writes as doubles). Never for a
+    manifest or anything gage signs.
+    """
     if len(data) > limit:
         raise MalformedError(f"{what} is {len(data)} bytes, over the limit of {limit}")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -73,7 +78,7 @@ def loads(data: bytes, *, limit: int, what: str = "JSON") -> Any:
     except ValueError as exc:
         raise MalformedError(f"{what} is not valid JSON: {exc}") from exc
     try:
-        _check_strings(value)
+        _check_strings(value, floats=floats)
     except MalformedError as exc:
         raise MalformedError(f"{what}: {exc.message}") from exc
     return value

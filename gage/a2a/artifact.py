@@ -34,7 +34,13 @@ from ..errors import (
     UsageError,
 )
 from ..home import Home
-from ..keys import MAX_CLAIMED_NAME, key_text, parse_key, verify_manifest_signature
+from ..keys import (
+    MAX_CLAIMED_NAME,
+    SIGNATURE_LEN,
+    key_text,
+    parse_key,
+    verify_manifest_signature,
+)
 from ..manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
 from ..settings import DEFAULT_A2A_MAX_BYTES as DEFAULT_MAX_BYTES
 from ..strictjson import loads as strict_loads
@@ -157,7 +163,8 @@ def hold(bundle_dir: Path, *, limits: Limits | None = None) -> Held:
         first = result.first_error()
         raise RefusedError(f"does not verify, so it is not exported: {first}", path=str(bundle_dir))
     m = result.manifest
-    declared = len(m.raw) + m.total_size
+    # Counted as a receiver counts: manifest, signature and payload.
+    declared = len(m.raw) + SIGNATURE_LEN + m.total_size
     if declared > limits.max_bytes:
         raise RefusedError(
             f"holds {declared} bytes, over the A2A limit of {limits.max_bytes} (a receiver with the default limit "
@@ -330,8 +337,9 @@ def decode_b64(text: Any, where: str, *, limit: int) -> bytes:
     """
     if not isinstance(text, str):
         raise _bad("bytes must be a base64 string", where)
-    if len(text) // 4 * 3 > limit:
-        raise RefusedError(f"holds about {len(text) // 4 * 3} bytes, over the limit of {limit}", field=where)
+    size = len(text) // 4 * 3 - text[-2:].count("=")
+    if size > limit:
+        raise RefusedError(f"holds {size} bytes, over the limit of {limit}", field=where)
     if len(text) % 4 or not _B64.match(text):
         if "-" in text or "_" in text:
             raise _bad("is URL-safe base64; gage takes standard base64 with padding only", where)
@@ -379,8 +387,9 @@ def _part_file(part: Any, protocol: str, where: str, limit: int) -> tuple[str, b
         raise RefusedError(f"is a url part{shown}: gage never fetches a url; every file must travel as bytes", field=where)
     if kind in ("text", "data"):
         if name == MANIFEST_PART or (kind == "data" and name is None):
+            what = "the manifest" if name == MANIFEST_PART else "JSON"
             raise RefusedError(
-                f"carries{' the manifest' if name == MANIFEST_PART else ''} as a {kind} part: a hop may re-serialise it, "
+                f"carries {what} as a {kind} part: a hop may re-serialise it, "
                 "so the signed bytes would not survive; the manifest and every file must be bytes parts",
                 field=where,
             )
@@ -586,7 +595,9 @@ def parse_bytes(data: bytes, *, protocol: str | None = None, limits: Limits | No
     limits = limits or Limits()
     if len(data) > limits.max_request_bytes:
         raise RefusedError(f"is {len(data)} bytes, over the A2A limit of {limits.max_request_bytes} for a JSON object")
-    obj = strict_loads(data, limit=limits.max_request_bytes, what="the A2A JSON")
+    # Floats are allowed in the envelope (another extension's numbers, as protobuf writes
+    # them); gage's own metadata must be strings, and the manifest is parsed on its own.
+    obj = strict_loads(data, limit=limits.max_request_bytes, what="the A2A JSON", floats=True)
     return parse(obj, protocol=protocol, limits=limits)
 
 

@@ -168,11 +168,23 @@ def _cache_path(home: Home, url: str) -> Path:
     return home.cache / "cards" / (hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
 
 
+class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to another http(s) URL: urllib would also go to ftp or file."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
+            raise urllib.error.URLError(f"refused a redirect to {newurl!r}: only http and https")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_HttpOnlyRedirects)
+
+
 def fetch(url: str, *, timeout: float = FETCH_TIMEOUT) -> bytes:
     """GET a card, reading at most CARD_LIMIT bytes and following no redirect off http(s)."""
     req = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": f"gage/{__version__}"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (scheme checked in card_url)
+        with _OPENER.open(req, timeout=timeout) as resp:
             data: bytes = resp.read(CARD_LIMIT + 1)
     except urllib.error.HTTPError as exc:
         raise GageIOError(f"the agent answered HTTP {exc.code} for its card", path=url) from exc
