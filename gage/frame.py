@@ -98,6 +98,11 @@ def fields(v: Verdict) -> list[Field]:
         out.append(
             Field("sender", f"{s.label()} ({what}; {key_text(s.key)}); it claims the name {claim} (unchecked)", "warn")
         )
+    # Beside the sender, since that is what a transport's word is about; it never changes the line above.
+    if v.transport is not None:
+        out.append(Field("via", visible(v.transport.sentence())))
+        for d in v.transport.disagreements:
+            out.append(Field("transport", visible(f"DISAGREES with the signature: {d}"), "bad"))
     if m is not None:
         out.append(Field("kind", m.kind))
         subj = f"{quoted(m.subject)} (the sender's words)" if m.subject is not None else "(none)"
@@ -121,10 +126,6 @@ def fields(v: Verdict) -> list[Field]:
             out.append(Field("chain", visible(c.sentence()), "warn"))
     else:
         out.append(Field("chain", "none (not forwarded)"))
-    if v.transport is not None:
-        out.append(Field("via", visible(v.transport.sentence())))
-        for d in v.transport.disagreements:
-            out.append(Field("transport", visible(f"DISAGREES with the signature: {d}"), "bad"))
     if m is not None:
         out.append(Field("files", f"{len(m.files)} file(s), {m.total_size} bytes"))
     return out

@@ -25,7 +25,7 @@ from ..home import Home
 from ..keys import KeyFile
 from ..store import find
 from ..verdict import Verdict
-from . import safe
+from . import export, safe
 from .bindings import GLOBAL, bindings_for, palette_entries
 from .bundle_view import BundleScreen
 from .ceremony import CeremonyScreen
@@ -33,7 +33,7 @@ from .contacts import ContactsScreen
 from .dialogs import KeyFileDialog
 from .help import HelpScreen
 from .inbox import InboxScreen
-from .messages import BundleDecided, ContactsChanged, InboxChanged
+from .messages import ArtifactExported, BundleDecided, ContactsChanged, InboxChanged
 
 Clock = Callable[[], datetime]
 
@@ -64,7 +64,10 @@ class GageApp(App[int]):
 
     @work(exclusive=True, group="watch")
     async def watch_inbox(self) -> None:
-        """Post InboxChanged whenever anything under inbox/ changes.
+        """Post InboxChanged whenever anything under inbox/ or outbox/ changes.
+
+        The outbox is watched too, so a bundle made with `gage bundle` in another
+        terminal shows in the outbox tab at once, ready to export.
 
         A bundle written in place, or under a temporary name and then renamed, produces
         events for paths that are half-written or already gone; the handler recomputes
@@ -73,10 +76,13 @@ class GageApp(App[int]):
         """
         from watchfiles import awatch
 
-        root = self.home.root / "inbox"
         while True:
+            # Only folders that exist: an older home without an outbox still has a live inbox.
+            roots = [p for p in (self.home.root / "inbox", self.home.state_dir("outbox")) if p.is_dir()]
             try:
-                async for changes in awatch(root, debounce=50, step=10, rust_timeout=200, ignore_permission_denied=True):
+                if not roots:
+                    raise FileNotFoundError(self.home.root / "inbox")
+                async for changes in awatch(*roots, debounce=50, step=10, rust_timeout=200, ignore_permission_denied=True):
                     self.post_message(InboxChanged(len(changes)))
             except (OSError, RuntimeError):
                 pass
@@ -85,6 +91,9 @@ class GageApp(App[int]):
     def on_inbox_changed(self, message: InboxChanged) -> None:
         self.changes_seen += 1
         self.refresh_views(bundle_state_only=True)
+
+    def on_artifact_exported(self, message: ArtifactExported) -> None:
+        export.report(self, message)
 
     def on_bundle_decided(self, message: BundleDecided) -> None:
         self.refresh_views(bundle_state_only=True)

@@ -37,9 +37,12 @@ INBOX: tuple[Key, ...] = (
     Key("a", "accept", "Accept", "Accept the highlighted bundle (asks first if the sender is not confirmed)."),
     Key("r", "reject", "Reject", "Reject the highlighted bundle, with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with the highlighted sender, or from a key file."),
+    # Not in the footer: at 80 columns it would push Contacts off; help and the palette list it.
+    Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file.", show=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
     Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
     Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),
+    Key("4", "show('outbox')", "Outbox", "Show the bundles you made (your outbox).", show=False),
 )
 
 BUNDLE: tuple[Key, ...] = (
@@ -47,6 +50,7 @@ BUNDLE: tuple[Key, ...] = (
     Key("a", "accept", "Accept", "Accept this bundle (asks first if the sender is not confirmed)."),
     Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
+    Key("x", "export", "Export", "Export this bundle as an A2A artifact file.", show=False),
 )
 
 CEREMONY: tuple[Key, ...] = (

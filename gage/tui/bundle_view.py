@@ -5,6 +5,11 @@ The frame is a bordered panel with a fixed title, filled only from `gage.frame.f
 in the bundle can choose how the frame looks. The payload panel below has its own
 border and title; every preview line is literal text with controls escaped, drawn
 with a bar on its left so a payload that imitates the frame still looks like payload.
+
+Where a carrier (A2A) said the bundle came from is part of the frame (`via`, and a
+`transport` line in the bad colour for each way it disagrees with the signature); the
+summary bar, which stays in view while the payload scrolls, repeats it (gage.tui.via).
+Any bundle shown here, yours from the outbox too, can be exported as an A2A artifact.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from ..errors import GageError
 from ..frame import PREVIEW_LIMIT, fields, payload_status
 from ..sanitize import looks_binary
 from ..verdict import Verdict, compute
-from . import decide, safe
+from . import decide, export, safe, via
 from .bindings import bindings_for
 
 FRAME_TITLE = "gage frame · written by gage, not by the sender"
@@ -108,6 +113,7 @@ class BundleScreen(Screen[None]):
             await frame.mount(Static(Content.styled(safe.error_text(exc), "bold"), markup=False, classes="sev-bad"))
             return
         self.verdict = v
+        self.refresh_bindings()  # accept and reject are hidden for a bundle of your own (outbox)
         for name in ("verified", "unverified", "invalid"):
             frame.set_class(name == v.verdict, f"verdict-{name}")
             bar.set_class(name == v.verdict, f"verdict-{name}")
@@ -121,11 +127,13 @@ class BundleScreen(Screen[None]):
         unattended = v.state == "accepted" and v.accepted_how == "unattended"
         return Content.assemble(
             Content.styled(f" {v.verdict.upper()} ", "bold reverse"),
+            via.badge(v),  # where it cannot be cut off: the carrier contradicts the signature
             " from ",
             safe.literal(v.sender.label(), "bold", limit=40),
             f" · {v.kind or '?'} · ",
             # No person reviewed it: said here too, not only in the frame's state line.
             Content.styled(" accepted UNATTENDED ", "bold reverse") if unattended else (v.state or "not in this home"),
+            via.summary_part(v),
         )
 
     @staticmethod
@@ -140,7 +148,9 @@ class BundleScreen(Screen[None]):
                 )
             )
         why = decide.why_not_acceptable(v)
-        if v.verdict == "invalid":
+        if v.state == "outbox" and v.verdict != "invalid":
+            out.append(Static("You made this bundle. x: export it as an A2A artifact file", markup=False, classes="action-line"))
+        elif v.verdict == "invalid":
             out.append(Static(safe.literal(why, limit=600), markup=False, classes="action-line sev-bad"))
         elif why:
             out.append(Static(safe.literal(why, limit=600), markup=False, classes="action-line"))
@@ -193,6 +203,12 @@ class BundleScreen(Screen[None]):
 
     # --- actions ----------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide accept and reject for a bundle in your outbox: you made it, there is nothing to decide."""
+        if action in ("accept", "reject") and self.verdict is not None and self.verdict.state == "outbox":
+            return False
+        return True
+
     def action_back(self) -> None:
         self.app.pop_screen()
 
@@ -213,3 +229,6 @@ class BundleScreen(Screen[None]):
 
     def action_pair(self) -> None:
         self.app.pair_with_sender(self.verdict)  # type: ignore[attr-defined]
+
+    def action_export(self) -> None:
+        export.start(self, self.bundle_id)  # even with no verdict shown: the export says why it cannot

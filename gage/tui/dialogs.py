@@ -1,4 +1,4 @@
-"""Modal dialogs: confirm a risky act, give a reason, name a key file.
+"""Modal dialogs: confirm a risky act, give a reason, name a key file, export a bundle.
 
 Bodies are `Content` (built by gage.tui.safe), so a claimed name or subject quoted in a
 dialog is shown literally. Every dialog works from the keyboard alone: Enter takes the
@@ -7,6 +7,7 @@ focused button, Escape cancels, and the safe choice has the focus first.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -14,7 +15,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, RadioButton, RadioSet, Static
+
+from . import safe
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -124,6 +127,102 @@ class KeyFileDialog(ModalScreen[Path | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(self._path() if event.button.id == "yes" else None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class ExportChoice:
+    """Where to write an A2A artifact, and for which protocol version."""
+
+    path: Path  # absolute: a relative name was resolved against the working directory when chosen
+    protocol: str  # "1.0" or "0.3"
+
+
+def resolve_path(text: str, cwd: Path) -> Path | None:
+    """The absolute path a person typed (`~` expanded, relative to `cwd`), or None for nothing typed."""
+    value = text.strip()
+    if not value:
+        return None
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else cwd / p
+
+
+class ExportDialog(ModalScreen[ExportChoice | None]):
+    """Ask where to write a bundle as an A2A artifact file, and for which protocol.
+
+    The name is prefilled (`<id12>.a2a.json` in the working directory) so Enter alone
+    exports. A file already there is reported here, and the dialog stays open for another
+    name; the export itself checks again and never replaces one (gage.tui.export).
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, bundle_id: str, cwd: Path) -> None:
+        super().__init__(classes="dialog")
+        self._bundle_id = bundle_id
+        self._cwd = cwd
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = "Export as an A2A artifact"
+            yield Static(
+                Content.assemble(
+                    Content.styled(self._bundle_id[:12], "bold"),
+                    ": written as one JSON file that any A2A agent can carry; the receiver verifies it with gage.",
+                ),
+                markup=False,
+                classes="dialog-line",
+            )
+            yield Static(
+                Content.assemble("File (a relative name is written in ", safe.literal(str(self._cwd), limit=200), "):"),
+                markup=False,
+                classes="dialog-line",
+            )
+            yield Input(value=f"{self._bundle_id[:12]}.a2a.json", id="export-path")
+            yield Static("A2A protocol version:", markup=False, classes="dialog-line export-label")
+            with RadioSet(id="export-protocol", compact=True):
+                yield RadioButton(Content("1.0 (current)"), value=True, id="protocol-1-0")
+                yield RadioButton(Content("0.3 (older agents)"), id="protocol-0-3")
+            yield Static("", markup=False, id="export-problem", classes="dialog-line sev-bad")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Export", id="yes", variant="primary")
+                yield Button("Cancel", id="no", variant="default")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-problem", Static).display = False
+        self.query_one("#export-path", Input).focus()
+
+    def protocol(self) -> str:
+        pressed = self.query_one(RadioSet).pressed_button
+        return "0.3" if pressed is not None and pressed.id == "protocol-0-3" else "1.0"
+
+    def _problem(self, text: str) -> None:
+        problem = self.query_one("#export-problem", Static)
+        problem.update(safe.literal(text, limit=400))
+        problem.display = True
+
+    def _submit(self) -> None:
+        path = resolve_path(self.query_one("#export-path", Input).value, self._cwd)
+        if path is None:
+            self._problem("Give a file name.")
+            return
+        if path.exists() or path.is_symlink():
+            self._problem(f"{path} already exists; gage will not replace it. Give another name.")
+            return
+        self.dismiss(ExportChoice(path, self.protocol()))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "yes":
+            self._submit()
+        else:
+            self.dismiss(None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -35,6 +35,8 @@ def help_content() -> Content:
     parts.append(
         "\nThe frame (top of a bundle) is drawn by gage; the payload below it is the sender's and is shown\n"
         "literally. Nothing arrives accepted: only a/accept moves a bundle out of pending.\n"
+        "A2A in the Via column: it arrived over A2A. Who the transport says sent it is a claim; the\n"
+        "signature decides, and A2A! (and a red transport line in the frame) means they disagree.\n"
         "The mouse works too: click tabs, rows and buttons. Ctrl+P searches all commands."
     )
     return Content.assemble(*parts)

@@ -1,8 +1,11 @@
 """The inbox: what is waiting for you, newest first, with the verdict gage computed.
 
-Pending bundles come first (tab 1); accepted and rejected are one key away (2, 3).
+Pending bundles come first (tab 1); accepted and rejected are one key away (2, 3), and
+the bundles you made (the outbox) are tab 4, so any of them can be opened and exported.
 Each row's verdict and sender come from `gage.verdict.compute`, never from what the
-bundle says about itself; the subject is shown as the sender's words, literally.
+bundle says about itself; the subject is shown as the sender's words, literally. A
+bundle that arrived over A2A is marked in the Via column; who the transport says sent
+it is shown under the table as a claim (gage.tui.via).
 The app reloads this screen when the watcher sees the inbox change. Rows are computed
 in a thread worker (gage.tui.rows) and shown in one step on the UI thread, so a large
 inbox never freezes the screen, and the cursor stays on the bundle it was on.
@@ -22,8 +25,8 @@ from textual.worker import get_current_worker
 
 from .. import store
 from ..errors import GageError
-from ..home import STATES, Home
-from . import decide, safe
+from ..home import ALL_STATES, Home
+from . import decide, export, safe, via
 from .bindings import bindings_for
 from .messages import RowsLoaded
 from .rows import Cancelled, CheckCache, Row, load_rows
@@ -32,12 +35,17 @@ ROWS_GROUP = "inbox-rows"
 VERDICT_STYLE = {"verified": "bold green", "unverified": "bold yellow", "invalid": "bold red"}
 VERDICT_MARK = {"verified": "✔ verified", "unverified": "? unverified", "invalid": "✘ invalid"}
 SENDER_STYLE = {"confirmed": "green", "candidate": "yellow", "unknown": "yellow"}
-TAB_LABEL = {"pending": "1 Pending", "accepted": "2 Accepted", "rejected": "3 Rejected"}
+MINE_MARK, MINE_STYLE = "✎ mine", "bold"
+VIEWS = ALL_STATES  # the tabs: the inbox's three states, then the outbox
+TAB_LABEL = {"pending": "1 Pending", "accepted": "2 Accepted", "rejected": "3 Rejected", "outbox": "4 Outbox"}
 EMPTY = {
     "pending": "Nothing is waiting for you. New bundles appear here the moment they arrive.",
     "accepted": "Nothing accepted yet.",
     "rejected": "Nothing rejected.",
+    "outbox": "You have made no bundles yet. `gage bundle` makes one; it is kept here.",
 }
+# Deciding is for what arrived: these keys leave the footer while the outbox is shown.
+INBOX_ONLY = ("accept", "reject")
 HOW_NOTE = {
     "unattended": "accepted UNATTENDED: by the watcher's budgeted rule, no person reviewed it",
     "human-unverified": "accepted by a person, with the sender unverified",
@@ -99,16 +107,18 @@ class InboxScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Tabs(*(Tab(TAB_LABEL[s], id=s) for s in STATES), id="states")
+        yield Tabs(*(Tab(TAB_LABEL[s], id=s) for s in VIEWS), id="states")
         yield InboxTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="inbox-empty", markup=False)
         yield Static("", id="inbox-detail", markup=False)
+        yield Static("", id="inbox-via", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(InboxTable)
         table.add_column("Verdict", width=12, key="verdict")
         table.add_column("Sender", width=28, key="sender")
+        table.add_column("Via", width=4, key="via")
         table.add_column("Kind", width=14, key="kind")
         table.add_column("Age", width=4, key="age")
         table.add_column("Subject", key="subject")
@@ -154,7 +164,7 @@ class InboxScreen(Screen[None]):
         worker = get_current_worker()
         try:
             rows = load_rows(home, state, cache=self.cache, cancelled=lambda: worker.is_cancelled)
-            counts = {s: len(store.list_bundles(home, (s,))) for s in STATES}
+            counts = {s: len(store.list_bundles(home, (s,))) for s in VIEWS}
             message = RowsLoaded(state, rows, counts)
         except Cancelled:
             return
@@ -187,7 +197,7 @@ class InboxScreen(Screen[None]):
         old_index = table.cursor_row
         old_y = table.scroll_y
         now = self.app.now()  # type: ignore[attr-defined]
-        for s in STATES:
+        for s in VIEWS:
             self.query_one(Tabs).query_one(f"#{s}", Tab).label = f"{TAB_LABEL[s]} ({message.counts.get(s, 0)})"
         table.clear()
         self.rows = {}
@@ -237,11 +247,15 @@ class InboxScreen(Screen[None]):
         if v.state == "accepted" and v.accepted_how == "unattended":
             # Shown as unattended wherever the bundle is shown: the verdict's mark and colour, then the word.
             mark = Text(VERDICT_MARK[v.verdict][:2] + "unattended", style=VERDICT_STYLE[v.verdict] + " reverse")
+        elif v.state == "outbox" and v.sender.is_me and v.verdict != "invalid":
+            # Signed by this home's own key: "unverified" (no contact is me) would only mislead here.
+            mark = Text(MINE_MARK, style=MINE_STYLE)
         else:
             mark = Text(VERDICT_MARK[v.verdict], style=VERDICT_STYLE[v.verdict])
         return [
             mark,
-            Text(safe.one_line(v.sender.label(), limit=40), style=SENDER_STYLE.get(v.sender.status, "")),
+            Text(safe.one_line(v.sender.label(), limit=40), style="" if v.sender.is_me else SENDER_STYLE.get(v.sender.status, "")),
+            via.marker(v),
             Text(m.kind if m else "?"),
             Text(age_text(row.arrived, now)),
             Text(safe.one_line(m.subject if m and m.subject is not None else "(no subject)", limit=120)),
@@ -265,13 +279,14 @@ class InboxScreen(Screen[None]):
         """Under the table: the highlighted bundle's id, full subject and claimed name."""
         detail = self.query_one("#inbox-detail", Static)
         row = self.current()
+        self.query_one("#inbox-via", Static).update(via.detail_line(row.verdict) if row else "")
         if row is None:
             detail.update("")
             return
         v = row.verdict
         m = v.manifest
         claim = ""
-        if v.sender.status != "confirmed" and v.sender.claimed_name is not None:
+        if v.sender.status != "confirmed" and not v.sender.is_me and v.sender.claimed_name is not None:
             claim = f"  claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)"
         how = HOW_NOTE.get(v.accepted_how or "", "") if v.state == "accepted" else ""
         detail.update(
@@ -295,6 +310,7 @@ class InboxScreen(Screen[None]):
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab.id and event.tab.id != self.state:
             self.state = event.tab.id
+            self.refresh_bindings()  # accept and reject leave the footer in the outbox, and come back
             # The old tab's rows go at once: nothing of another tab stays shown (or actionable) under this one.
             table = self.query_one(InboxTable)
             table.clear()
@@ -302,6 +318,12 @@ class InboxScreen(Screen[None]):
             table.loaded, table.early = False, 0
             self.show_detail()
             self.reload()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide accept and reject while the outbox is shown: nothing there is yours to decide on."""
+        if action in INBOX_ONLY and self.state == "outbox":
+            return False
+        return True
 
     def action_show(self, state: str) -> None:
         self.query_one(Tabs).active = state
@@ -324,3 +346,6 @@ class InboxScreen(Screen[None]):
     def action_pair(self) -> None:
         row = self.current()
         self.app.pair_with_sender(row.verdict if row else None)  # type: ignore[attr-defined]
+
+    def action_export(self) -> None:
+        export.start(self, self.current_id())

@@ -14,7 +14,7 @@ from textual.message import Message
 
 @dataclass
 class InboxChanged(Message):
-    """Something appeared, vanished or moved under the home's inbox (from the watcher)."""
+    """Something appeared, vanished or moved under the home's inbox or outbox (from the watcher)."""
 
     paths: int = 0  # how many changed paths were reported, for the log
 
@@ -44,4 +44,17 @@ class RowsLoaded(Message):
     state: str
     rows: list[Any] = field(default_factory=list)  # list[gage.tui.rows.Row]
     counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class ArtifactExported(Message):
+    """A thread worker finished writing a bundle as an A2A artifact file (gage.tui.export).
+
+    `error` is the reason, already made visible, when nothing was written.
+    """
+
+    bundle_id: str
+    path: str
+    protocol: str
     error: str | None = None
