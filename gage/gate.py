@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from .errors import RefusedError
 from .home import STATES, Home
 from .keys import key_text
 from .manifest import is_id
-from .store import Stored, resolve
+from .store import Stored, decisions, resolve
 
 STAGING_DIR = "accepting"
 STALE_SCRATCH_SECONDS = 3600
@@ -129,10 +130,12 @@ def _locate(home: Home, bundle_id: str) -> list[str]:
 
 
 def journal_states(home: Home) -> dict[str, str]:
-    """The decision the journal records for each bundle: the last of accepted, rejected, reconciled.
+    """Where the journal last put each bundle: the last of accepted, rejected, reconciled.
 
     Used by `reconcile` (and by tests) to compare what the journal says with where the
-    bundle is. A bundle the journal never decided on is absent (it is pending).
+    bundle is. A bundle the journal never decided on or moved is absent (it is pending).
+    This is a location, not a decision: `decisions(home)` (final, never undone) says what
+    was decided, and a `reconciled` entry never changes that.
     """
     out: dict[str, str] = {}
     for e in home.journal.entries():
@@ -210,12 +213,28 @@ def reconcile(home: Home) -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
             notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import or bundle")
 
-        # 2. Directory state against journal state.
+        # 2. Directory state against journal state. A decision is final: reconcile records
+        #    where a decided bundle is now, and never turns it back into an undecided one.
         said = journal_states(home)
+        decided = decisions(home)
         for name in sorted(os.listdir(home.state_dir("accepted"))):
-            if not is_id(name) or said.get(name) == "accepted":
+            if not is_id(name) or decided.get(name) == "accepted":
                 continue
             path = home.state_dir("accepted") / name
+            if decided.get(name) == "rejected":
+                # A rejected bundle moved into accepted around the gate: the rejection stands.
+                if _locate(home, name) != ["accepted"]:
+                    _discard(home, path)
+                    action = "dropped the copy in accepted (the bundle is held elsewhere)"
+                else:
+                    atomic.rename_noreplace(path, home.state_dir("rejected") / name)
+                    action = "returned to rejected"
+                now = "rejected" if (home.state_dir("rejected") / name).is_dir() else (_locate(home, name) or ["missing"])[0]
+                note = f"bundle {name[:12]}: found in accepted, but the journal says rejected, and a decision is final; {action}"
+                home.journal.append("reconciled", bundle=name, found="accepted", action=action, state=now, note=note)
+                said[name] = now
+                notes.append(note)
+                continue
             if (home.state_dir("pending") / name).is_dir():
                 _discard(home, path)
                 action = "dropped an unjournaled copy (the bundle is in pending)"
@@ -227,21 +246,30 @@ def reconcile(home: Home) -> list[str]:
                 f"or a move around the gate); {action}: accept it again if you mean to"
             )
             home.journal.append("reconciled", bundle=name, found="accepted", action=action, state="pending", note=note)
+            said[name] = "pending"
             notes.append(note)
         for name in sorted(os.listdir(home.state_dir("rejected"))):
-            if not is_id(name) or said.get(name) == "rejected":
-                continue
+            if not is_id(name) or name in decided:
+                continue  # decided: where it is now is recorded below
             note = f"bundle {name[:12]}: found in rejected with no journaled rejection (a crash before the journal line); recorded as rejected"
+            # This entry is itself the rejection (`decisions` reads it as one).
             home.journal.append("reconciled", bundle=name, found="rejected", action="recorded", state="rejected", note=note)
+            decided[name] = said[name] = "rejected"
             notes.append(note)
-        for name, state in sorted(said.items()):
-            if state not in ("accepted", "rejected"):
-                continue
+        for name, decision in sorted(decided.items()):
             where = _locate(home, name)
-            if state in where:
-                continue
+            last = said.get(name, decision)
+            if last in where or (last == "missing" and not where):
+                continue  # where the journal last put it
             now = where[0] if where else "missing"
-            note = f"bundle {name[:12]}: the journal says {state} but the bundle is {'in ' + now if where else 'missing from the inbox'}; recorded as {now}"
+            if now == decision:
+                note = f"bundle {name[:12]}: back in {now}, where the journal's decision puts it; recorded"
+            else:
+                shown = f"in {now}" if where else "missing from the inbox"
+                note = (
+                    f"bundle {name[:12]}: the journal says {decision} but the bundle is {shown}; recorded where it is "
+                    f"(the decision stands: it is not decided again)"
+                )
             home.journal.append("reconciled", bundle=name, found=now, action="recorded", state=now, note=note)
             notes.append(note)
     return notes
@@ -253,8 +281,7 @@ def reconcile(home: Home) -> list[str]:
 def _stage(home: Home, ref: str) -> Stored:
     """Resolve `ref`, refuse what is already decided, and move the pending bundle to the staging name."""
     stored = resolve(home, ref, STATES)
-    if stored.state != "pending":
-        raise AlreadyError(stored.id, stored.state)
+    _refuse_decided(home, stored)
     sdir = staging_dir(home)
     sdir.mkdir(parents=True, exist_ok=True)
     dest = sdir / stored.id
@@ -263,6 +290,16 @@ def _stage(home: Home, ref: str) -> Stored:
     if not atomic.rename_noreplace(stored.path, dest):
         raise RefusedError("cannot move the bundle to its staging name", path=str(dest))
     return Stored(id=stored.id, state="pending", path=dest)
+
+
+def _refuse_decided(home: Home, stored: Stored) -> None:
+    """Only an undecided bundle in pending is decided. A decision in the journal is final for
+    its id, wherever a copy of the bundle turns up (put back in pending by hand, restored)."""
+    decision = decisions(home).get(stored.id)
+    if decision is not None:
+        raise AlreadyError(stored.id, decision)
+    if stored.state != "pending":
+        raise AlreadyError(stored.id, stored.state)
 
 
 def _unstage(home: Home, staged: Stored) -> None:
@@ -274,15 +311,23 @@ def _unstage(home: Home, staged: Stored) -> None:
 def _extra_links(root: Path) -> list[str]:
     """Files with another hard link: their bytes could be changed through that name after the check."""
     out = []
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            p = Path(dirpath) / name
+    stack = [root]  # iterative: no recursion, whatever the depth
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for e in entries:
             try:
-                if os.lstat(p).st_nlink > 1:
-                    out.append(p.relative_to(root).as_posix())
+                st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
-    return out
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(Path(e.path))
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                out.append(Path(e.path).relative_to(root).as_posix())
+    return sorted(out)
 
 
 def _problems(staged: Stored, v: verdict_mod.Verdict) -> list[str]:
@@ -327,12 +372,48 @@ def _sent_entry(home: Home, parent: str | None) -> dict[str, Any] | None:
 
 
 def _sent_thread(home: Home, parent: str | None) -> str | None:
-    """The thread key for a reply: the root this home recorded when it sent `parent`, or None if it never did."""
-    e = _sent_entry(home, parent)
-    if e is None or parent is None:
+    """The budget key for a reply to `parent`: the bundle that started the thread, as this home's
+    own records trace it; None if this home never sent `parent`.
+
+    Only what this home sent, and to whom, decides it; never a `thread` a received manifest
+    claims (the `thread` of my own `sent` entry is not used either: a reply copies it from the
+    bundle it answers, so it can be another person's claim). From `parent`, the trace goes back
+    through my own bundles' parents. Where one of mine answered a bundle I received, it goes on
+    through that bundle only if that bundle's signature held when it arrived, its parent is a
+    bundle I sent, and its signer could answer that bundle (I addressed it to them, or to
+    nobody in particular); otherwise my bundle starts a thread, and a budget, of its own.
+    """
+    if not parent:
         return None
-    t = e.get("thread")
-    return t if isinstance(t, str) and t else parent
+    sent: dict[str, dict[str, Any]] = {}
+    arrived: dict[str, dict[str, Any]] = {}  # the first arrival whose signature held
+    for e in home.journal.entries():
+        b, ev = e.get("bundle"), e.get("event")
+        if not isinstance(b, str):
+            continue
+        if ev == "sent":
+            sent.setdefault(b, e)
+        elif ev in ("imported", "received") and e.get("ok") is True and not e.get("again"):
+            arrived.setdefault(b, e)
+    if parent not in sent:
+        return None
+    cur = parent
+    for _ in range(len(sent) + 1):  # ids are content addresses, so no cycle; bounded all the same
+        p = sent[cur].get("parent")
+        if not isinstance(p, str) or not p:
+            return cur
+        if p in sent:
+            cur = p  # my own follow-up to my own bundle
+            continue
+        theirs = arrived.get(p)
+        mine = theirs.get("parent") if theirs is not None else None
+        if not isinstance(mine, str) or mine not in sent:
+            return cur
+        to = sent[mine].get("to")
+        if isinstance(to, list) and to and theirs.get("sender") not in to:  # type: ignore[union-attr]
+            return cur
+        cur = mine
+    return cur
 
 
 def unattended_used(home: Home, thread: str) -> int:
@@ -385,8 +466,7 @@ def reject(home: Home, ref: str, *, why: str | None = None) -> RejectResult:
     with home.lock():
         reconcile(home)
         stored = resolve(home, ref, STATES)
-        if stored.state != "pending":
-            raise AlreadyError(stored.id, stored.state)
+        _refuse_decided(home, stored)
         dest = home.state_dir("rejected") / stored.id
         if not atomic.rename_noreplace(stored.path, dest):
             raise AlreadyError(stored.id, "rejected")

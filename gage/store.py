@@ -83,6 +83,28 @@ def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> St
     return sorted(matches, key=lambda s: order[s.state])[0]
 
 
+def decisions(home: Home) -> dict[str, str]:
+    """The decision the journal records for each bundle id: `accepted` or `rejected`, final.
+
+    The first `accepted` or `rejected` entry for an id decides it, and so does a `reconciled`
+    entry that records a rejection found on disk (a reject killed between its rename and its
+    journal line). Nothing decides an id again: not the unattended rule, not a person, not an
+    import of the same bundle after its copy was tidied away, and not `reconcile`, whose other
+    entries only record where the bundle is now. An id with no decision is absent.
+    """
+    out: dict[str, str] = {}
+    for e in home.journal.entries():
+        b = e.get("bundle")
+        if not isinstance(b, str) or b in out:
+            continue
+        ev = e.get("event")
+        if ev in ("accepted", "rejected"):
+            out[b] = ev
+        elif ev == "reconciled" and e.get("found") == "rejected" and e.get("state") == "rejected" and e.get("action") == "recorded":
+            out[b] = "rejected"
+    return out
+
+
 def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: dict[str, str] | None) -> dict[str, object]:
     """The journal fields of an arrival: what the verdict later reads as "seen"."""
     fields: dict[str, object] = {
@@ -130,7 +152,8 @@ def import_bundle(
         bid = copied.id
         with home.lock():
             existing = find(home, bid)
-            if existing is not None and existing.state == "pending" and _replaces(existing, work / "b"):
+            decided = decisions(home).get(bid)
+            if existing is not None and existing.state == "pending" and decided is None and _replaces(existing, work / "b"):
                 # The held copy was damaged on the way (or front-run by a damaged copy of the
                 # same manifest and signature); this one checks out. Otherwise the genuine
                 # bundle could never come in under its id. Never merged: the whole copy is swapped.
@@ -138,15 +161,18 @@ def import_bundle(
                 result = bundle_mod.check(existing.path, expect_name=True)
                 home.journal.append(event, **_arrival(copied, result, via, transport), replaced_invalid=True)
                 return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
-            if existing is not None:
+            if existing is not None or decided is not None:
                 # The same bundle again is a fact the verdict reports (a replay, or a resend).
-                again: dict[str, object] = {"bundle": bid, "again": True, "state": existing.state}
+                # A decided id whose copy was tidied away stays out too: the decision is final,
+                # and an undecided copy in pending would only invite deciding it again.
+                state = existing.state if existing is not None else str(decided)
+                again: dict[str, object] = {"bundle": bid, "again": True, "state": state}
                 if via:
                     again["via"] = via
                 if transport:
                     again["transport"] = transport
                 home.journal.append(event, **again)
-                return ImportResult(id=bid, state=existing.state, new=False)
+                return ImportResult(id=bid, state=state, new=False)
             dest = home.state_dir("pending") / bid
             if not atomic.rename_noreplace(work / "b", dest):
                 existing = find(home, bid)

@@ -163,7 +163,7 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
     real = bundle_mod._copy_hashing
     calls = []
 
-    def failing(s: Path, d: Path, *, fd: int | None = None) -> FileEntry:
+    def failing(s: Path, d: Path, *, fd: int | None = None, limit: int | None = None) -> FileEntry:
         calls.append(s)
         if len(calls) == 2:
             if fd is not None:
@@ -171,7 +171,7 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
             if failure == "io-error":
                 raise OSError(errno.EIO, "Input/output error")
             raise RuntimeError("power cut")
-        return real(s, d, fd=fd)
+        return real(s, d, fd=fd, limit=limit)
 
     monkeypatch.setattr(bundle_mod, "_copy_hashing", failing)
     expected = GageIOError if failure == "io-error" else RuntimeError

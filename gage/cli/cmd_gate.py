@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_watch)
 
 
+def _encodable(line: str, stream: Any) -> str:
+    """`line` as the stream can encode it: a character it cannot (a drop folder's "ü" on an ASCII
+    or Latin-1 terminal) is written as an escape, so printing a name never raises inside the
+    watcher."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        line.encode(encoding)
+        return line
+    except UnicodeEncodeError:
+        return line.encode(encoding, errors="backslashreplace").decode(encoding)
+    except LookupError:
+        return line.encode("ascii", errors="backslashreplace").decode("ascii")
+
+
 def _say_reconciled(notes: list[str]) -> None:
     for note in notes:
         err(f"gage: reconciled: {note}")
@@ -104,9 +119,9 @@ def cmd_watch(args: Any) -> int:
     def on_event(event: WatchEvent) -> None:
         line = show(event.message)
         if event.kind in ("error", "reconciled"):
-            err(f"gage: {event.kind}: {line}")
+            err(_encodable(f"gage: {event.kind}: {line}", sys.stderr))
         else:
-            out(line)
+            out(_encodable(line, sys.stdout))
 
     watcher = Watcher(
         home,
