@@ -17,6 +17,7 @@ from typing import Any
 from . import strictjson
 from .errors import MalformedError
 from .keys import MAX_CLAIMED_NAME, key_text, parse_key
+from .sanitize import UNICODE_VERSION, first_not_plain
 
 VERSION = 1
 KINDS = ("share", "question", "answer", "review-request", "ack")
@@ -26,14 +27,15 @@ MAX_FILES = 10_000
 MAX_RECIPIENTS = 100
 MAX_CHAIN = 16
 MAX_SUBJECT = 1000
-MAX_PATH = 1024
-MAX_COMPONENT = 255
+MAX_PATH = 1024  # bytes of UTF-8: with a home's own prefix, well under Linux's PATH_MAX of 4096
+MAX_COMPONENT = 255  # bytes of UTF-8 (NAME_MAX)
 MAX_SIZE = (1 << 53) - 1
 ID_CONTEXT = b"gage/id/v1\x00"
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
+# [0-9], never \d: in Python \d (and strptime) also match Arabic-Indic, full-width and other digits.
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 
 TOP_FIELDS = {"gage", "kind", "created", "nonce", "sender", "thread", "parent", "to", "subject", "files", "chain"}
 PARTY_FIELDS = {"key", "name"}
@@ -219,21 +221,32 @@ def _party(value: Any, where: str) -> Party:
 
 
 def check_path(path: Any, where: str) -> str:
-    """A payload path that cannot leave the bundle on any common file system."""
+    """A payload path that cannot leave the bundle on any common file system.
+
+    Characters are judged by Unicode 14.0 (`sanitize.is_plain`), never by the running
+    Python's tables, so a path is valid or not the same way on every Python. Once every
+    character is assigned in 14.0, NFC and case folding give the same result on every later
+    version (Unicode's normalization and case-folding stability policies).
+    """
     if not isinstance(path, str) or not path:
         raise _fail("must be a non-empty string", where)
     if len(path) > MAX_PATH:
-        raise _fail(f"longer than {MAX_PATH} characters", where)
+        raise _fail(f"longer than {MAX_PATH} bytes", where)  # every character is at least one byte
     if path.startswith("/") or path.endswith("/"):
         raise _fail(f"path {path!r} must be relative and name a file", where)
     if "\\" in path:
         raise _fail(f"path {path!r} contains a backslash", where)
+    ch = first_not_plain(path)
+    if ch is not None:
+        raise _fail(
+            f"path {path!r} contains U+{ord(ch):04X}: a control or format character, or one that is "
+            f"private-use or unassigned in Unicode {UNICODE_VERSION[:-2]}",
+            where,
+        )
+    if len(path.encode("utf-8")) > MAX_PATH:
+        raise _fail(f"path {path!r} is longer than {MAX_PATH} bytes in UTF-8", where)
     if unicodedata.normalize("NFC", path) != path:
         raise _fail(f"path {path!r} is not in Unicode NFC form", where)
-    for ch in path:
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            raise _fail(f"path {path!r} contains control or format character U+{ord(ch):04X}", where)
     for part in path.split("/"):
         if part in ("", ".", ".."):
             raise _fail(f"path {path!r} has an empty, '.' or '..' component", where)
@@ -261,6 +274,7 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
         raise _fail(f"more than {MAX_FILES} files", "files")
     entries: list[FileEntry] = []
     folded: dict[str, str] = {}
+    order: list[tuple[int, str, str]] = []
     for i, item in enumerate(value):
         where = f"files[{i}]"
         obj = _exact_fields(item, FILE_FIELDS, where)
@@ -275,15 +289,18 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
         if key in folded:
             raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"{where}.path")
         folded[key] = path
+        order.append((i, key, path))
         entries.append(FileEntry(path=path, size=size, sha256=digest))
     names = set(folded)
-    for key, path in folded.items():
+    # In list order, so the error names the first entry (by index) whose path lies below
+    # another listed path: `files[i].path`, as a collision names its later entry.
+    for i, key, path in order:
         # Slices at each "/" rather than re-joining the components: a 1 MiB manifest of
         # deep paths would otherwise cost seconds to parse.
         pos = key.find("/")
         while pos != -1:
             if key[:pos] in names:
-                raise _fail(f"path {path!r} lies inside another listed file", "files")
+                raise _fail(f"path {path!r} lies inside another listed file {folded[key[:pos]]!r}", f"files[{i}].path")
             pos = key.find("/", pos + 1)
     return tuple(entries)
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from .errors import MalformedError
 
+MAX_DEPTH = 32  # arrays and objects open at once: `[]` is 1 deep, `{"a":[1]}` 2; a scalar alone 0
+MAX_INTEGER = (1 << 53) - 1  # every reader (JavaScript's doubles, serde_json, Go) holds it exactly
+_MAX_DIGITS = len(str(MAX_INTEGER))  # 16
+
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -32,23 +36,26 @@ def _integer(text: str) -> int:
     # among them: a manifest must not be an integer to one reader and a float to another.
     if text == "-0":
         raise MalformedError("-0 is not allowed (other parsers read it as a float)")
-    return int(text)
+    # Beyond 2^53 - 1 a JavaScript reader rounds and serde_json turns to a float; and how
+    # many digits Python converts depends on PYTHONINTMAXSTRDIGITS. Refused by length first,
+    # so no environment setting can change what is accepted.
+    if len(text.lstrip("-")) > _MAX_DIGITS or abs(value := int(text)) > MAX_INTEGER:
+        raise MalformedError(f"integer out of range (at most {MAX_INTEGER} either side of 0): {text[:24]}")
+    return value
 
 
 def _check_strings(value: Any, depth: int = 0, *, floats: bool = False) -> None:
-    if depth > 32:
-        raise MalformedError("nested too deeply")
+    """Lone surrogates, floats and depth; `depth` is the number of arrays and objects around `value`."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise MalformedError("string holds a lone surrogate") from exc
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _check_strings(k, depth + 1, floats=floats)
-            _check_strings(v, depth + 1, floats=floats)
-    elif isinstance(value, list):
-        for v in value:
+    elif isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            raise MalformedError(f"nested too deeply (more than {MAX_DEPTH} arrays and objects inside each other)")
+        children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        for v in children:
             _check_strings(v, depth + 1, floats=floats)
     elif isinstance(value, float) and not floats:
         raise MalformedError("floating-point numbers are not allowed")
