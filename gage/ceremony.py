@@ -75,15 +75,22 @@ def confirm(home: Home, name: str, key: bytes, heard: str, *, method: str = METH
         return Outcome(confirmed=False, mismatched=bad, message=message)
     with home.lock():
         contacts = Contacts.load(home.contacts_path)
+        before = contacts.by_name(name)
         contact = contacts._confirm(name, key, method)
         contacts.save()
-        home.journal.append("paired", name=name, key=key_text(key), method=method)
+        fields = {"name": name, "key": key_text(key), "method": method}
+        if before is not None and before.key != key:
+            # A retired key gave way to this one under the same name (spec/keys.md).
+            fields["replaces"] = key_text(before.key)
+        home.journal.append("paired", **fields)
+    if "replaces" in fields:
+        return Outcome(confirmed=True, message=f"confirmed: {name}'s new key replaces the retired one", contact=contact)
     return Outcome(confirmed=True, message=f"confirmed: {name} is now a contact", contact=contact)
 
 
 def add_candidate(home: Home, key: bytes, claimed_name: str, source: str) -> bool:
     """Remember a key as an unconfirmed claim. Never confirms anything."""
-    if key == home.identity.key:
+    if home.identity.owns(key):
         return False
     with home.lock():
         contacts = Contacts.load(home.contacts_path)

@@ -4,12 +4,17 @@ A key gets `confirmed` only from the word-pair ceremony (gage/ceremony.py calls
 `_confirm`; a test enforces that nothing else does). Key files, keys that came with
 bundles, and agent cards only ever add candidates. The file is TOML the human may read;
 gage rewrites it atomically.
+
+A contact's key can be `retired` by a statement it signed (gage/retirement.py): the
+contact keeps its name, the key keeps its place in the contact's history, and a
+replacement the statement names is only a candidate linked to the contact, until the
+ceremony confirms it under that name.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +27,92 @@ from .manifest import now_text
 
 
 @dataclass
+class Retirement:
+    """A contact's key retired by a statement that key signed (spec/keys.md section 4)."""
+
+    reason: str  # superseded or compromised
+    retired_at: str  # the contact's claim, never checked
+    replacement: bytes | None
+    statement: str  # the statement's id
+    applied_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "retired_at": self.retired_at,
+            "replacement": key_text(self.replacement) if self.replacement else None,
+            "statement": self.statement,
+            "applied_at": self.applied_at,
+        }
+
+    def to_toml(self) -> dict[str, str]:
+        out = {"reason": self.reason, "retired_at": self.retired_at, "statement": self.statement, "applied_at": self.applied_at}
+        if self.replacement is not None:
+            out["replacement"] = key_text(self.replacement)
+        return out
+
+    @classmethod
+    def from_toml(cls, item: Any) -> Retirement:
+        if not isinstance(item, dict) or item.get("reason") not in ("superseded", "compromised"):
+            raise MalformedError("a retirement needs a reason: superseded or compromised")
+        replacement = item.get("replacement")
+        return cls(
+            reason=item["reason"],
+            retired_at=str(item.get("retired_at", "")),
+            replacement=parse_key(replacement) if replacement is not None else None,
+            statement=str(item.get("statement", "")),
+            applied_at=str(item.get("applied_at", "")),
+        )
+
+
+@dataclass
+class PreviousKey:
+    """A key a contact used before: retired, then replaced by one the ceremony confirmed."""
+
+    key: bytes
+    confirmed_at: str
+    method: str
+    retirement: Retirement
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": key_text(self.key),
+            "status": "retired",
+            "confirmed_at": self.confirmed_at,
+            "method": self.method,
+            "retired": self.retirement.to_json(),
+        }
+
+
+@dataclass
 class Contact:
     name: str
     key: bytes
     confirmed_at: str
     method: str
+    # Set when a statement signed by `key` retired it; the contact keeps its name until
+    # the ceremony confirms a new key for it (or it is removed).
+    retired: Retirement | None = None
+    previous: list[PreviousKey] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "retired" if self.retired is not None else "confirmed"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "key": key_text(self.key),
-            "status": "confirmed",
+            "status": self.status,
             "confirmed_at": self.confirmed_at,
             "method": self.method,
         }
+        # The key history, only for a contact that has one (spec/keys.md section 8).
+        if self.retired is not None:
+            out["retired"] = self.retired.to_json()
+        if self.previous:
+            out["previous_keys"] = [p.to_json() for p in self.previous]
+        return out
 
 
 @dataclass
@@ -44,6 +121,10 @@ class Candidate:
     claimed_name: str
     source: str
     seen_at: str
+    # A replacement named by a contact's retired key: the key it replaces and the contact's
+    # local name. Still only a candidate: only the ceremony confirms it.
+    replaces: bytes | None = None
+    replaces_contact: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,7 +136,10 @@ class Candidate:
             "seen_at": self.seen_at,
             "confirmed_at": None,
             "method": None,
-        }
+        } | (
+            # Only for a replacement a contact's retired key named (spec/keys.md section 4).
+            {"replaces": key_text(self.replaces), "replaces_contact": self.replaces_contact} if self.replaces else {}
+        )
 
 
 class Contacts:
@@ -79,14 +163,32 @@ class Contacts:
             try:
                 key = parse_key(item["key"])
                 name = check_local_name(item["name"])
-                c.confirmed[name] = Contact(name, key, str(item.get("confirmed_at", "")), str(item.get("method", "")))
+                retired = Retirement.from_toml(item["retired"]) if "retired" in item else None
+                previous = [
+                    PreviousKey(
+                        parse_key(p["key"]),
+                        str(p.get("confirmed_at", "")),
+                        str(p.get("method", "")),
+                        Retirement.from_toml(p["retired"]),
+                    )
+                    for p in item.get("previous", [])
+                ]
+                c.confirmed[name] = Contact(
+                    name, key, str(item.get("confirmed_at", "")), str(item.get("method", "")), retired, previous
+                )
             except (KeyError, TypeError, Exception) as exc:  # noqa: BLE001
                 raise MalformedError(f"contact #{i + 1} is damaged: {exc}", path=str(path)) from exc
         for i, item in enumerate(doc.get("candidate", [])):
             try:
                 key = parse_key(item["key"])
+                replaces = item.get("replaces")
                 c.candidates[key] = Candidate(
-                    key, str(item.get("claimed_name", "")), str(item.get("source", "")), str(item.get("seen_at", ""))
+                    key,
+                    str(item.get("claimed_name", "")),
+                    str(item.get("source", "")),
+                    str(item.get("seen_at", "")),
+                    parse_key(replaces) if replaces is not None else None,
+                    str(item["replaces_contact"]) if "replaces_contact" in item else None,
                 )
             except (KeyError, TypeError, MalformedError) as exc:
                 raise MalformedError(f"candidate #{i + 1} is damaged: {exc}", path=str(path)) from exc
@@ -94,14 +196,8 @@ class Contacts:
 
     def save(self) -> None:
         doc = {
-            "contact": [
-                {"name": c.name, "key": key_text(c.key), "confirmed_at": c.confirmed_at, "method": c.method}
-                for c in sorted(self.confirmed.values(), key=lambda c: c.name.casefold())
-            ],
-            "candidate": [
-                {"key": key_text(c.key), "claimed_name": c.claimed_name, "source": c.source, "seen_at": c.seen_at}
-                for c in sorted(self.candidates.values(), key=lambda c: c.seen_at)
-            ],
+            "contact": [_contact_toml(c) for c in sorted(self.confirmed.values(), key=lambda c: c.name.casefold())],
+            "candidate": [_candidate_toml(c) for c in sorted(self.candidates.values(), key=lambda c: c.seen_at)],
         }
         header = b"# gage contacts. Confirmed only by the word-pair ceremony (`gage pair`); edit with care.\n"
         atomic.write_bytes(self.path, header + tomli_w.dumps(doc).encode("utf-8"), 0o600)
@@ -124,31 +220,93 @@ class Contacts:
         return c
 
     def status_of(self, key: bytes) -> str:
-        if self.by_key(key) is not None:
-            return "confirmed"
+        """confirmed, retired (a contact's key a statement retired), candidate or unknown."""
+        c = self.by_key(key)
+        if c is not None:
+            return c.status
+        if self.retirement_of(key) is not None:
+            return "retired"
         if key in self.candidates:
             return "candidate"
         return "unknown"
 
+    def retirement_of(self, key: bytes) -> tuple[Contact, Retirement] | None:
+        """The contact whose key this is (its current one or an earlier one), if it is retired."""
+        for c in self.confirmed.values():
+            if c.key == key and c.retired is not None:
+                return c, c.retired
+            for p in c.previous:
+                if p.key == key:
+                    return c, p.retirement
+        return None
+
+    def owner_of(self, key: bytes) -> Contact | None:
+        """The contact this key is or was confirmed for: its current key or a previous one."""
+        c = self.by_key(key)
+        if c is not None:
+            return c
+        for c in self.confirmed.values():
+            if any(p.key == key for p in c.previous):
+                return c
+        return None
+
     # --- changes ---------------------------------------------------------------------
 
     def add_candidate(self, key: bytes, claimed_name: str, source: str) -> bool:
-        """Remember a key we were shown. Never confirms; a confirmed key is left as it is."""
-        if self.by_key(key) is not None or key in self.candidates:
+        """Remember a key we were shown. Never confirms; a contact's key (current or previous) is left as it is."""
+        if self.owner_of(key) is not None or key in self.candidates:
             return False
         self.candidates[key] = Candidate(key, claimed_name[:200], source[:300], now_text())
         return True
 
+    def set_retirement(self, key: bytes, retirement: Retirement) -> Contact:
+        """Record a retirement for a contact's key (gage/retirement.py decides whether it applies)."""
+        for c in self.confirmed.values():
+            if c.key == key:
+                c.retired = retirement
+                return c
+            for p in c.previous:
+                if p.key == key:
+                    p.retirement = retirement
+                    return c
+        raise UnknownKeyError("no contact has this key")
+
+    def link_replacement(self, key: bytes, claimed_name: str, source: str, *, replaces: bytes, contact: str) -> bool:
+        """A replacement named by `contact`'s retired key: a candidate linked to the contact, never more.
+
+        False when the key is already a contact's (nothing to link: it was confirmed by the ceremony).
+        """
+        if self.owner_of(key) is not None:
+            return False
+        cand = self.candidates.get(key)
+        if cand is None:
+            cand = Candidate(key, claimed_name[:200], source[:300], now_text())
+            self.candidates[key] = cand
+        cand.replaces = replaces
+        cand.replaces_contact = contact
+        return True
+
     def _confirm(self, name: str, key: bytes, method: str) -> Contact:
-        """Only the ceremony may call this (see module docstring)."""
+        """Only the ceremony may call this (see module docstring).
+
+        A contact whose key is retired can be given a new key under the same name: the
+        retired key moves into the contact's history. A retired key is never confirmed again.
+        """
         check_local_name(name)
+        if self.retirement_of(key) is not None:
+            raise RefusedError("this key was retired by a statement it signed; a retired key is never confirmed again")
         existing = self.confirmed.get(name)
-        if existing is not None and existing.key != key:
+        if existing is not None and existing.key != key and existing.retired is None:
             raise RefusedError(f"a different key is already confirmed as {name!r}; remove it first")
         other = self.by_key(key)
         if other is not None and other.name != name:
             raise RefusedError(f"this key is already confirmed as {other.name!r}")
-        contact = Contact(name, key, now_text(), method)
+        previous: list[PreviousKey] = []
+        if existing is not None and existing.retired is not None:
+            previous = [*existing.previous, PreviousKey(existing.key, existing.confirmed_at, existing.method, existing.retired)]
+        elif existing is not None:
+            previous = existing.previous
+        contact = Contact(name, key, now_text(), method, None, previous)
         self.confirmed[name] = contact
         self.candidates.pop(key, None)
         return contact
@@ -158,3 +316,24 @@ class Contacts:
         if c is None:
             raise UnknownKeyError(f"no confirmed contact named {name!r}")
         return c
+
+
+def _contact_toml(c: Contact) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": c.name, "key": key_text(c.key), "confirmed_at": c.confirmed_at, "method": c.method}
+    if c.retired is not None:
+        out["retired"] = c.retired.to_toml()
+    if c.previous:
+        out["previous"] = [
+            {"key": key_text(p.key), "confirmed_at": p.confirmed_at, "method": p.method, "retired": p.retirement.to_toml()}
+            for p in c.previous
+        ]
+    return out
+
+
+def _candidate_toml(c: Candidate) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": key_text(c.key), "claimed_name": c.claimed_name, "source": c.source, "seen_at": c.seen_at}
+    if c.replaces is not None:
+        out["replaces"] = key_text(c.replaces)
+    if c.replaces_contact is not None:
+        out["replaces_contact"] = c.replaces_contact
+    return out

@@ -9,6 +9,7 @@ characters made visible. See spec/frame.md.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from .bundle import PAYLOAD
 from .keys import key_text
-from .sanitize import looks_binary, quoted, visible
+from .sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted, visible
 from .verdict import NO_AUTHORITY, Verdict
 
 PREVIEW_LIMIT = 256 * 1024
@@ -45,6 +46,23 @@ class Field:
     severity: str = "normal"  # normal, good, warn, bad
 
 
+def _verdict_meaning(v: Verdict) -> str:
+    r = v.sender.retired
+    if v.verdict == "verified" and r is not None:
+        return "signature good, and the key is a contact's previous key, confirmed by the word-pair ceremony and since retired as superseded"
+    if v.verdict == "unverified" and r is not None and r["reason"] == "compromised" and not v.sender.is_me:
+        return "signature good, but the key is retired as COMPROMISED by its owner: anyone holding it could have signed this"
+    return VERDICT_MEANING[v.verdict]
+
+
+def _retired_words(r: dict[str, object]) -> str:
+    """How a retirement reads in the frame: the reason, and the time as the signer's claim."""
+    out = f"retired as {r['reason']} as of {r['retired_at']} (the statement's claim)"
+    if r.get("replacement"):
+        out += f", naming a new key {r['replacement']}"
+    return out
+
+
 def new_token() -> str:
     return secrets.token_hex(8)
 
@@ -62,7 +80,7 @@ def fields(v: Verdict) -> list[Field]:
         }.get(v.accepted_how, " (by a person)")
     out.append(Field("state", state, "warn" if v.state == "pending" else "normal"))
     sev = {"verified": "good", "unverified": "warn", "invalid": "bad"}[v.verdict]
-    out.append(Field("verdict", f"{v.verdict.upper()}: {VERDICT_MEANING[v.verdict]}", sev))
+    out.append(Field("verdict", f"{v.verdict.upper()}: {_verdict_meaning(v)}", sev))
     if v.problems:
         for p in v.problems:
             out.append(Field("problem", visible(f"[{p.stage}] {p}"), "bad"))
@@ -84,8 +102,29 @@ def fields(v: Verdict) -> list[Field]:
                 "bad",
             )
         )
+    elif s.is_me and s.retired is not None:
+        out.append(Field("sender", f"me: a key this home retired ({key_text(s.key)}, {_retired_words(s.retired)}); a bundle I signed", "normal"))
     elif s.is_me:
         out.append(Field("sender", f"me: this home's own key ({key_text(s.key)}); a bundle I signed", "normal"))
+    elif s.retired is not None and s.retired["reason"] == "compromised":
+        contact = visible(str(s.retired["contact"]))
+        out.append(
+            Field(
+                "sender",
+                f"a COMPROMISED key: {contact}'s retired key ({key_text(s.key)}), {_retired_words(s.retired)}. Anyone "
+                f"holding it could have signed this, whatever time it claims; it claims the name {quoted(s.claimed_name or '')} (unchecked)",
+                "bad",
+            )
+        )
+    elif s.retired is not None and s.name is not None:
+        out.append(
+            Field(
+                "sender",
+                f"{visible(s.name)} (confirmed contact), signed with {visible(s.name)}'s previous key ({key_text(s.key)}), "
+                f"{_retired_words(s.retired)}",
+                "good",
+            )
+        )
     elif s.status == "confirmed":
         out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_text(s.key)})", "good"))
     else:
@@ -131,17 +170,18 @@ def fields(v: Verdict) -> list[Field]:
     return out
 
 
-def _text_lines(path: str, limit: int) -> Iterator[str]:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+def _read_preview(path: str, limit: int) -> tuple[bytes, int | None]:
+    """The first `limit` bytes of a payload file, and its size when it goes on after them.
+
+    One open for both the text-or-binary sample and the lines shown, never through a
+    symlink and never blocking on a FIFO. Raises OSError (a special file as ENODEV).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return
+            raise OSError(errno.ENODEV, "not a regular file")
         data = f.read(limit)
-    text = data.decode("utf-8", errors="backslashreplace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    yield from lines
+        return data, (os.fstat(f.fileno()).st_size if f.read(1) else None)
 
 
 def payload_status(v: Verdict, *, show_pending: bool) -> tuple[bool, str]:
@@ -183,19 +223,21 @@ def render(v: Verdict, *, show_pending: bool = False, token: str | None = None) 
         name = quoted(entry.path)
         p = root / entry.path
         try:
-            fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as f:
-                sample = f.read(8192)
+            data, size_if_more = _read_preview(str(p), PREVIEW_LIMIT)
         except OSError as exc:
             yield f"---- payload {token} file {name}: cannot be read ({exc.strerror}) ----"
             continue
-        if looks_binary(sample):
+        # spec/frame.md: the first 8 KiB decide; a character cut at 8 KiB counts only if the file goes on.
+        more = size_if_more is not None
+        if looks_binary(data[:TEXT_SAMPLE], more=more or len(data) > TEXT_SAMPLE):
             yield f"---- payload {token} file {name} ({entry.size} bytes, binary): not printed ----"
             continue
         yield f"---- payload {token} begin file {name} ({entry.size} bytes, text) ----"
-        for line in _text_lines(str(p), PREVIEW_LIMIT):
-            # oneline: tabs too are shown as \t, so no raw control character reaches the reader.
-            yield LINE_PREFIX + visible(line, oneline=True)
-        if entry.size > PREVIEW_LIMIT:
-            yield f"---- payload {token} note: {entry.size - PREVIEW_LIMIT} more bytes of {name} not shown ----"
+        # Every control character escaped (tabs too, as \t), a literal backslash doubled, a
+        # byte that is not UTF-8 as \udcNN, and a character cut at the preview limit left out.
+        lines, shown = payload_lines(data, more=more)
+        for line in lines:
+            yield LINE_PREFIX + line
+        if size_if_more is not None:
+            yield f"---- payload {token} note: {max(size_if_more - shown, 1)} more bytes of {name} not shown ----"
         yield f"---- payload {token} end file {name} ----"

@@ -40,6 +40,12 @@ EVENTS = (
     "unpaired",
     "reconciled",
     "repaired",
+    # Key statements (spec/keys.md): this home retired its key, or countersigned as a
+    # replacement; a statement from another key was applied, or refused and why.
+    "key-retired",
+    "key-countersigned",
+    "key-statement-applied",
+    "key-statement-refused",
 )
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nacl.exceptions
 import nacl.signing
@@ -30,6 +32,8 @@ SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
 SIGNATURE_LEN = 64
 KEYFILE_VERSION = 1
 KEYFILE_LIMIT = 4096
+# An identity file also keeps this home's retired keys and their statements.
+IDENTITY_LIMIT = 1 << 20
 MAX_CLAIMED_NAME = 200
 
 
@@ -91,9 +95,64 @@ def verify_manifest_signature(key: bytes, manifest_bytes: bytes, signature: byte
 
 
 @dataclass(frozen=True)
+class RetiredKey:
+    """One of this home's own keys that a key statement retired (spec/keys.md section 6).
+
+    `secret` is kept for a key this home held and replaced with a new one (`gage key
+    retire --new`), so what was signed with it stays this home's; it is never used to sign
+    a bundle again. It is None for the current key retired without a successor here, and
+    for a key of another home that this one was named to replace.
+    """
+
+    key: bytes
+    name: str
+    secret: bytes | None
+    reason: str
+    retired_at: str
+    replacement: bytes | None
+    statement: str  # the signed statement file, as text
+    origin: str  # "this home" or "another home"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": key_text(self.key),
+            "name": self.name,
+            "secret": self.secret.hex() if self.secret else None,
+            "reason": self.reason,
+            "retired_at": self.retired_at,
+            "replacement": key_text(self.replacement) if self.replacement else None,
+            "statement": self.statement,
+            "origin": self.origin,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> RetiredKey:
+        if not isinstance(obj, dict):
+            raise TypeError("a retired key is an object")
+        secret = obj["secret"]
+        replacement = obj["replacement"]
+        fields = (obj["name"], obj["reason"], obj["retired_at"], obj["statement"], obj["origin"])
+        if not all(isinstance(f, str) for f in fields):
+            raise TypeError("retired key fields must be strings")
+        return cls(
+            key=parse_key(obj["key"]),
+            name=obj["name"],
+            secret=bytes.fromhex(secret) if secret is not None else None,
+            reason=obj["reason"],
+            retired_at=obj["retired_at"],
+            replacement=parse_key(replacement) if replacement is not None else None,
+            statement=obj["statement"],
+            origin=obj["origin"],
+        )
+
+
+@dataclass(frozen=True)
 class Identity:
     name: str
     signing_key: nacl.signing.SigningKey
+    # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
+    # is among them when it was retired with no successor in this home.
+    retired: tuple[RetiredKey, ...] = ()
 
     @property
     def key(self) -> bytes:
@@ -103,6 +162,21 @@ class Identity:
     def key_text(self) -> str:
         return key_text(self.key)
 
+    @property
+    def current_retirement(self) -> RetiredKey | None:
+        """The statement that retired the current key, if one did: then nothing is signed with it."""
+        return self.retirement_of(self.key)
+
+    def retirement_of(self, key: bytes) -> RetiredKey | None:
+        for r in reversed(self.retired):
+            if r.key == key:
+                return r
+        return None
+
+    def owns(self, key: bytes) -> bool:
+        """The current key, or one of this home's retired keys: a key that is "me"."""
+        return key == self.key or self.retirement_of(key) is not None
+
     @classmethod
     def generate(cls, name: str) -> Identity:
         return cls(name=name, signing_key=nacl.signing.SigningKey.generate())
@@ -110,13 +184,20 @@ class Identity:
     def sign(self, manifest_bytes: bytes) -> bytes:
         return sign_manifest(self.signing_key, manifest_bytes)
 
+    def _bytes(self) -> bytes:
+        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
+        if self.retired:
+            obj["retired"] = [r.to_json() for r in self.retired]
+        return strictjson.dumps(obj) + b"\n"
+
     def save(self, path: Path) -> None:
         if path.exists():
             raise RefusedError("an identity already exists here; gage will not replace it", path=str(path))
-        data = strictjson.dumps(
-            {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
-        )
-        atomic.write_bytes(path, data + b"\n", mode=0o600)
+        atomic.write_bytes(path, self._bytes(), mode=0o600)
+
+    def rewrite(self, path: Path) -> None:
+        """Replace the identity file in one atomic step (a key retired or replaced; under the home lock)."""
+        atomic.write_bytes(path, self._bytes(), mode=0o600)
 
     @classmethod
     def load(cls, path: Path) -> Identity:
@@ -127,18 +208,22 @@ class Identity:
         except OSError as exc:
             raise GageIOError(f"cannot read identity: {exc.strerror}", path=str(path)) from exc
         try:
-            obj = strictjson.loads(raw, limit=KEYFILE_LIMIT, what="identity")
+            obj = strictjson.loads(raw, limit=IDENTITY_LIMIT, what="identity")
             if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
                 raise MalformedError("not a gage identity file (version 1)")
             seed = bytes.fromhex(obj["secret"])
             sk = nacl.signing.SigningKey(seed)
             name = obj["name"]
+            retired_list = obj.get("retired", [])
+            if not isinstance(retired_list, list):
+                raise TypeError("retired must be a list")
+            retired = tuple(RetiredKey.from_json(r) for r in retired_list)
         except (KeyError, ValueError, TypeError, MalformedError) as exc:
             raise MalformedError(f"identity file is damaged: {exc}", path=str(path)) from exc
         mode = os.stat(path).st_mode & 0o777
         if mode & 0o077:
             raise RefusedError(f"identity is readable by others (mode {mode:o}); run chmod 600 on it", path=str(path))
-        return cls(name=name, signing_key=sk)
+        return cls(name=name, signing_key=sk, retired=retired)
 
 
 @dataclass(frozen=True)
@@ -153,13 +238,17 @@ class KeyFile:
 
     @classmethod
     def parse(cls, data: bytes, *, path: str | None = None) -> KeyFile:
+        """spec/bundle.md section 7. The cap is on the whole file, newlines included; the
+        writer's final newline needs no stripping, since strict JSON allows white space
+        around the object."""
         try:
-            obj = strictjson.loads(data.rstrip(b"\n"), limit=KEYFILE_LIMIT, what="key file")
+            obj = strictjson.loads(data, limit=KEYFILE_LIMIT, what="key file")
         except MalformedError as exc:
             raise MalformedError(exc.message, path=path) from exc
         if not isinstance(obj, dict):
             raise MalformedError("a key file is a JSON object", path=path)
-        if obj.get("gage-key") != KEYFILE_VERSION:
+        version = obj.get("gage-key")
+        if version != KEYFILE_VERSION or isinstance(version, bool):  # true == 1 in Python
             raise MalformedError(f"not a gage key file of version {KEYFILE_VERSION}", path=path, field="gage-key")
         extra = set(obj) - {"gage-key", "key", "name"}
         if extra:
@@ -176,7 +265,11 @@ class KeyFile:
     @classmethod
     def load(cls, path: Path) -> KeyFile:
         try:
-            with open(path, "rb") as f:
+            # O_NONBLOCK: a FIFO named as a key file must not hang the command.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise MalformedError("a key file must be a regular file", path=str(path))
                 data = f.read(KEYFILE_LIMIT + 1)
         except OSError as exc:
             raise GageIOError(f"cannot read key file: {exc.strerror}", path=str(path)) from exc

@@ -7,6 +7,7 @@ reply to something it really sent.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 from pathlib import Path
 
@@ -16,8 +17,21 @@ from .contacts import Contacts
 from .errors import GageIOError, RefusedError, UsageError
 from .home import Home
 from .keys import key_text
+from .keystatement import FILE_NAME
 from .manifest import KINDS, KINDS_NEEDING_PARENT, Hop, Manifest, Party
 from .store import resolve
+
+
+def _signer(home: Home) -> None:
+    """Bundles are signed with the current key only, and never with a retired one (spec/keys.md)."""
+    done = home.identity.current_retirement
+    if done is not None:
+        where = (
+            f"; its replacement {key_text(done.replacement)} lives in another home: send from there"
+            if done.replacement is not None
+            else "; make a new home (`gage init`) to send again"
+        )
+        raise RefusedError(f"this home's key is retired ({done.reason}, {done.retired_at}) and signs nothing more{where}")
 
 
 def _recipients(home: Home, names: list[str]) -> list[Party]:
@@ -56,9 +70,11 @@ def copy_out(bundle_dir: Path, out_dir: Path) -> Path:
         return final
     tmp = out_dir / f".{bundle_dir.name}.partial"
     shutil.rmtree(tmp, ignore_errors=True)
+    _raw, manifest = bundle_mod.read_manifest(bundle_dir)
     try:
-        shutil.copytree(bundle_dir, tmp, symlinks=True)
-        atomic.fsync_tree(tmp)
+        # The listed files only, each no longer than the manifest declares (never a plain
+        # tree copy, which would copy anything else there and expand a sparse file in full).
+        bundle_mod.copy_bundle(bundle_dir, manifest, tmp)
         tmp.rename(final)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -78,6 +94,7 @@ def create(
 ) -> tuple[Manifest, Path]:
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    _signer(home)
     files = bundle_mod.collect_sources(paths)
     parties = _recipients(home, to or [])
     thread = None
@@ -116,6 +133,7 @@ def forward(home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to
     Only a bundle that checks out may be forwarded: forwarding must never launder a
     tampered or forged bundle into one with a good signature.
     """
+    _signer(home)
     stored = resolve(home, bundle_ref)
     result = bundle_mod.check(stored.path, expect_name=True)
     if not result.ok or result.manifest is None:
@@ -141,6 +159,7 @@ def forward(home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to
         to=_recipients(home, to or []),
         subject=original.subject,
         chain=[*original.chain, hop],
+        sizes={f.path: f.size for f in original.files},  # never more than the checked manifest declares
     )
     try:
         if [(f.path, f.sha256) for f in manifest.files] != [(f.path, f.sha256) for f in original.files]:
@@ -148,4 +167,26 @@ def forward(home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to
         dest = _publish(home, work, manifest, copy_to)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return manifest, dest
+
+
+def key_statement_bundle(home: Home, statement_file: bytes, *, subject: str, copy_to: Path | None = None) -> tuple[Manifest, Path]:
+    """The bundle that carries a signed key statement (spec/keys.md section 3), signed with this home's key.
+
+    The one bundle a key retired with no successor here still signs: the statement stands on
+    its own signatures, so the carrier's signer adds no trust to it and takes none away.
+    """
+    home.staging.mkdir(parents=True, exist_ok=True)
+    src_dir = home.staging / f"statement-{secrets.token_hex(8)}"
+    src_dir.mkdir(mode=0o700)
+    try:
+        src = src_dir / FILE_NAME
+        src.write_bytes(statement_file)
+        work, manifest = bundle_mod.build(home.identity, [(FILE_NAME, src)], staging=home.staging, kind="share", subject=subject)
+        try:
+            dest = _publish(home, work, manifest, copy_to)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        shutil.rmtree(src_dir, ignore_errors=True)
     return manifest, dest

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import authority as authority_mod
 from . import bundle as bundle_mod
+from . import keystatement
 from .bundle import Problem
 from .contacts import Contacts
 from .errors import GageError
@@ -38,6 +39,10 @@ class Sender:
     # still what the contacts say, and the verdict is not raised: this is a fact for the
     # reader, so the frame never calls my own key one this home does not know.
     is_me: bool = False
+    # Set when a key statement retired this key (spec/keys.md): `reason` (superseded or
+    # compromised), `retired_at` (the signer's claim), `replacement`, `statement` (its id),
+    # and `contact`, the local name of the contact whose key it is (null for my own key).
+    retired: dict[str, Any] | None = None
 
     def label(self) -> str:
         if self.name is not None:
@@ -48,10 +53,12 @@ class Sender:
             return f"unproven key {short_fingerprint(self.key)}"
         if self.is_me:
             return f"my own key {short_fingerprint(self.key)}"
+        if self.retired is not None and self.retired["reason"] == "compromised":
+            return f"compromised key {short_fingerprint(self.key)}"
         return f"{self.status} key {short_fingerprint(self.key)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "key": key_text(self.key) if self.key else None,
             "name": self.name,
             "status": self.status,
@@ -59,6 +66,10 @@ class Sender:
             "signature_ok": self.signature_ok,
             "is_me": self.is_me,
         }
+        if self.retired is not None:
+            # Only for a key a statement retired (spec/keys.md section 5).
+            out["retired"] = self.retired
+        return out
 
 
 @dataclass
@@ -285,6 +296,34 @@ class JournalFacts:
         )
 
 
+def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | None:
+    """What a key statement said about `key`, for a contact's key or one of this home's own."""
+    found = contacts.retirement_of(key)
+    if found is not None:
+        owner, r = found
+        return {
+            "contact": owner.name,
+            "reason": r.reason,
+            "retired_at": r.retired_at,
+            "replacement": key_text(r.replacement) if r.replacement else None,
+            "statement": r.statement,
+        }
+    mine = home.identity.retirement_of(key)
+    if mine is None:
+        return None
+    try:
+        statement: str | None = keystatement.parse(mine.statement.encode("utf-8")).statement.id
+    except GageError:
+        statement = None
+    return {
+        "contact": None,
+        "reason": mine.reason,
+        "retired_at": mine.retired_at,
+        "replacement": key_text(mine.replacement) if mine.replacement else None,
+        "statement": statement,
+    }
+
+
 def compute(
     home: Home,
     target: Stored | Path,
@@ -326,6 +365,12 @@ def compute(
         )
     contact = contacts.by_key(m.sender.key)
     status = contacts.status_of(m.sender.key)
+    retired = _retired(home, contacts, m.sender.key)
+    if retired is not None and retired["contact"] is not None:
+        # A retired key (spec/keys.md): superseded keeps its contact (still verified, shown
+        # as the contact's previous key); compromised keeps none: nothing it signs verifies.
+        owner = contacts.owner_of(m.sender.key)
+        contact = owner if retired["reason"] == "superseded" else None
     # A contact's name only for a key that really signed this manifest: a forged bundle
     # can write any confirmed key into `sender`, and must not be shown under its name.
     signed = check.signature_ok
@@ -335,11 +380,12 @@ def compute(
         status=status,
         claimed_name=m.sender.name,
         signature_ok=signed,
-        is_me=signed and m.sender.key == home.identity.key,
+        is_me=signed and home.identity.owns(m.sender.key),
+        retired=retired,
     )
     if check.problems:
         verdict = "invalid"
-    elif status == "confirmed":
+    elif status == "confirmed" or (status == "retired" and contact is not None):
         verdict = "verified"
     else:
         verdict = "unverified"
@@ -361,8 +407,8 @@ def compute(
     seen = facts.seen(m.id, m.parent)
     accepted_how = facts.accepted_how.get(m.id)
 
-    me = home.identity.key
-    addressed = None if not m.to else any(p.key == me for p in m.to)
+    # Addressed to any key of mine, the current one or one this home retired.
+    addressed = None if not m.to else any(home.identity.owns(p.key) for p in m.to)
 
     forwarder = sender.label() if sender.name else f"the sender ({sender.label()})"
     chain = []

@@ -33,7 +33,7 @@ from pathlib import Path
 import watchfiles
 
 from . import bundle as bundle_mod
-from . import gate, store
+from . import gate, retirement, store
 from . import verdict as verdict_mod
 from .errors import GageError, GageIOError, UsageError
 from .home import Home
@@ -72,6 +72,20 @@ def is_temporary_name(name: str) -> bool:
 def fingerprint(root: Path) -> Fingerprint:
     """Two equal fingerprints some seconds apart mean nobody is writing there any more."""
     return tree_fingerprint(root, limit=FINGERPRINT_LIMIT)
+
+
+def _safe_fingerprint(root: Path) -> Fingerprint:
+    try:
+        return fingerprint(root)
+    except Exception:  # noqa: BLE001 - only used to notice a later change; none is fine
+        return ()
+
+
+def where(drop: Path) -> str:
+    """The `via` text for a drop folder, always valid UTF-8: a folder name that is not (a
+    byte such as 0xff) is written with a backslash escape, never as a lone surrogate that
+    strict JSON (the journal) refuses."""
+    return f"drop folder {os.fsencode(drop).decode('utf-8', errors='backslashreplace')}"
 
 
 @dataclass
@@ -150,14 +164,19 @@ class Watcher:
                 break
             try:
                 self._consider(drop, path, events)
-            except (GageError, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - nothing in a drop folder may stop the watcher
+                # Whatever one candidate does (a tree too deep for some walk, a name that
+                # cannot be encoded, an error nobody foresaw), it is reported once and
+                # skipped; the other candidates, and the watcher, carry on.
                 if not os.path.lexists(path):
                     self._seen.pop(path, None)  # vanished while we looked: nothing to do
                     continue
                 rec = self._seen.get(path)
-                if rec is not None:
-                    rec.done = True  # report once; a change to it tries again
-                self._emit(events, WatchEvent("error", f"could not import {path}: {exc}", path=path))
+                if rec is None:
+                    rec = self._seen[path] = _Seen(fingerprint=_safe_fingerprint(path), since=self.clock())
+                rec.done = True  # report once; a change to it tries again
+                why = str(exc) if isinstance(exc, (GageError, OSError)) else f"{type(exc).__name__}: {exc}".rstrip(": ")
+                self._emit(events, WatchEvent("error", f"could not import {path}: {why}", path=path))
         # Forget what is gone, so a later bundle under the same name is looked at afresh.
         for p in [p for p in self._seen if not os.path.lexists(p)]:
             del self._seen[p]
@@ -212,6 +231,21 @@ class Watcher:
                 if not bundle_mod.check(held.path, expect_name=True).ok:
                     self._import(drop, path, events)
             return
+        decided = store.decisions(self.home).get(manifest.id)
+        if decided is not None:
+            # Decided before, and its copy since tidied away: a decision is final for the id,
+            # so the same bundle dropped again is not brought back to be decided again.
+            rec.done = True
+            self._emit(
+                events,
+                WatchEvent(
+                    "skipped",
+                    f"skipped {path}: bundle {manifest.id[:12]} was {decided} here before, and a decision is final",
+                    id=manifest.id,
+                    path=path,
+                ),
+            )
+            return
         check = bundle_mod.check(path)
         if not check.ok and not settled:
             self._announce(rec, path, events)
@@ -225,7 +259,7 @@ class Watcher:
             self._emit(events, WatchEvent("waiting", f"waiting for {path} to finish arriving", path=path))
 
     def _import(self, drop: Path, path: Path, events: list[WatchEvent]) -> None:
-        result = store.import_bundle(self.home, path, event="received", via=f"drop folder {drop}")
+        result = store.import_bundle(self.home, path, event="received", via=where(drop))
         if not result.new:
             return
         stored = store.find(self.home, result.id)
@@ -244,6 +278,9 @@ class Watcher:
                 path=path,
             ),
         )
+        for outcome in retirement.apply_arrivals(self.home, [result.id]):
+            what = "key statement applied" if outcome.applied else "key statement"
+            self._emit(events, WatchEvent("key-statement", f"{result.id[:12]}: {what}: {outcome.message}", id=result.id, path=path))
         if self.budget is None:
             return
         outcome = gate.accept_unattended(self.home, result.id, budget=self.budget)
@@ -272,10 +309,32 @@ class Watcher:
         self.scan()
         # Wake regularly while something is waiting to settle, even if nothing changes.
         tick = max(50, min(1000, int(self.settle * 250)))
+        try:
+            self._follow(tick)
+        except Exception as exc:  # noqa: BLE001 - the OS watch failed; the watcher must not
+            if not self.stop_event.is_set():
+                # A drop folder can make the OS watch fail (an entry it may not read, the
+                # user's inotify watches used up, an error inside watchfiles): say so once,
+                # then look at the folders on a timer instead.
+                why = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                self._emit(
+                    events,
+                    WatchEvent("error", f"the file-system watch failed ({why}); looking at the drop folders every {tick / 1000:g} s instead"),
+                )
+                while not self.stop_event.wait(tick / 1000):
+                    self.scan()
+        self._emit(events, WatchEvent("stopped", "stopped watching"))
+
+    def _follow(self, tick: int) -> None:
+        """Follow the OS's change events until `stop()`; raises if the OS watch fails."""
         # The OS watch is only in place once the generator first yields: anything that
         # landed between the scan above and that moment raised no event, so the first
         # wake-up scans everything again. A slow periodic full scan also covers events
-        # the OS dropped (an inotify queue overflow).
+        # the OS dropped (an inotify queue overflow), and changes inside a candidate that
+        # is not waiting: only the drop folders themselves are watched, not recursively,
+        # so a sender cannot make gage hold one OS watch per folder it creates (the user's
+        # inotify watches are shared with every other program). Candidates still waiting
+        # are looked at on every wake-up anyway.
         first = True
         last_full = self.clock()
         for changes in watchfiles.watch(
@@ -287,6 +346,8 @@ class Watcher:
             rust_timeout=tick,
             yield_on_timeout=True,
             raise_interrupt=False,
+            recursive=False,
+            ignore_permission_denied=True,
         ):
             if self.stop_event.is_set():
                 break
@@ -302,4 +363,3 @@ class Watcher:
             if full:
                 last_full = self.clock()
             self.scan(None if full else touched)
-        self._emit(events, WatchEvent("stopped", "stopped watching"))

@@ -13,7 +13,7 @@ import pytest
 from a2a.types import AgentCard
 from gagetest import pair
 from google.protobuf import json_format
-from test_ceremony import PROMPT, _read_until
+from test_ceremony import run_pair_in_terminal
 
 from gage import send, store
 from gage.a2a import artifact
@@ -176,31 +176,7 @@ def test_a_card_key_becomes_a_candidate_never_a_contact(make_home, gage, tmp_pat
 
 
 def _pair_card_in_terminal(home: Home, source: str, name: str, typed: str) -> tuple[int, str]:
-    import subprocess
-    import sys
-
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gage.cli.main", "--home", str(home.root), "pair", "--card", source, "--name", name],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        close_fds=True,
-        start_new_session=True,
-        env={**os.environ, "TERM": "dumb"},
-    )
-    os.close(slave)
-    try:
-        before = _read_until(master, PROMPT, 30)
-        os.write(master, typed.encode() + b"\n")
-        after = _read_until(master, None, 30)
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    return code, (before + after).decode("utf-8", "replace")
+    return run_pair_in_terminal(home, ["--card", source], name, typed)
 
 
 def test_the_ceremony_started_from_a_card_confirms_only_with_the_right_words(make_home, tmp_path: Path) -> None:

@@ -65,11 +65,14 @@ def _read_until(fd: int, marker: bytes | None, timeout: float) -> bytes:
     raise AssertionError(f"timed out waiting for {marker!r}; got {buf!r}")
 
 
-def run_pair_in_terminal(home: Home, keyfile: Path, name: str, typed: str) -> tuple[int, str]:
-    """`gage pair KEYFILE --name NAME` on a pseudo-terminal; types `typed` at the prompt."""
+def run_pair_in_terminal(home: Home, keyfile: Path | list[str], name: str, typed: str) -> tuple[int, str]:
+    """`gage pair KEYFILE --name NAME` on a pseudo-terminal; types `typed` at the prompt.
+
+    `keyfile` may instead be the arguments that name the source (`["--card", FILE]`)."""
+    source = keyfile if isinstance(keyfile, list) else [str(keyfile)]
     master, slave = os.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gage.cli.main", "--home", str(home.root), "pair", str(keyfile), "--name", name],
+        [sys.executable, "-m", "gage.cli.main", "--home", str(home.root), "pair", *source, "--name", name],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -279,7 +282,8 @@ def test_no_flag_skips_the_compare() -> None:
     sub = next(a for a in parser._actions if a.dest == "command")
     pair_parser = sub.choices["pair"]
     options = {s for a in pair_parser._actions for s in a.option_strings}
-    assert options == {"-h", "--help", "--name"}
+    # --card and --refresh only choose where the key comes from; --home, which home.
+    assert options == {"-h", "--help", "--name", "--card", "--refresh", "--home"}
 
 
 # --- candidates ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .. import retirement
 from ..errors import GageError, GageIOError, MalformedError, UsageError
 from ..home import Home
 from ..sanitize import clip, quoted, visible
@@ -321,12 +322,16 @@ class _Receiver(AgentExecutor):
             meta = {"status": "refused", "stage": exc.stage, "error": str(exc)}
             await event_queue.enqueue_event(_reply(context, f"refused: {exc}", meta))
             return
+        statements = await asyncio.to_thread(retirement.apply_arrivals, self.home, [one.id for one in landed if one.new])
         lines, metas = [], []
         for c, one in zip(intake.carried, landed, strict=True):
             self.events.landed(intake.peer, c, one)
             line, meta = _outcome(one)
             lines.append(line)
             metas.append(meta)
+        for outcome in statements:
+            what = "key statement applied" if outcome.applied else "key statement"
+            self.events.emit(f"{(outcome.carrier or '')[:12]}: {what}: {visible(outcome.message)}")
         meta_out: dict[str, Any] = dict(metas[0]) if len(metas) == 1 else {"status": "delivered", "bundles": metas}
         await event_queue.enqueue_event(_reply(context, "\n".join(lines), meta_out))
 

@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import atomic, store
+from .. import atomic, retirement, store
 from ..a2a import artifact, card
 from ..errors import GageIOError, RefusedError, UsageError
+from . import cmd_keys
 from .output import emit_json, err, open_home, out, show
 
 EXAMPLES = """\
@@ -194,10 +195,13 @@ def cmd_import(args: Any) -> int:
     data, where = _read_bounded(args.source, limits.max_request_bytes)
     transport = {"file": where} if args.source != "-" else {}
     landed = artifact.receive_bytes(home, data, protocol=args.protocol, transport=transport, limits=limits)
+    # A key statement that arrived is applied now, or refused and why (spec/keys.md section 4).
+    statements = retirement.apply_arrivals(home, [r.id for r in landed if r.new])
     if args.json:
-        emit_json({"landed": [r.to_json() for r in landed]})
+        emit_json({"landed": [r.to_json() for r in landed], "key_statements": [o.to_json() for o in statements]})
         return 0
     _report(landed, "over A2A")
+    cmd_keys.report_outcomes(statements)
     for r in landed:
         out(r.id)
     return 0

@@ -16,6 +16,7 @@ from ..home import ALL_STATES, Home
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..manifest import KINDS
 from ..words import WordCache, format_pairs
+from . import cmd_keys
 from .output import emit_json, err, home_path, open_home, out, show
 
 
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     k = ksub.add_parser("export", help="write my public key file, to start a pairing from")
     k.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     k.set_defaults(func=cmd_key_export)
+    cmd_keys.register(ksub)
 
     p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
     p.add_argument("paths", nargs="+", metavar="PATH")
@@ -81,11 +83,20 @@ def cmd_id(args: Any) -> int:
     ident = home.identity
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
-        emit_json({"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]})
+        shown: dict[str, Any] = {"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]}
+        if ident.retired:
+            shown["retired"] = cmd_keys.id_json(home)  # this home's retired keys (spec/keys.md section 6)
+        emit_json(shown)
         return 0
     out(f"name:  {show(ident.name)}")
-    out(f"key:   {ident.key_text}")
+    done = ident.current_retirement
+    if done is not None:
+        out(f"key:   {ident.key_text} (RETIRED as {done.reason} as of {done.retired_at}: this home signs nothing more)")
+    else:
+        out(f"key:   {ident.key_text}")
     out(f"words: {format_pairs(words)}")
+    for line in cmd_keys.id_lines(home):
+        out(line)
     return 0
 
 
@@ -148,9 +159,18 @@ def _key(m: Any) -> str:
     return key_text(m.sender.key)
 
 
+def _contact_name(contacts: Contacts, m: Any, v: verdict_mod.Verdict | None) -> str | None:
+    """The contact a bundle's key belongs to; never for a key retired as compromised (spec/keys.md)."""
+    if v is not None and v.sender.retired is not None:
+        return v.sender.name
+    c = contacts.by_key(m.sender.key)
+    return c.name if c else None
+
+
 def cmd_import(args: Any) -> int:
     home = open_home(args)
     worst = 0
+    arrived: list[str] = []
     for p in args.paths:
         # Each path stands alone: one bad folder is reported and the rest still come in.
         try:
@@ -169,7 +189,10 @@ def cmd_import(args: Any) -> int:
                 err(f"{res.id[:12]}: imported to pending, but it does NOT verify: {show(str(first))}")
             else:
                 err(f"{res.id[:12]}: imported to pending (unread; nothing is accepted until you say so)")
+            arrived.append(res.id)
         out(res.id)
+    # A key statement that arrived is applied now (or refused, and why): spec/keys.md.
+    cmd_keys.report_arrivals(home, arrived)
     return worst
 
 
@@ -177,7 +200,6 @@ def cmd_list(args: Any) -> int:
     home = open_home(args)
     contacts = Contacts.load(home.contacts_path)
     states = (args.state,) if args.state else ALL_STATES
-    me = home.identity.key
     facts = verdict_mod.JournalFacts.of(home)
     rows = []
     for s in store.list_bundles(home, states):
@@ -190,12 +212,12 @@ def cmd_list(args: Any) -> int:
                 "kind": m.kind if m else None,
                 "created": m.created if m else None,
                 "subject": m.subject if m else None,
-                "verdict": v.verdict if v else ("mine" if m and m.sender.key == me else None),
+                "verdict": v.verdict if v else ("mine" if m and home.identity.owns(m.sender.key) else None),
                 "accepted_how": v.accepted_how if v else None,
                 "sender": {
                     "key": _key(m),
-                    "name": contacts.by_key(m.sender.key).name if m and contacts.by_key(m.sender.key) else None,
-                    "status": "me" if m.sender.key == me else contacts.status_of(m.sender.key),
+                    "name": _contact_name(contacts, m, v),
+                    "status": "me" if home.identity.owns(m.sender.key) else contacts.status_of(m.sender.key),
                 }
                 if m
                 else None,

@@ -153,13 +153,31 @@ def cmd_contacts(args: Any) -> int:
         out("no contacts yet: `gage pair KEYFILE --name NAME` starts the ceremony")
         return 0
     for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold()):
-        out(f"confirmed  {show(c.name):<20} {short_fingerprint(c.key)}  {format_pairs(cache.words_for(c.key))}  ({c.method}, {c.confirmed_at})")
+        out(f"{c.status:<10} {show(c.name):<20} {short_fingerprint(c.key)}  {format_pairs(cache.words_for(c.key))}  ({c.method}, {c.confirmed_at})")
+        # The key history (spec/keys.md): the current key's retirement, then earlier keys.
+        if c.retired is not None:
+            out(f"{'':<10} {'':<20} {_retirement_text(c.retired)}")
+        for prev in reversed(c.previous):
+            out(f"{'':<10} {'':<20} previous key {short_fingerprint(prev.key)}: {_retirement_text(prev.retirement)}")
     for cand in sorted(contacts.candidates.values(), key=lambda c: c.seen_at):
         out(
             f"candidate  {'(unconfirmed)':<20} {short_fingerprint(cand.key)}  claims \"{show(cand.claimed_name)}\""
             f" from {show(cand.source)} ({cand.seen_at})"
         )
+        if cand.replaces is not None:
+            who = show(cand.replaces_contact or "?")
+            out(
+                f"{'':<10} {'':<20} named as {who}'s new key by the retired key {short_fingerprint(cand.replaces)};"
+                f" not trusted until the ceremony: gage pair {key_text(cand.key)} --name {who}"
+            )
     return 0
+
+
+def _retirement_text(r: Any) -> str:
+    out = f"retired as {r.reason} as of {r.retired_at} (their claim; applied {r.applied_at})"
+    if r.replacement is not None:
+        out += f", names the new key {short_fingerprint(r.replacement)}"
+    return out
 
 
 def _candidate_key(contacts: Contacts, text: str) -> bytes:

@@ -3,6 +3,11 @@
 A candidate's name is what its key claims, shown literally and marked as a claim; only
 a confirmed contact has a name of yours. Removing a contact (unpairing) and forgetting a
 candidate both ask first, with the same key (d).
+
+A contact's key history shows here too (spec/keys.md): a key retired by its own
+statement, earlier keys under the contact's row, and a replacement a retired key named,
+as a candidate linked to the contact. p on it starts the ceremony: nothing else
+confirms it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from .. import ceremony
-from ..contacts import Contacts
+from ..contacts import Contact, Contacts, Retirement
 from ..errors import GageError
 from ..keys import short_fingerprint
 from . import safe
@@ -64,20 +69,35 @@ class ContactsScreen(Screen[None]):
             return
         for c in sorted(self.contacts.confirmed.values(), key=lambda c: c.name.casefold()):
             table.add_row(
-                Text("confirmed", style="bold green"),
+                _status_text(c.retired),
                 Text(safe.one_line(c.name, limit=64)),
                 Text(short_fingerprint(c.key)),
                 Text(safe.one_line(c.confirmed_at)),
-                Text(safe.one_line(c.method)),
+                Text(safe.one_line(c.method) if c.retired is None else _retired_how(c.retired)),
                 key=f"contact:{c.name}",
             )
+            for prev in reversed(c.previous):
+                table.add_row(
+                    _status_text(prev.retirement),
+                    Text(f"  {safe.one_line(c.name, limit=50)} (before)", style="dim"),
+                    Text(short_fingerprint(prev.key), style="dim"),
+                    Text(safe.one_line(prev.confirmed_at), style="dim"),
+                    Text(_retired_how(prev.retirement), style="dim"),
+                    key=f"previous:{prev.key.hex()}",
+                )
         for cand in sorted(self.contacts.candidates.values(), key=lambda c: (c.seen_at, c.key)):
+            if cand.replaces is not None:
+                name = Text(f"{safe.one_line(cand.replaces_contact, limit=50)}'s new key?", style="yellow")
+                how = Text("named by the retired key " + short_fingerprint(cand.replaces) + "; p to pair")
+            else:
+                name = Text(f"\"{safe.one_line(cand.claimed_name, limit=60)}\"?", style="yellow")
+                how = Text("seen in " + safe.one_line(cand.source, limit=80))
             table.add_row(
                 Text("candidate", style="bold yellow"),
-                Text(f"\"{safe.one_line(cand.claimed_name, limit=60)}\"?", style="yellow"),
+                name,
                 Text(short_fingerprint(cand.key)),
                 Text(safe.one_line(cand.seen_at)),
-                Text("seen in " + safe.one_line(cand.source, limit=80)),
+                how,
                 key=f"candidate:{cand.key.hex()}",
             )
         if table.row_count == 0:
@@ -106,15 +126,30 @@ class ContactsScreen(Screen[None]):
         kind, _, ident = key.partition(":")
         if kind == "contact" and ident in self.contacts.confirmed:
             c = self.contacts.confirmed[ident]
-            detail.update(
-                Content.assemble(
-                    Content.styled(safe.one_line(c.name), "bold green"),
-                    f": confirmed {safe.one_line(c.confirmed_at)} by {safe.one_line(c.method)}.  d removes (unpairs).",
+            detail.update(Content.assemble(*_contact_detail(c)))
+        elif kind == "previous":
+            owner = self.contacts.owner_of(bytes.fromhex(ident))
+            found = self.contacts.retirement_of(bytes.fromhex(ident))
+            if owner is not None and found is not None:
+                detail.update(
+                    Content.assemble(
+                        Content.styled(safe.one_line(owner.name), "bold"),
+                        f"'s previous key {short_fingerprint(bytes.fromhex(ident))}: {_retired_sentence(found[1])}",
+                    )
                 )
-            )
         elif kind == "candidate":
             cand = self.contacts.candidates.get(bytes.fromhex(ident))
-            if cand is not None:
+            if cand is not None and cand.replaces is not None:
+                detail.update(
+                    Content.assemble(
+                        "Named as ",
+                        Content.styled(safe.one_line(cand.replaces_contact), "bold"),
+                        f"'s new key by their retired key {short_fingerprint(cand.replaces)}; it claims the name \"",
+                        safe.literal(cand.claimed_name, "bold yellow", limit=80),
+                        "\". Not trusted until the ceremony: p starts it (use their name); d forgets it.",
+                    )
+                )
+            elif cand is not None:
                 detail.update(
                     Content.assemble(
                         "Claims the name \"",
@@ -150,6 +185,9 @@ class ContactsScreen(Screen[None]):
         kind, _, ident = key.partition(":")
         if kind == "candidate":
             self.forget(bytes.fromhex(ident))
+            return
+        if kind == "previous":
+            self.app.notify("A previous key is part of its contact's history: d on the contact removes it all.", markup=False)
             return
         name = ident
 
@@ -198,3 +236,39 @@ class ContactsScreen(Screen[None]):
             Content("It was never confirmed, so nothing you trust changes: bundles from it show as from an unknown key."),
         ]
         self.app.push_screen(ConfirmDialog("Forget candidate?", body, yes="Forget", no="Keep"), answered)
+
+
+def _status_text(r: Retirement | None) -> Text:
+    if r is None:
+        return Text("confirmed", style="bold green")
+    return Text("retired", style="bold red" if r.reason == "compromised" else "bold")
+
+
+def _retired_how(r: Retirement) -> str:
+    return f"retired: {r.reason}" + ("; anything it signs is unverified" if r.reason == "compromised" else "")
+
+
+def _retired_sentence(r: Retirement) -> str:
+    out = f"retired as {r.reason} as of {safe.one_line(r.retired_at)} (their statement's claim; applied {safe.one_line(r.applied_at)})."
+    if r.reason == "compromised":
+        out += " Nothing signed with it is verified."
+    else:
+        out += " What it signed stays verified, shown as signed with their previous key."
+    if r.replacement is not None:
+        out += f" It named the new key {short_fingerprint(r.replacement)}."
+    return out
+
+
+def _contact_detail(c: Contact) -> list[Content | str]:
+    parts: list[Content | str] = [
+        Content.styled(safe.one_line(c.name), "bold green" if c.retired is None else "bold"),
+        f": confirmed {safe.one_line(c.confirmed_at)} by {safe.one_line(c.method)}.",
+    ]
+    if c.retired is not None:
+        parts.append(f" This key was {_retired_sentence(c.retired)}")
+        if c.retired.replacement is not None:
+            parts.append(" Pair with the new key (its candidate row, p) to confirm it.")
+    if c.previous:
+        parts.append(f" {len(c.previous)} earlier key(s) listed below it.")
+    parts.append("  d removes (unpairs).")
+    return parts
