@@ -61,3 +61,13 @@ def test_a_live_a2a_delivery_applies_a_statement(make_home, tmp_path: Path) -> N
     assert any("key statement applied" in e for e in events), events
     assert Contacts.load(bob.contacts_path).by_name("alice").retired.reason == "compromised"
     assert verdict_mod.compute(bob, store.resolve(bob, old)).verdict == "unverified"
+
+
+def test_a_card_never_advertises_a_retired_key(make_home, gage, tmp_path: Path) -> None:
+    alice = make_home("alice")
+    done = ownkey.retire(alice, reason="compromised", new=False, copy_to=tmp_path / "shared")
+    assert done.bundle is not None
+    alice = Home.open(alice.root)
+    r = gage(alice, "a2a", "card", "--json")
+    assert r.code == 9 and "retired" in r.err
+    assert r.out == ""

@@ -42,6 +42,13 @@ def card_extension(home: Home, limits: Limits | None = None) -> dict[str, Any]:
     """
     limits = limits or Limits.of(home)
     ident = home.identity
+    retired = ident.current_retirement
+    if retired is not None:
+        # A card would hand out a key its own statement retired: a pairing must not start from it.
+        raise RefusedError(
+            f"this home's key is retired ({retired.reason}) with no successor here; make a new one with "
+            "`gage key retire --new` before advertising a card"
+        )
     return {
         "uri": EXTENSION_URI,
         "description": (
