@@ -11,6 +11,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -529,3 +530,50 @@ def test_no_gage_module_but_live_imports_the_sdk() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
+
+
+def _slow_body(url: str) -> socket.socket:
+    """Open a POST that promises a body and sends one byte of it, then stalls."""
+    parts = urllib.parse.urlsplit(url)
+    s = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 1000\r\n\r\n{")
+    return s
+
+
+def test_a_body_that_trickles_in_is_cut_off(homes, serving, monkeypatch) -> None:
+    _alice, bob = homes
+    monkeypatch.setattr(server, "BODY_SECONDS", 0.5)
+    srv, events = serving(bob)
+    before = footprint(bob)
+    with _slow_body(srv.url) as s:
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert footprint(bob) == before and any("did not arrive" in e for e in events)
+
+
+def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path) -> None:
+    """A crowd of slow senders cannot make the agent hold more than a few bodies in memory."""
+    alice, bob = homes
+    srv, events = serving(bob)
+    slow = [_slow_body(srv.url) for _ in range(server.MAX_BODIES_AT_ONCE)]
+    try:
+        busy = False
+        for _ in range(100):  # wait until the server is reading all of them
+            busy = post(srv.url, b"{}", version="1.0").status_code == 503
+            if busy:
+                break
+            time.sleep(0.05)
+        assert busy
+        assert any("busy" in e for e in events)
+    finally:
+        for s in slow:
+            s.close()
+    # Once they are gone, a real delivery goes through.
+    bid, out = bundle(alice, tmp_path)
+    for _ in range(100):
+        try:
+            result = client.send(alice, out, srv.url)
+            break
+        except (client.A2ARefusedError, client.A2ATransportError):
+            time.sleep(0.05)
+    assert result.delivered and result.bundle == bid

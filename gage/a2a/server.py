@@ -66,6 +66,8 @@ _INTAKE = "gage.a2a.intake"  # the ASGI scope key, and the call-context state ke
 _INVALID_PARAMS = -32602
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
+MAX_BODIES_AT_ONCE = 4  # request bodies read at the same time; more are answered 503
+BODY_SECONDS = 120.0  # the longest a request body may take to arrive
 
 
 # --- serving: the gatekeeper ----------------------------------------------------------------
@@ -205,6 +207,9 @@ class _Gatekeeper:
         self.limits = limits
         self.token = token
         self.events = events
+        # Each body in flight may hold up to max_request_bytes: a few at once bound the memory a
+        # crowd of (or a slow) sender can take, and a body that trickles in is cut off.
+        self._bodies = asyncio.Semaphore(MAX_BODIES_AT_ONCE)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -221,8 +226,17 @@ class _Gatekeeper:
             await self.app(scope, receive, send)
             return
         cap = self.limits.max_request_bytes
+        if self._bodies.locked():
+            self.events.refused(peer, "busy: too many requests being read at once")
+            await _respond(send, 503, _rpc_error(None, _INVALID_REQUEST, "this gage agent is busy; try again"), [(b"retry-after", b"5")])
+            return
         try:
-            raw = await _read_capped(scope, receive, cap)
+            async with self._bodies:
+                raw = await asyncio.wait_for(_read_capped(scope, receive, cap), BODY_SECONDS)
+        except TimeoutError:
+            self.events.refused(peer, f"the request body did not arrive within {BODY_SECONDS:.0f} s")
+            await _respond(send, 408, _rpc_error(None, _INVALID_REQUEST, "the request body took too long"))
+            return
         except _TooLarge:
             self.events.refused(peer, f"the request body is over {cap} bytes")
             await _respond(send, 413, _rpc_error(None, _INVALID_REQUEST, f"the request body is over this agent's limit of {cap} bytes"))
