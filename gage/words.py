@@ -69,7 +69,7 @@ class WordCache:
                 data = obj.get(VERSION) if isinstance(obj, dict) else None
                 # Anything but an object of entries is damage: start afresh rather than crash.
                 self._data = data if isinstance(data, dict) else {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # RecursionError: a file nested thousands deep
                 self._data = {}
         return self._data
 

@@ -621,6 +621,14 @@ def land(home: Home, carried: list[Carried], *, transport: dict[str, str] | None
     `transport` is what the carrier says about where this came from (protocol, peer,
     file): journaled with the arrival and shown by the verdict as a claim.
     """
+    # The receiver's limits for every bundle first (spec/settings.md), so a message or task
+    # over one lands nothing at all, and no scratch copy is written for a bundle refused.
+    # import_bundle checks them again under the lock.
+    limits = settings.load(home).limits
+    for c in carried:
+        store.check_limits(home, c.manifest, limits)
+        if store.find(home, c.id) is None and store.decisions(home).get(c.id) is None:
+            store.check_pending(home, c.manifest, c.signature, limits)
     out: list[Landed] = []
     home.staging.mkdir(parents=True, exist_ok=True)
     for c in carried:
