@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import homefile
 from .contacts import Contacts
 from .errors import MalformedError
 from .manifest import KINDS
@@ -123,11 +124,13 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml")
     return AuthorityFile(grants=grants, errors=errors)
 
 
+AUTHORITY_LIMIT = 1 << 20
+
+
 def load(path: Path, contacts: Contacts | None) -> AuthorityFile:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """The authority file; none is no grants. A folder, a FIFO, an unreadable file or bytes that
+    are not UTF-8 are errors naming the file (homefile), never a traceback."""
+    text = homefile.read_text(path, "authority", AUTHORITY_LIMIT)
+    if text is None:
         return AuthorityFile(grants=[], errors=[])
-    except UnicodeDecodeError as exc:
-        raise MalformedError("is not UTF-8 text", path=str(path)) from exc
     return parse(text, contacts, path=path.name)

@@ -20,10 +20,41 @@ from typing import Any
 
 import tomli_w
 
-from . import atomic
-from .errors import MalformedError, RefusedError, UnknownKeyError
+from . import atomic, homefile
+from .errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from .keys import check_local_name, key_text, parse_key
 from .manifest import now_text
+
+CONTACTS_LIMIT = 16 << 20
+
+
+def _tables(doc: dict[str, Any], name: str, path: Path) -> list[dict[str, Any]]:
+    """`[[name]]` entries: a list of tables, or the file is damaged."""
+    items = doc.get(name, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise MalformedError(f"`{name}` must be written as [[{name}]] tables", path=str(path), field=name)
+    return items
+
+
+_REQUIRED = object()
+
+
+def _text(item: dict[str, Any], name: str, where: str, default: Any = _REQUIRED) -> str:
+    """A text field of a hand-editable table; a number, a date or a list there is damage, not text."""
+    if name not in item:
+        if default is _REQUIRED:
+            raise MalformedError(f"{where}: field {name} is missing")
+        return str(default)
+    value = item[name]
+    if not isinstance(value, str):
+        raise MalformedError(f"{where}: field {name} must be text, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a table"}.get(
+        type(value), "a date or time" if hasattr(value, "isoformat") else type(value).__name__
+    )
 
 
 @dataclass
@@ -58,10 +89,10 @@ class Retirement:
         replacement = item.get("replacement")
         return cls(
             reason=item["reason"],
-            retired_at=str(item.get("retired_at", "")),
-            replacement=parse_key(replacement) if replacement is not None else None,
-            statement=str(item.get("statement", "")),
-            applied_at=str(item.get("applied_at", "")),
+            retired_at=_text(item, "retired_at", "the retirement", ""),
+            replacement=parse_key(_text(item, "replacement", "the retirement")) if replacement is not None else None,
+            statement=_text(item, "statement", "the retirement", ""),
+            applied_at=_text(item, "applied_at", "the retirement", ""),
         )
 
 
@@ -150,48 +181,66 @@ class Contacts:
 
     @classmethod
     def load(cls, path: Path) -> Contacts:
+        """Read contacts.toml. A file that is damaged in any way (not TOML, not UTF-8, a folder,
+        a field of the wrong type) is a MalformedError or GageIOError naming the file and what
+        is wrong: never a silent default, never a traceback."""
         c = cls(path)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        text = homefile.read_text(path, "contacts", CONTACTS_LIMIT)
+        if text is None:
             return c
         try:
-            doc = tomllib.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
-        for i, item in enumerate(doc.get("contact", [])):
+        unknown = sorted(set(doc) - {"contact", "candidate"})
+        if unknown:
+            raise MalformedError(f"unknown entry {unknown[0]!r} (only [[contact]] and [[candidate]] tables)", path=str(path))
+        for i, item in enumerate(_tables(doc, "contact", path)):
+            where = f"contact #{i + 1}"
             try:
-                key = parse_key(item["key"])
-                name = check_local_name(item["name"])
+                key = parse_key(_text(item, "key", where))
+                name = check_local_name(_text(item, "name", where))
                 retired = Retirement.from_toml(item["retired"]) if "retired" in item else None
-                previous = [
-                    PreviousKey(
-                        parse_key(p["key"]),
-                        str(p.get("confirmed_at", "")),
-                        str(p.get("method", "")),
-                        Retirement.from_toml(p["retired"]),
+                previous_items = item.get("previous", [])
+                if not isinstance(previous_items, list):
+                    raise MalformedError(f"{where}: field previous must be a list of tables")
+                previous = []
+                for j, p in enumerate(previous_items):
+                    pw = f"{where}, previous key #{j + 1}"
+                    if not isinstance(p, dict):
+                        raise MalformedError(f"{pw} is not a table")
+                    previous.append(
+                        PreviousKey(
+                            parse_key(_text(p, "key", pw)),
+                            _text(p, "confirmed_at", pw, ""),
+                            _text(p, "method", pw, ""),
+                            Retirement.from_toml(p.get("retired")),
+                        )
                     )
-                    for p in item.get("previous", [])
-                ]
                 c.confirmed[name] = Contact(
-                    name, key, str(item.get("confirmed_at", "")), str(item.get("method", "")), retired, previous
+                    name, key, _text(item, "confirmed_at", where, ""), _text(item, "method", where, ""), retired, previous
                 )
-            except (KeyError, TypeError, Exception) as exc:  # noqa: BLE001
-                raise MalformedError(f"contact #{i + 1} is damaged: {exc}", path=str(path)) from exc
-        for i, item in enumerate(doc.get("candidate", [])):
+            except MalformedError as exc:
+                raise MalformedError(f"{where} is damaged: {exc.message}", path=str(path), field=exc.field) from exc
+            except (KeyError, TypeError, ValueError, GageError) as exc:
+                raise MalformedError(f"{where} is damaged: {exc}", path=str(path)) from exc
+        for i, item in enumerate(_tables(doc, "candidate", path)):
+            where = f"candidate #{i + 1}"
             try:
-                key = parse_key(item["key"])
+                key = parse_key(_text(item, "key", where))
                 replaces = item.get("replaces")
                 c.candidates[key] = Candidate(
                     key,
-                    str(item.get("claimed_name", "")),
-                    str(item.get("source", "")),
-                    str(item.get("seen_at", "")),
-                    parse_key(replaces) if replaces is not None else None,
-                    str(item["replaces_contact"]) if "replaces_contact" in item else None,
+                    _text(item, "claimed_name", where, ""),
+                    _text(item, "source", where, ""),
+                    _text(item, "seen_at", where, ""),
+                    parse_key(_text(item, "replaces", where)) if replaces is not None else None,
+                    _text(item, "replaces_contact", where) if "replaces_contact" in item else None,
                 )
-            except (KeyError, TypeError, MalformedError) as exc:
-                raise MalformedError(f"candidate #{i + 1} is damaged: {exc}", path=str(path)) from exc
+            except MalformedError as exc:
+                raise MalformedError(f"{where} is damaged: {exc.message}", path=str(path), field=exc.field) from exc
+            except (KeyError, TypeError, ValueError, GageError) as exc:
+                raise MalformedError(f"{where} is damaged: {exc}", path=str(path)) from exc
         return c
 
     def save(self) -> None:

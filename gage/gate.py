@@ -165,15 +165,17 @@ def _discard(home: Home, path: Path) -> None:
 # --- reconcile -------------------------------------------------------------------------
 
 
-def reconcile(home: Home) -> list[str]:
+def reconcile(home: Home, *, timeout: float | None = None) -> list[str]:
     """Finish or undo whatever a crash interrupted, and journal each repair as `reconciled`.
 
-    Runs at the start of every gate operation and when a watcher starts, under the home
-    lock, so it never sees a move that is still in progress. Returns one human-readable
-    note per repair (empty when all is consistent).
+    Runs when a home is opened (`Home.open`), at the start of every gate operation and when
+    a watcher starts, under the home lock, so it never sees a move that is still in
+    progress. Returns one human-readable note per repair (empty when all is consistent),
+    including those of the reconcile `Home.open` ran that nobody has shown yet.
+    `timeout`: wait at most that long for the lock (raises home.LockBusy).
     """
-    notes: list[str] = []
-    with home.lock():
+    notes: list[str] = home.take_reconciled()
+    with home.lock(timeout=timeout):
         home.ensure_layout()
         # 1. Bundles left under the staging name: the move did not finish, so nothing was
         #    accepted. They go back to pending.

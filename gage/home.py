@@ -11,14 +11,17 @@ import contextlib
 import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import GageIOError, RefusedError
+from .errors import GageError, GageIOError, RefusedError
 from .journal import Journal
 from .keys import Identity, check_local_name
 
 STATES = ("pending", "accepted", "rejected")
+# How long opening a home waits for another gage process's move to finish before reading.
+RECOVER_WAIT = 30.0
 ALL_STATES = (*STATES, "outbox")
 
 
@@ -28,6 +31,25 @@ def default_home() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "gage"
+
+
+class LockBusy(GageIOError):
+    """The home lock was not free within the time given (another gage process is moving a bundle)."""
+
+
+def _flock(fd: int, timeout: float | None) -> None:
+    if timeout is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockBusy("the home is locked by another gage process") from None
+            time.sleep(0.01)
 
 
 class _HomeLock:
@@ -40,14 +62,19 @@ class _HomeLock:
         self._fd: int | None = None
 
     @contextlib.contextmanager
-    def __call__(self) -> Iterator[None]:
+    def __call__(self, *, timeout: float | None = None) -> Iterator[None]:
+        """Hold the lock. With `timeout`, give up after that many seconds (LockBusy)."""
         with self._rlock:
             if self._depth == 0:
                 try:
-                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
                 except OSError as exc:
                     raise GageIOError(f"cannot open lock: {exc.strerror}", path=str(self.path)) from exc
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    _flock(fd, timeout)
+                except BaseException:
+                    os.close(fd)
+                    raise
                 self._fd = fd
             self._depth += 1
             try:
@@ -66,6 +93,8 @@ class Home:
         self.lock = _HomeLock(self.root / "lock")
         self.journal = Journal(self.root / "journal.jsonl", self.lock)
         self._identity: Identity | None = None
+        # Notes from the reconcile `open` ran, not yet shown (gate.reconcile hands them on).
+        self.reconciled: list[str] = []
 
     # --- layout ----------------------------------------------------------------------
 
@@ -138,14 +167,66 @@ class Home:
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     @classmethod
-    def open(cls, root: Path | str) -> Home:
+    def open(cls, root: Path | str, *, reconcile: bool = True) -> Home:
+        """Open an existing home. Unless `reconcile=False`, finish or undo whatever a killed gage
+        process left half done first (gate.reconcile), so every reader sees each bundle, whole,
+        in exactly one state: a bundle a kill left under the staging name is back in pending
+        before anything lists it (spec/gate.md, "Crash states")."""
         home = cls(root)
-        if not home.root.is_dir():
-            raise GageIOError("no gage home here: run `gage init --name NAME` first", path=str(home.root))
-        if not home.identity_path.exists():
-            raise GageIOError("this folder has no gage identity: run `gage init --name NAME` first", path=str(home.root))
-        home.ensure_layout()
+        try:
+            if not home.root.is_dir():
+                raise GageIOError("no gage home here: run `gage init --name NAME` first", path=str(home.root))
+            if not home.identity_path.exists() and not home.identity_path.is_symlink():
+                raise GageIOError("this folder has no gage identity: run `gage init --name NAME` first", path=str(home.root))
+            home.ensure_layout()
+        except OSError as exc:
+            raise GageIOError(f"cannot open the home: {exc.strerror or exc}", path=str(home.root)) from exc
+        if reconcile:
+            home.recover()
         return home
+
+    def recover(self, *, timeout: float = RECOVER_WAIT) -> list[str]:
+        """Run gate.reconcile if the lock comes free within `timeout` seconds; keep its notes
+        in `self.reconciled`. A home this process may not write (a read-only copy) is
+        read as it is."""
+        from .gate import reconcile
+
+        try:
+            notes = reconcile(self, timeout=timeout)
+        except LockBusy:
+            return []
+        except (GageIOError, OSError):
+            return []  # no write access (the lock cannot be opened): read what is there
+        self.reconciled.extend(notes)
+        return notes
+
+    def take_reconciled(self) -> list[str]:
+        notes, self.reconciled = self.reconciled, []
+        return notes
+
+    def check_files(self) -> list[GageError]:
+        """Load every home file (identity, contacts, authority, settings, journal) once, and return
+        what is wrong with each, as errors naming the file: for a caller (the interface) that
+        must show a damaged home rather than fail on it later."""
+        from . import authority, settings
+        from .contacts import Contacts
+
+        loaders = (
+            lambda: Identity.load(self.identity_path),
+            lambda: Contacts.load(self.contacts_path),
+            lambda: authority.load(self.authority_path, None),
+            lambda: settings.load(self),
+            self.journal.entries,
+        )
+        problems: list[GageError] = []
+        for load in loaders:
+            try:
+                load()
+            except GageError as exc:
+                problems.append(exc)
+            except OSError as exc:
+                problems.append(GageIOError(exc.strerror or str(exc), path=str(exc.filename or self.root)))
+        return problems
 
     @property
     def identity(self) -> Identity:

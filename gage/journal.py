@@ -15,17 +15,20 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import atomic, strictjson
-from .errors import GageIOError, MalformedError
+from . import atomic, homefile, strictjson
+from .errors import GageError, GageIOError, MalformedError
 from .manifest import now_text
 
 GENESIS = "0" * 64
 LINE_LIMIT = 1 << 16
+# The whole journal is read into memory; a file larger than this is not a journal gage wrote.
+JOURNAL_LIMIT = 1 << 34
 # Torn lines up to this size are also copied into their `repaired` entry; a larger one
 # (a gage line is at most LINE_LIMIT) would not fit in a line, and lives only in its file.
 TORN_INLINE_LIMIT = 16 * 1024
@@ -73,12 +76,10 @@ class Journal:
     # --- reading ---------------------------------------------------------------------
 
     def _raw(self) -> bytes:
-        try:
-            return self.path.read_bytes()
-        except FileNotFoundError:
-            return b""
-        except OSError as exc:
-            raise GageIOError(f"cannot read journal: {exc.strerror}", path=str(self.path)) from exc
+        # Non-blocking, regular files only: a folder, a FIFO or an unreadable file in the
+        # journal's place is an error naming it, never a hang or a traceback.
+        data = homefile.read_bytes(self.path, "journal", JOURNAL_LIMIT)
+        return b"" if data is None else data
 
     @staticmethod
     def _split(data: bytes) -> tuple[list[bytes], bytes]:
@@ -95,7 +96,7 @@ class Journal:
         for line in lines:
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
                 continue
             if isinstance(obj, dict):
                 out.append(obj)
@@ -108,8 +109,8 @@ class Journal:
 
     def _read_head(self) -> dict[str, Any] | None:
         try:
-            head = json.loads(self.head_path.read_bytes())
-        except (OSError, ValueError):
+            head = json.loads(homefile.read_bytes(self.head_path, "journal head", LINE_LIMIT) or b"")
+        except (OSError, ValueError, RecursionError, GageError):
             return None
         # Valid JSON that is not an object (`[]`, `7`) is as unreadable as garbage.
         return head if isinstance(head, dict) else None
@@ -152,10 +153,17 @@ class Journal:
 
     def _save_torn(self, tail: bytes) -> str:
         digest = hashlib.sha256(tail).hexdigest()
-        self.torn_dir.mkdir(mode=0o700, exist_ok=True)
-        target = self.torn_dir / f"{digest}.bin"
-        if not target.exists():
-            atomic.write_bytes(target, tail, 0o600)
+        try:
+            self.torn_dir.mkdir(mode=0o700, exist_ok=True)
+            target = self.torn_dir / f"{digest}.bin"
+            if not target.exists():
+                atomic.write_bytes(target, tail, 0o600)
+        except OSError as exc:
+            raise GageIOError(
+                f"cannot keep the journal's torn last line before repairing it: {exc.strerror or exc}"
+                " (nothing was written)",
+                path=str(self.torn_dir),
+            ) from exc
         return digest
 
     def _unrecorded_torn(self, lines: list[bytes]) -> list[str]:
@@ -169,7 +177,7 @@ class Journal:
         for line in lines:
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
                 continue
             if isinstance(obj, dict) and obj.get("event") == "repaired":
                 recorded.add(obj.get("torn_sha256"))
@@ -197,7 +205,7 @@ class Journal:
             prev = line_hash(lines[-1])
             try:
                 seq = int(json.loads(lines[-1])["seq"]) + 1
-            except (ValueError, KeyError, TypeError, OverflowError):  # OverflowError: a seq of 1e400
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # OverflowError: a seq of 1e400
                 seq = len(lines) + 1
         else:
             prev, seq = GENESIS, 1
@@ -211,21 +219,47 @@ class Journal:
         if isinstance(hseq, int) and isinstance(hhash, str) and hseq >= seq - 1:
             if hseq > seq - 1 or (lines and hhash != prev):
                 seq, prev = hseq + 1, hhash
+        elif lines and isinstance(hseq, int) and hseq < seq - 1 and self._chains_from(lines, hseq, hhash):
+            # An earlier append was killed between its line and its head: the head catches up
+            # (to the line this append chains from) before the new line, so a second kill in
+            # a row leaves the head one behind (an interrupted write), never two (which
+            # `verify` would have to report as lines appended outside gage).
+            self._write_head(seq - 1, prev)
         entry = {"seq": seq, "time": now_text(), "event": event, "prev": prev, **fields}
         line = strictjson.dumps(entry)
         if len(line) > LINE_LIMIT:
             raise MalformedError(f"journal entry would be {len(line)} bytes, over {LINE_LIMIT}")
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
             try:
-                os.write(fd, line + b"\n")
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise GageIOError("is not a regular file; nothing was written", path=str(self.path))
+                _append_whole(fd, line + b"\n", self.path)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": line_hash(line)}) + b"\n", 0o600)
+            self._write_head(seq, line_hash(line))
         except OSError as exc:
             raise GageIOError(f"cannot append to journal: {exc.strerror}", path=str(self.path)) from exc
         return entry
+
+    def _write_head(self, seq: int, digest: str) -> None:
+        atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": digest}) + b"\n", 0o600)
+
+    @staticmethod
+    def _chains_from(lines: list[bytes], hseq: int, hhash: object) -> bool:
+        """The head names a line that is in the file, and every later line chains from it."""
+        idx = next((i for i, ln in enumerate(lines) if _seq_of(ln) == hseq), None)
+        if idx is None or line_hash(lines[idx]) != hhash:
+            return False
+        for i in range(idx + 1, len(lines)):
+            try:
+                obj = json.loads(lines[i])
+            except ValueError:
+                return False
+            if not isinstance(obj, dict) or obj.get("prev") != line_hash(lines[i - 1]):
+                return False
+        return True
 
     # --- checking --------------------------------------------------------------------
 
@@ -296,8 +330,28 @@ class Journal:
         return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
 
 
+def _append_whole(fd: int, data: bytes, path: Path) -> None:
+    """Write one whole journal line, or nothing: a short write (a full disk, a quota) is
+    cut back off and reported, never left as a torn line the caller believes was written."""
+    start = os.fstat(fd).st_size  # the journal is only appended under the home lock
+    try:
+        written = os.write(fd, data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+    if written != len(data):
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)  # if this fails too, the next append repairs the torn line
+        raise GageIOError(
+            f"short write: {written} of {len(data)} bytes of the entry reached the disk (is it full?); "
+            "the entry was not recorded",
+            path=str(path),
+        )
+
+
 def _seq_of(line: bytes) -> int | None:
     try:
         return int(json.loads(line)["seq"])
-    except (ValueError, KeyError, TypeError, OverflowError):
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
         return None

@@ -18,9 +18,10 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from . import atomic, strictjson
+from . import atomic, homefile, strictjson
 from .errors import (
     BadSignatureError,
+    GageError,
     GageIOError,
     MalformedError,
     RefusedError,
@@ -201,26 +202,34 @@ class Identity:
 
     @classmethod
     def load(cls, path: Path) -> Identity:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError as exc:
-            raise GageIOError("no identity here: run `gage init --name NAME` first", path=str(path)) from exc
-        except OSError as exc:
-            raise GageIOError(f"cannot read identity: {exc.strerror}", path=str(path)) from exc
+        raw = homefile.read_bytes(path, "identity", IDENTITY_LIMIT)
+        if raw is None:
+            raise GageIOError("no identity here: run `gage init --name NAME` first", path=str(path))
         try:
             obj = strictjson.loads(raw, limit=IDENTITY_LIMIT, what="identity")
             if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
                 raise MalformedError("not a gage identity file (version 1)")
-            seed = bytes.fromhex(obj["secret"])
+            secret = obj["secret"]
+            if not isinstance(secret, str) or len(secret) != 64:
+                raise TypeError("secret must be 64 hex digits")
+            seed = bytes.fromhex(secret)
             sk = nacl.signing.SigningKey(seed)
             name = obj["name"]
+            if not isinstance(name, str):
+                raise TypeError("name must be text")
+            check_local_name(name)
             retired_list = obj.get("retired", [])
             if not isinstance(retired_list, list):
                 raise TypeError("retired must be a list")
             retired = tuple(RetiredKey.from_json(r) for r in retired_list)
-        except (KeyError, ValueError, TypeError, MalformedError) as exc:
+        except KeyError as exc:
+            raise MalformedError(f"identity file is damaged: field {exc} is missing", path=str(path)) from exc
+        except (ValueError, TypeError, GageError) as exc:
             raise MalformedError(f"identity file is damaged: {exc}", path=str(path)) from exc
-        mode = os.stat(path).st_mode & 0o777
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except OSError as exc:
+            raise GageIOError(f"cannot read the identity: {exc.strerror}", path=str(path)) from exc
         if mode & 0o077:
             raise RefusedError(f"identity is readable by others (mode {mode:o}); run chmod 600 on it", path=str(path))
         return cls(name=name, signing_key=sk, retired=retired)

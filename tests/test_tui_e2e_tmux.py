@@ -91,9 +91,14 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.wait(lambda s: "gage frame" in s and "VERIFIED" in s, "the bundle view")
         tmux.keys("a")
         deadline = time.monotonic() + 20
-        while store.find(home, target).state != "accepted" and time.monotonic() < deadline:
+        def state() -> str | None:
+            # Mid-move the bundle sits under the gate's staging name, where find() does not look.
+            found = store.find(home, target)
+            return found.state if found is not None else None
+
+        while state() != "accepted" and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert store.find(home, target).state == "accepted"
+        assert state() == "accepted"
         accepted_screen = tmux.wait(lambda s: "· accepted" in s, "the accepted state in the verdict bar")
         assert "VERIFIED" in accepted_screen and "gage frame" in accepted_screen
 

@@ -118,6 +118,21 @@ class Cancelled(Exception):
     """The load was abandoned part way (the screen went away)."""
 
 
+def _recover_staged(home: Home) -> None:
+    """A bundle left in the gate's staging folder by a process killed mid-move is put back
+    where the journal says (spec/gate.md) before the listing, so the open interface shows
+    it straight away rather than after a restart. Never waits: a move in progress holds
+    the lock, and the next reload looks again."""
+    from ..gate import staging_dir
+
+    try:
+        staged = any(staging_dir(home).iterdir())
+    except OSError:
+        return
+    if staged:
+        home.recover(timeout=0)
+
+
 def load_rows(
     home: Home,
     state: str,
@@ -132,6 +147,7 @@ def load_rows(
     invalid; it never stops the listing. Runs in a thread worker: nothing here touches
     a widget.
     """
+    _recover_staged(home)
     contacts = Contacts.load(home.contacts_path)
     facts = JournalFacts.of(home)
     rows: list[Row] = []
