@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic
+from . import atomic, progress
 from .errors import (
     BadSignatureError,
     GageError,
@@ -82,7 +82,7 @@ class Problem:
         return f"{where}: {self.message}" if where else self.message
 
     def to_error(self) -> GageError:
-        cls = {"malformed": MalformedError, "signature": BadSignatureError, "tampered": TamperedError}.get(
+        cls = {"malformed": MalformedError, "signature": BadSignatureError, "tampered": TamperedError, "io": GageIOError}.get(
             self.stage, GageError
         )
         return cls(self.message, path=self.path, field=self.field)
@@ -178,6 +178,7 @@ def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
                 break
             h.update(chunk)
             size += len(chunk)
+            progress.advance(len(chunk))
         return size, h.hexdigest()
     finally:
         os.close(fd)
@@ -381,7 +382,8 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
         else:
             result.warnings.append(Problem("name", root.name, f"directory is not named by its id {manifest.id}"))
 
-    _check_payload(root, manifest, result)
+    with progress.phase("checking", manifest.total_size):
+        _check_payload(root, manifest, result)
     return result
 
 
@@ -588,6 +590,7 @@ def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None, limit: int | N
                 h.update(chunk)
                 out.write(chunk)
                 size += len(chunk)
+                progress.advance(len(chunk))
             out.flush()
             os.fsync(out.fileno())
     finally:
@@ -603,6 +606,17 @@ def _make_parents(base: Path, rel: str, made: set[str]) -> None:
         if prefix not in made:
             (base / prefix).mkdir(exist_ok=True)
             made.add(prefix)
+
+
+def _source_bytes(files: list[tuple[str, Path]]) -> int:
+    """The bytes `build` will copy, as the sources' sizes say now (for a progress line only)."""
+    total = 0
+    for _rel, src in files:
+        try:
+            total += os.lstat(src).st_size
+        except OSError:
+            pass
+    return total
 
 
 def build(
@@ -631,11 +645,12 @@ def build(
         entries: list[FileEntry] = []
         payload = work / PAYLOAD
         payload.mkdir()
-        for rel, src in files:
-            dst = payload / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            e = _copy_hashing(src, dst, limit=sizes.get(rel) if sizes is not None else None)
-            entries.append(FileEntry(path=rel, size=e.size, sha256=e.sha256))
+        with progress.phase("bundling", lambda: _source_bytes(files)):
+            for rel, src in files:
+                dst = payload / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                e = _copy_hashing(src, dst, limit=sizes.get(rel) if sizes is not None else None)
+                entries.append(FileEntry(path=rel, size=e.size, sha256=e.sha256))
         manifest = Manifest.build(
             kind=kind,
             sender=Party(key=identity.key, name=identity.name),
@@ -683,6 +698,17 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
             continue  # not a regular file, or over its cap: left out, and the copy's check says so
         (dst / name).write_bytes(data)
     (dst / PAYLOAD).mkdir()
+    with progress.phase("copying", manifest.total_size):
+        _copy_listed(src, manifest, dst)
+    atomic.fsync_tree(dst)
+    try:
+        return _left_behind(src, manifest)
+    except OSError:
+        return []  # only a report: a folder that turns unreadable while we look costs it, not the copy
+
+
+def _copy_listed(src: Path, manifest: Manifest, dst: Path) -> None:
+    """`copy_bundle`'s payload loop: each listed file, no longer than declared, never through a link."""
     made: set[str] = set()
     for entry in manifest.files:
         try:
@@ -707,11 +733,6 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
                 os.close(fd)
         # An OSError (a failed read or write) propagates: a partial copy must never land, since
         # it would take the bundle's id and shut out the whole bundle for good.
-    atomic.fsync_tree(dst)
-    try:
-        return _left_behind(src, manifest)
-    except OSError:
-        return []  # only a report: a folder that turns unreadable while we look costs it, not the copy
 
 
 def _left_behind(src: Path, manifest: Manifest) -> list[str]:

@@ -388,3 +388,25 @@ def test_contacts_forget_drops_a_candidate_by_fingerprint_and_never_a_contact(ma
     assert stranger.identity.key not in c.candidates
     assert c.by_name("friend") is not None
     assert gage(me, "contacts", "forget", stranger.identity.key_text).code == int(Exit.UNKNOWN_KEY)
+
+
+def test_pairing_from_a_forged_bundle_is_refused(make_home, tmp_path: Path) -> None:
+    """A manifest can name any key; `pair ID` takes a key only from a bundle whose signature verifies."""
+    import shutil
+
+    from gage import send
+
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    src = tmp_path / "f.txt"
+    src.write_text("x")
+    _m, dest = send.create(mallory, [src], kind="share")
+    forged = tmp_path / "forged" / dest.name
+    shutil.copytree(dest, forged)
+    raw = (forged / "manifest.json").read_bytes().replace(mallory.identity.key.hex().encode(), alice.identity.key.hex().encode())
+    (forged / "manifest.json").write_bytes(raw)
+    from gage import store as store_mod
+
+    res = store_mod.import_bundle(bob, forged)
+    r = run_gage_process("pair", res.id[:12], "--name", "alice", home=bob.root, input="")
+    assert r.code == Exit.REFUSED and "signature does not verify" in r.err
+    assert Contacts.load(bob.contacts_path).status_of(alice.identity.key) == "unknown"

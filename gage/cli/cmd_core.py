@@ -13,10 +13,10 @@ from .. import verdict as verdict_mod
 from ..contacts import Contacts
 from ..errors import Exit, GageError, GageIOError, UsageError
 from ..home import ALL_STATES, Home
-from ..keys import KeyFile, key_text, parse_key, short_fingerprint
+from ..keys import KeyFile, key_text
 from ..manifest import KINDS
 from ..words import WordCache, format_pairs
-from . import cmd_keys
+from . import cmd_keys, import_json
 from .output import emit_json, err, home_path, open_home, out, show
 
 
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
     p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="one result per PATH, as data, instead of the ids")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("list", help="list bundles in the home")
@@ -159,18 +160,11 @@ def _key(m: Any) -> str:
     return key_text(m.sender.key)
 
 
-def _contact_name(contacts: Contacts, m: Any, v: verdict_mod.Verdict | None) -> str | None:
-    """The contact a bundle's key belongs to; never for a key retired as compromised (spec/keys.md)."""
-    if v is not None and v.sender.retired is not None:
-        return v.sender.name
-    c = contacts.by_key(m.sender.key)
-    return c.name if c else None
-
-
 def cmd_import(args: Any) -> int:
     home = open_home(args)
     worst = 0
     arrived: list[str] = []
+    rows: list[dict[str, Any]] = []  # for --json (gage/cli/import_json.py)
     for p in args.paths:
         # Each path stands alone: one bad folder is reported and the rest still come in.
         try:
@@ -178,7 +172,9 @@ def cmd_import(args: Any) -> int:
         except GageError as exc:
             err(f"gage: {exc.stage}: {show(str(exc))}")
             worst = worst or int(exc.exit_code)
+            rows.append(import_json.failed(p, exc))
             continue
+        rows.append(import_json.result(p, res))
         if not res.new:
             err(f"{res.id[:12]}: already there ({res.state})")
         else:
@@ -190,21 +186,32 @@ def cmd_import(args: Any) -> int:
             else:
                 err(f"{res.id[:12]}: imported to pending (unread; nothing is accepted until you say so)")
             arrived.append(res.id)
-        out(res.id)
+        if not args.json:
+            out(res.id)
     # A key statement that arrived is applied now (or refused, and why): spec/keys.md.
-    cmd_keys.report_arrivals(home, arrived)
+    if args.json:
+        emit_json(import_json.document(rows, import_json.statements(home, arrived)))
+    else:
+        cmd_keys.report_arrivals(home, arrived)
     return worst
 
 
 def cmd_list(args: Any) -> int:
+    """Every bundle with the verdict computed now. The sender is the verdict's (`Sender.to_json()`,
+    the shape `gage verdict --json` prints): never looked up in the contacts here, so a bundle
+    whose signature fails is never listed under a contact's name (issue 9, class 1)."""
     home = open_home(args)
     contacts = Contacts.load(home.contacts_path)
     states = (args.state,) if args.state else ALL_STATES
     facts = verdict_mod.JournalFacts.of(home)
     rows = []
+    labels: dict[str, str] = {}
     for s in store.list_bundles(home, states):
-        m = s.manifest()
-        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts) if s.state != "outbox" else None
+        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts)
+        m = v.manifest
+        verdict: str = v.verdict
+        if s.state == "outbox" and v.sender.is_me and verdict != "invalid":
+            verdict = "mine"  # my own bundle: "unverified" (no contact is me) would only mislead
         rows.append(
             {
                 "id": s.id,
@@ -212,17 +219,12 @@ def cmd_list(args: Any) -> int:
                 "kind": m.kind if m else None,
                 "created": m.created if m else None,
                 "subject": m.subject if m else None,
-                "verdict": v.verdict if v else ("mine" if m and home.identity.owns(m.sender.key) else None),
-                "accepted_how": v.accepted_how if v else None,
-                "sender": {
-                    "key": _key(m),
-                    "name": _contact_name(contacts, m, v),
-                    "status": "me" if home.identity.owns(m.sender.key) else contacts.status_of(m.sender.key),
-                }
-                if m
-                else None,
+                "verdict": verdict,
+                "accepted_how": v.accepted_how,
+                "sender": v.sender.to_json(),
             }
         )
+        labels[s.id] = "me" if v.sender.is_me else v.sender.describe()
     order = {st: i for i, st in enumerate(ALL_STATES)}
     rows.sort(key=lambda r: (order[r["state"]], r["created"] or "", r["id"]))
     if args.json:
@@ -232,19 +234,15 @@ def cmd_list(args: Any) -> int:
         out("no bundles")
         return 0
     for r in rows:
-        if r["sender"] is None:
+        if r["kind"] is None:
             out(f"{r['state']:<9} {r['id'][:12]}  (unreadable manifest)")
             continue
-        if r["sender"]["status"] == "me":
-            who = "me"
-        else:
-            who = r["sender"]["name"] or f"{r['sender']['status']} key {short_fingerprint(parse_key(r['sender']['key']))}"
         subj = show(r["subject"] or "")
         if r["accepted_how"] == "unattended":
             subj = f"[accepted UNATTENDED] {subj}"
         elif r["accepted_how"] == "human-unverified":
             subj = f"[accepted with sender unverified] {subj}"
-        out(f"{r['state']:<9} {r['id'][:12]}  {r['verdict'] or '':<10} {r['kind']:<14} {show(who):<28} {subj}")
+        out(f"{r['state']:<9} {r['id'][:12]}  {r['verdict']:<10} {r['kind']:<14} {show(labels[r['id']]):<28} {subj}")
     return 0
 
 

@@ -16,7 +16,8 @@ from typing import Any
 from .. import gate
 from ..errors import UsageError
 from ..watch import Watcher, WatchEvent
-from .output import err, open_home, out, show
+from .output import emit_json, err, open_home, out, show
+from .watch_log import WatchLog
 
 
 def _positive(text: str) -> int:
@@ -45,11 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
     )
+    p.add_argument("--json", action="store_true", help='print {"id", "state", "how", "verdict"}')
     p.set_defaults(func=cmd_accept)
 
     p = sub.add_parser("reject", help="reject a pending bundle")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
     p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
+    p.add_argument("--json", action="store_true", help='print {"id", "state", "why"}')
     p.set_defaults(func=cmd_reject)
 
     p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
@@ -61,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--budget", type=_positive, metavar="N", help="unattended accepts allowed per thread (counted in the journal)")
     p.add_argument("--settle", type=_seconds, default=2.0, metavar="SECONDS", help="wait this long for an incomplete bundle to stop changing (default 2)")
+    loud = p.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true", help="also name each event's kind, bundle id and path")
+    loud.add_argument("-q", "--quiet", action="store_true", help="only arrivals, decisions and errors")
+    p.add_argument("--json", action="store_true", help="one JSON object per line (time, kind, message, id, path)")
     p.set_defaults(func=cmd_watch)
 
 
@@ -88,6 +95,9 @@ def cmd_accept(args: Any) -> int:
     _say_reconciled(gate.reconcile(home))
     result = gate.accept(home, args.id, unverified=args.unverified)
     v = result.verdict
+    if getattr(args, "json", False):
+        emit_json({"id": result.id, "state": "accepted", "how": result.how, "verdict": v.verdict})
+        return 0
     if result.how == "human-unverified":
         out(
             f"accepted {result.id} WITH THE SENDER UNVERIFIED: {show(v.sender.label())} is not a confirmed contact; "
@@ -102,6 +112,9 @@ def cmd_reject(args: Any) -> int:
     home = open_home(args)
     _say_reconciled(gate.reconcile(home))
     result = gate.reject(home, args.id, why=args.why)
+    if getattr(args, "json", False):
+        emit_json({"id": result.id, "state": "rejected", "why": args.why})
+        return 0
     out(f"rejected {result.id}" + (f" ({show(args.why)})" if args.why else ""))
     return 0
 
@@ -115,13 +128,19 @@ def cmd_watch(args: Any) -> int:
         raise UsageError("give at least one --drop DIR to watch")
     home = open_home(args)
     stop = threading.Event()
+    log = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
 
     def on_event(event: WatchEvent) -> None:
-        line = show(event.message)
+        if not log.wanted(event):
+            return
+        if args.json:
+            out(log.json_line(event))
+            return
+        line = log.text(event)
         if event.kind in ("error", "reconciled"):
-            err(_encodable(f"gage: {event.kind}: {line}", sys.stderr))
+            err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
         else:
-            out(_encodable(line, sys.stdout))
+            out(_encodable(f"{log.stamp()} {line}", sys.stdout))
 
     watcher = Watcher(
         home,

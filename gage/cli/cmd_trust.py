@@ -67,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
     p.add_argument("id", metavar="ID")
     p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
+    p.add_argument("--json", action="store_true", help="the frame's fields and a description of each payload file")
     p.set_defaults(func=cmd_read)
 
 
@@ -79,9 +80,18 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
         kf = KeyFile.load(path)
         return kf.key, kf.name, f"key file {path.name}"
     stored = store.resolve(home, source)
-    m = stored.manifest()
+    from .. import bundle as bundle_mod
+
+    checked = bundle_mod.check(stored.path, expect_name=True)
+    m = checked.manifest
     if m is None:
         raise MalformedError("that bundle's manifest cannot be read", path=str(stored.path))
+    if not checked.signature_ok:
+        # Anyone can write any key into a manifest: only a key that signed the bundle is its sender's.
+        raise RefusedError(
+            "that bundle's signature does not verify, so the key it names is not its sender's; pair from a key file",
+            path=str(stored.path),
+        )
     return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
 
 
@@ -153,7 +163,7 @@ def cmd_contacts(args: Any) -> int:
         out("no contacts yet: `gage pair KEYFILE --name NAME` starts the ceremony")
         return 0
     for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold()):
-        out(f"{c.status:<10} {show(c.name):<20} {short_fingerprint(c.key)}  {format_pairs(cache.words_for(c.key))}  ({c.method}, {c.confirmed_at})")
+        out(f"{c.status:<10} {show(c.name):<20} {short_fingerprint(c.key)}  {format_pairs(cache.words_for(c.key))}  ({show(c.method)}, {show(c.confirmed_at)})")
         # The key history (spec/keys.md): the current key's retirement, then earlier keys.
         if c.retired is not None:
             out(f"{'':<10} {'':<20} {_retirement_text(c.retired)}")
@@ -162,7 +172,7 @@ def cmd_contacts(args: Any) -> int:
     for cand in sorted(contacts.candidates.values(), key=lambda c: c.seen_at):
         out(
             f"candidate  {'(unconfirmed)':<20} {short_fingerprint(cand.key)}  claims \"{show(cand.claimed_name)}\""
-            f" from {show(cand.source)} ({cand.seen_at})"
+            f" from {show(cand.source)} ({show(cand.seen_at)})"
         )
         if cand.replaces is not None:
             who = show(cand.replaces_contact or "?")
@@ -174,7 +184,8 @@ def cmd_contacts(args: Any) -> int:
 
 
 def _retirement_text(r: Any) -> str:
-    out = f"retired as {r.reason} as of {r.retired_at} (their claim; applied {r.applied_at})"
+    # Every field here was read from contacts.toml, which anyone with the file can edit: never raw.
+    out = f"retired as {show(r.reason)} as of {show(r.retired_at)} (their claim; applied {show(r.applied_at)})"
     if r.replacement is not None:
         out += f", names the new key {short_fingerprint(r.replacement)}"
     return out
@@ -273,6 +284,11 @@ def cmd_forward(args: Any) -> int:
 def cmd_read(args: Any) -> int:
     home = open_home(args)
     v = verdict_mod.compute(home, store.resolve(home, args.id))
+    if getattr(args, "json", False):
+        from .read_json import read_json
+
+        emit_json(read_json(v, show_pending=args.pending))
+        return 0
     for line in frame.render(v, show_pending=args.pending):
         out(line)
     return 0

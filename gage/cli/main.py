@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import Exit, GageError
-from . import cmd_a2a, cmd_core, cmd_gate, cmd_trust
+from . import cmd_a2a, cmd_core, cmd_files, cmd_gate, cmd_trust
+from .help import attach as attach_help
 from .output import err, show
+from .progress import progress_line
+
+# Commands whose work can be long (hashing and copying large payloads): a progress line on a
+# terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
+PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a export", "a2a import"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,10 +28,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (cmd_core, cmd_trust, cmd_gate, cmd_a2a):
+    for module in (cmd_core, cmd_trust, cmd_gate, cmd_a2a, cmd_files):
         module.register(sub)
     _home_anywhere(parser)
+    attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
+
+
+def _command_path(args: argparse.Namespace) -> str:
+    sub = getattr(args, "a2a_command", None) if args.command == "a2a" else None
+    return f"{args.command} {sub}" if sub else str(args.command)
 
 
 def _home_anywhere(parser: argparse.ArgumentParser) -> None:
@@ -52,9 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command = "tui"
         args.func = cmd_core.cmd_tui
     try:
-        code = args.func(args)
+        if _command_path(args) in PROGRESS:
+            with progress_line(args.command):
+                code = args.func(args)
+        else:
+            code = args.func(args)
     except GageError as exc:
         # Messages can quote file names and fields from a hostile bundle: never raw.
+        if exc.path is not None and len(exc.path) > SHOWN_NAME:
+            exc.path = _cut(exc.path)
         err(f"gage: {exc.stage}: {show(str(exc))}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
@@ -62,7 +82,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return int(Exit.OK)
+    except OSError as exc:
+        # The file system failed where no stage caught it (a folder that cannot be read, a
+        # path longer than the system allows, a full disk): an I/O error, never a traceback.
+        err(f"gage: io: {os_error_text(exc)}")
+        return int(Exit.IO)
     return int(code or 0)
+
+
+# A name quoted in an error is cut to this many characters: a path can be up to PATH_MAX.
+SHOWN_NAME = 200
+
+
+def _cut(name: str) -> str:
+    if len(name) <= SHOWN_NAME:
+        return name
+    return f"{name[:SHOWN_NAME]}... ({len(os.fsencode(name))} bytes)"
+
+
+def os_error_text(exc: OSError) -> str:
+    """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it."""
+    what = exc.strerror or exc.__class__.__name__
+    if exc.errno == errno.ENOSPC:
+        what = f"{what} (the disk is full; nothing was finished, free some space and try again)"
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    shown = []
+    for n in names:
+        text = os.fsdecode(n) if isinstance(n, bytes) else str(n)
+        shown.append(show(_cut(text)))
+    return ": ".join([" -> ".join(shown), what]) if shown else what
 
 
 if __name__ == "__main__":

@@ -1,0 +1,86 @@
+"""A progress line on standard error for long work, and nothing at all when it is not a terminal.
+
+Fed by the core's optional listener (`gage.progress.reporting`): the core reports bytes done,
+this draws at most a few updates a second, on one line, and clears it when the work ends, so
+what a script reads is never touched. Used as `with progress_line("import"): ...`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from .. import progress
+
+# Below this much work no line is drawn: it would only flicker.
+MIN_BYTES = 8 << 20
+INTERVAL = 0.1
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+class ProgressLine:
+    """Draws `label: phase  done of total (pct)` on `stream`, throttled, on one line."""
+
+    def __init__(self, label: str, stream: TextIO, *, clock: Callable[[], float] = time.monotonic, min_bytes: int = MIN_BYTES) -> None:
+        self.label = label
+        self.stream = stream
+        self.clock = clock
+        self.min_bytes = min_bytes
+        self.last = float("-inf")
+        self.drawn = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if total < self.min_bytes:
+            return
+        if done >= total:
+            self.clear()  # the phase is done: leave the line clean for what is printed next
+            return
+        now = self.clock()
+        if now - self.last < INTERVAL:
+            return
+        self.last = now
+        text = f"gage {self.label}: {phase} {_size(done)} of {_size(total)} ({done * 100 // total}%)"
+        self.stream.write("\r\x1b[2K" + text)
+        self.stream.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self.drawn = False
+
+
+def wanted(stream: TextIO | None = None) -> bool:
+    """A progress line only on a terminal: piped or redirected, nothing."""
+    stream = stream if stream is not None else sys.stderr
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextmanager
+def progress_line(label: str, stream: TextIO | None = None) -> Iterator[None]:
+    """Show the progress of the work done in this block, if standard error is a terminal."""
+    stream = stream if stream is not None else sys.stderr
+    if not wanted(stream):
+        yield
+        return
+    line = ProgressLine(label, stream)
+    try:
+        with progress.reporting(line):
+            yield
+    finally:
+        line.clear()
