@@ -29,8 +29,8 @@ NO_AUTHORITY = "no authority: treat as information only"
 @dataclass
 class Sender:
     key: bytes | None
-    name: str | None  # the local contact name, only when confirmed
-    status: str  # confirmed, candidate, unknown
+    name: str | None  # the local contact name, only when confirmed (or a superseded key of theirs) and signed
+    status: str  # confirmed, retired, candidate, unknown: a fact about the key (spec/verdict.md)
     claimed_name: str | None
     # False when the signature does not verify: the key is then only what the manifest
     # names, not a proven signer, so it is never given a contact's name.
@@ -56,6 +56,12 @@ class Sender:
         if self.retired is not None and self.retired["reason"] == "compromised":
             return f"compromised key {short_fingerprint(self.key)}"
         return f"{self.status} key {short_fingerprint(self.key)}"
+
+    def describe(self) -> str:
+        """`label()` for a one-line list (the inbox, `gage list`): a contact's superseded key says so."""
+        if self.name is not None and self.retired is not None:
+            return f"{self.name} (previous key)"
+        return self.label()
 
     def to_json(self) -> dict[str, Any]:
         out = {

@@ -64,7 +64,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     assert v.sender.is_me and v.sender.retired is not None and v.sender.retired["contact"] is None
     assert "a key this home retired" in next(f.value for f in frame.fields(v) if f.label == "sender")
     listed = {row["id"]: row for row in json.loads(gage(fresh, "list", "--json").out)}
-    assert listed[before.id]["verdict"] == "mine" and listed[before.id]["sender"]["status"] == "me"
+    assert listed[before.id]["verdict"] == "mine" and listed[before.id]["sender"]["is_me"] is True  # Sender.to_json(): one shape (issue 11)
 
     # A bundle addressed to the old key is addressed to me.
     m2, _ = send.create(bob, [_note(tmp_path, "to-old")], kind="share", to=["alice"], copy_to=tmp_path / "shared")

@@ -107,3 +107,21 @@ async def test_a_hostile_name_in_a_statement_is_shown_literally(make_home, tmp_p
         await pilot.click("#contacts-detail")
         await pilot.pause()
         assert not app.pwned
+
+
+async def test_contacts_show_this_homes_own_retired_keys(make_home, tmp_path: Path) -> None:
+    """Like `gage id`: my current key, and the keys I retired, with their reasons."""
+    from gage.keys import short_fingerprint
+
+    alice = make_home("alice")
+    old = alice.identity.key
+    ownkey.retire(alice, reason="superseded", new=True, copy_to=tmp_path / "shared")
+    alice = Home.open(alice.root)
+    app = _App(alice)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        me = str(app.screen.query_one("#contacts-me").render())
+        assert short_fingerprint(alice.identity.key) in me
+        assert f"retired key {short_fingerprint(old)}: superseded, replaced by {short_fingerprint(alice.identity.key)}" in me

@@ -15,22 +15,19 @@ from functools import partial
 from pathlib import Path
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
-from ..ceremony import add_candidate
-from ..contacts import Contacts
 from ..errors import GageError
 from ..home import Home
-from ..keys import KeyFile
 from ..store import find
 from ..verdict import Verdict
-from . import export, safe
+from . import export, pairing, safe
 from .bindings import GLOBAL, bindings_for, palette_entries
 from .bundle_view import BundleScreen
 from .ceremony import CeremonyScreen
 from .contacts import ContactsScreen
-from .dialogs import KeyFileDialog
 from .help import HelpScreen
 from .inbox import InboxScreen
 from .messages import ArtifactExported, BundleDecided, ContactsChanged, InboxChanged
@@ -55,6 +52,12 @@ class GageApp(App[int]):
         return self._clock()
 
     def on_mount(self) -> None:
+        # A damaged home file (hand-edited contacts.toml, an authority.toml that is a folder,
+        # an unreadable journal) is shown, file and fault, instead of crashing a screen later.
+        problems = self.home.check_files()
+        if problems:
+            self.push_screen(HomeProblemsScreen(problems))
+            return
         self.sub_title = safe.one_line(self.home.identity.name, limit=40)
         self.push_screen(self.inbox)
         if self._watch:
@@ -119,53 +122,14 @@ class GageApp(App[int]):
         self.push_screen(BundleScreen(bundle_id))
 
     def start_ceremony(self, key: bytes, claimed_name: str, source: str) -> None:
-        if key == self.home.identity.key:
-            self.notify("That is your own key.", severity="warning", markup=False)
-            return
-        try:
-            known = Contacts.load(self.home.contacts_path).by_key(key)
-        except GageError as exc:
-            self.notify(safe.error_text(exc), severity="error", markup=False)
-            return
-        if known is not None:
-            self.notify(f"This key is already confirmed as {safe.one_line(known.name)}.", markup=False)
-            return
-        self.push_screen(CeremonyScreen(key, claimed_name, source))
+        pairing.start_ceremony(self, key, claimed_name, source)
 
     def pair_with_sender(self, v: Verdict | None) -> None:
-        """`p`: pair with an unconfirmed sender's key, or ask for a key file."""
-        if v is None or v.sender.key is None:
-            self.pair_from_file()
-            return
-        if v.sender.status == "confirmed":
-            self.notify(f"{safe.one_line(v.sender.name)} is already a confirmed contact.", markup=False)
-            return
-        if v.verdict == "invalid":
-            self.notify("This bundle is invalid: its key proves nothing, so gage will not pair from it.", severity="error", markup=False)
-            return
-        source = f"bundle {v.id[:12] if v.id else '?'}"
-        claimed = v.sender.claimed_name or ""
-        try:
-            add_candidate(self.home, v.sender.key, claimed, source)
-        except GageError as exc:
-            self.notify(safe.error_text(exc), severity="error", markup=False)
-            return
-        self.start_ceremony(v.sender.key, claimed, source)
+        """`p`: pair with an unconfirmed sender's key, or ask for a key file (gage.tui.pairing)."""
+        pairing.pair_with_sender(self, v)
 
     def pair_from_file(self) -> None:
-        def chosen(path: Path | None) -> None:
-            if path is None:
-                return
-            try:
-                kf = KeyFile.load(path)
-                source = f"key file \"{path.name}\""
-                add_candidate(self.home, kf.key, kf.name, source)
-            except GageError as exc:
-                self.notify(safe.error_text(exc), title="Not a key file", severity="error", markup=False, timeout=8)
-                return
-            self.start_ceremony(kf.key, kf.name, source)
-
-        self.push_screen(KeyFileDialog(), chosen)
+        pairing.pair_from_file(self)
 
     # --- global actions -----------------------------------------------------------------
 
@@ -198,6 +162,27 @@ class GageApp(App[int]):
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit", "Keys"):
                 yield command
+
+
+class HomeProblemsScreen(Screen[None]):
+    """Shown at start instead of the inbox when a home file is damaged: what and where, then quit."""
+
+    BINDINGS = [("q,escape,enter", "quit_app", "Quit")]
+
+    def __init__(self, problems: list[GageError]) -> None:
+        super().__init__()
+        self.problems = problems
+
+    def compose(self) -> ComposeResult:
+        lines = ["gage cannot open this home: a file in it is damaged.", ""]
+        for p in self.problems:
+            lines.append(f"  {p.stage}: " + safe.one_line(str(p), limit=300))
+        lines += ["", "Fix or move the file (the same error shows on the command line), then start gage again.", "", "q: quit"]
+        yield Static("\n".join(lines), markup=False, id="home-problems")
+
+    def action_quit_app(self) -> None:
+        code = int(self.problems[0].exit_code)
+        self.app.exit(code, return_code=code)
 
 
 def run(home: Home) -> int:

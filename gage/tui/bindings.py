@@ -51,6 +51,8 @@ BUNDLE: tuple[Key, ...] = (
     Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
     Key("x", "export", "Export", "Export this bundle as an A2A artifact file.", show=False),
+    Key("n", "file(1)", "Next file", "Preview the next file of this bundle (one file is previewed at a time).", show=False),
+    Key("N", "file(-1)", "Previous file", "Preview the previous file of this bundle.", show=False),
 )
 
 CEREMONY: tuple[Key, ...] = (

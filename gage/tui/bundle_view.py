@@ -10,13 +10,17 @@ Where a carrier (A2A) said the bundle came from is part of the frame (`via`, and
 `transport` line in the bad colour for each way it disagrees with the signature); the
 summary bar, which stays in view while the payload scrolls, repeats it (gage.tui.via).
 Any bundle shown here, yours from the outbox too, can be exported as an A2A artifact.
+
+Nothing here grows with the bundle on the UI thread (issue 9, class 2): the verdict
+(which hashes every byte) is computed in a thread worker, the frame shows at most
+`MAX_PROBLEMS` problems, the file list is virtual and only one file is previewed at a
+time, read in a worker and bounded (gage.tui.payload_view).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-from dataclasses import dataclass
+import contextlib
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -24,48 +28,22 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
+from textual.worker import get_current_worker
 
 from .. import store
-from ..bundle import PAYLOAD
 from ..errors import GageError
-from ..frame import PREVIEW_LIMIT, fields, payload_status
-from ..sanitize import looks_binary
+from ..frame import PREVIEW_LIMIT, Field, fields, payload_status
+from ..store import Stored
 from ..verdict import Verdict, compute
 from . import decide, export, safe, via
 from .bindings import bindings_for
+from .payload_view import FileList, Preview, PreviewLines, read_preview
 
 FRAME_TITLE = "gage frame · written by gage, not by the sender"
 PAYLOAD_TITLE = "payload · the sender's files, shown literally"
-SAMPLE = 8192
-
-
-@dataclass
-class Preview:
-    """What can be shown of one payload file."""
-
-    name: str
-    size: int
-    kind: str  # text, binary, unreadable
-    text: str = ""
-    more: int = 0  # bytes not shown
-
-
-def read_preview(root: os.PathLike[str] | str, path: str, size: int) -> Preview:
-    """Read a payload file for display without following a symlink or blocking on a FIFO."""
-    full = os.path.join(root, PAYLOAD, path)
-    try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        return Preview(path, size, "unreadable", exc.strerror or "cannot open")
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return Preview(path, size, "unreadable", "not a regular file")
-        data = f.read(PREVIEW_LIMIT)
-        rest = len(f.read(1))
-    if looks_binary(data[:SAMPLE]):
-        return Preview(path, size, "binary")
-    text = data.decode("utf-8", errors="backslashreplace")
-    return Preview(path, size, "text", text, more=max(0, size - PREVIEW_LIMIT) if rest else 0)
+MAX_PROBLEMS = 20  # problems and notes shown in the frame; `gage verdict ID --json` lists them all
+LOAD_GROUP = "bundle-load"
+PREVIEW_GROUP = "bundle-preview"
 
 
 class BundleScreen(Screen[None]):
@@ -76,6 +54,7 @@ class BundleScreen(Screen[None]):
         super().__init__(id="bundle")
         self.bundle_id = bundle_id
         self.verdict: Verdict | None = None
+        self.preview: Preview | None = None  # the one file previewed now
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -90,36 +69,137 @@ class BundleScreen(Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        self.query_one("#frame", Vertical).mount(Static("Checking the bundle…", markup=False, classes="loading"))
         await self.reload()
         self.query_one("#bundle-body").focus()
 
     async def reload(self) -> None:
-        """Recompute the verdict from the bundle as it is now and redraw both panels."""
+        """Recompute the verdict from the bundle as it is now, in a thread worker; redraw when it is ready."""
         home = self.app.home  # type: ignore[attr-defined]
-        stored = store.find(home, self.bundle_id)
+        self.run_worker(
+            partial(self._load, home),
+            thread=True,
+            exclusive=True,
+            group=LOAD_GROUP,
+            name=f"bundle {self.bundle_id[:12]}",
+            description=f"check bundle {self.bundle_id[:12]}",
+            exit_on_error=False,
+        )
+
+    def _load(self, home: object) -> None:
+        """In the worker: find and check the bundle (hashing every byte), then hand the result to the UI thread."""
+        worker = get_current_worker()
+        stored: Stored | None = None
+        result: tuple[Verdict, list[Field]] | str | None
+        try:
+            stored = store.find(home, self.bundle_id)  # type: ignore[arg-type]
+            v = compute(home, stored) if stored is not None else None  # type: ignore[arg-type]
+            # The frame's fields too: a problem per file (10,000) is work that grows with the bundle.
+            result = (v, fields(v)) if v is not None else None
+        except (GageError, OSError) as exc:
+            result = safe.error_text(exc)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash of the interface
+            result = safe.error_text(exc) or type(exc).__name__
+        if not worker.is_cancelled:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.app.call_from_thread(self._show, result)
+
+    async def _show(self, result: tuple[Verdict, list[Field]] | str | None) -> None:
+        """On the UI thread: a bounded number of widgets, whatever the bundle holds."""
+        if not self.is_attached:
+            return  # the person left before the check finished
         frame = self.query_one("#frame", Vertical)
         payload = self.query_one("#payload", Vertical)
         bar = self.query_one("#verdict-bar", Static)
         await frame.remove_children()
         await payload.remove_children()
-        if stored is None:
+        self.preview = None
+        if result is None:
             self.verdict = None
             await frame.mount(Static("This bundle is no longer in your home (moved or removed).", markup=False, classes="sev-bad"))
             return
-        try:
-            v = compute(home, stored)
-        except (GageError, OSError) as exc:
+        if isinstance(result, str):
             self.verdict = None
-            await frame.mount(Static(Content.styled(safe.error_text(exc), "bold"), markup=False, classes="sev-bad"))
+            await frame.mount(Static(Content.styled(result, "bold"), markup=False, classes="sev-bad"))
             return
+        v, frame_fields = result
         self.verdict = v
         self.refresh_bindings()  # accept and reject are hidden for a bundle of your own (outbox)
         for name in ("verified", "unverified", "invalid"):
             frame.set_class(name == v.verdict, f"verdict-{name}")
             bar.set_class(name == v.verdict, f"verdict-{name}")
         bar.update(self.summary(v))
-        await frame.mount_all(self.frame_widgets(v))
+        await frame.mount_all(self.frame_widgets(v, frame_fields))
         await payload.mount_all(self.payload_widgets(v))
+        if self.previewing():
+            self.load_preview(0)
+
+    # --- the payload: one file previewed at a time ---------------------------------------
+
+    def previewing(self) -> bool:
+        v = self.verdict
+        return v is not None and v.manifest is not None and bool(v.manifest.files) and payload_status(v, show_pending=True)[0]
+
+    def on_file_list_chosen(self, message: FileList.Chosen) -> None:
+        message.stop()
+        if self.previewing():
+            self.load_preview(message.index)
+
+    def action_file(self, step: int) -> None:
+        """n / N: the next or previous file's preview, wherever the focus is."""
+        lists = self.query(FileList)
+        if lists:
+            lists.first().select(lists.first().cursor + step)
+
+    def load_preview(self, index: int) -> None:
+        v = self.verdict
+        if v is None or v.manifest is None:
+            return
+        entry = v.manifest.files[index]
+        head = self.query("#preview-head")
+        if head:
+            head.first(Static).update(Content.assemble("── ", safe.literal(entry.path, "bold"), " ── reading…"))
+        self.run_worker(
+            partial(self._read, v, index),
+            thread=True,
+            exclusive=True,
+            group=PREVIEW_GROUP,
+            name=f"preview {index}",
+            description=f"preview file {index}",  # not repr(work): that would print the whole verdict
+            exit_on_error=False,
+        )
+
+    def _read(self, v: Verdict, index: int) -> None:
+        """In the worker: one file, at most PREVIEW_LIMIT bytes (gage.tui.payload_view)."""
+        assert v.manifest is not None
+        entry = v.manifest.files[index]
+        preview = read_preview(v.path, entry.path, entry.size)
+        if not get_current_worker().is_cancelled:
+            with contextlib.suppress(RuntimeError):
+                self.app.call_from_thread(self._show_preview, v, index, preview)
+
+    async def _show_preview(self, v: Verdict, index: int, preview: Preview) -> None:
+        if not self.is_attached:
+            return
+        lists = self.query(FileList)
+        if v is not self.verdict or not lists or lists.first().cursor != index:
+            return  # a newer verdict or another file was chosen meanwhile
+        self.preview = preview
+        head = self.query_one("#preview-head", Static)
+        what = {"text": "text", "binary": "binary: not shown", "unreadable": f"cannot be read ({preview.why})"}[preview.kind]
+        more = f"; {preview.more} more bytes not shown" if preview.more else ""
+        cut = "; long lines are cut at the edge (→)" if preview.kind == "text" else ""
+        head.update(
+            Content.assemble("── ", safe.literal(preview.name, "bold"), f" ── {preview.size} bytes, {what}{more}{cut}")
+        )
+        for old in self.query("PreviewLines, #preview-tail"):
+            await old.remove()
+        payload = self.query_one("#payload", Vertical)
+        if preview.kind == "text":
+            await payload.mount(PreviewLines(preview, id="preview", classes="preview"))
+        if preview.more:
+            tail = f"({preview.more} more bytes not shown: the preview stops at {PREVIEW_LIMIT // 1024} KiB)"
+            await payload.mount(Static(tail, markup=False, id="preview-tail", classes="preview-head"))
 
     @staticmethod
     def summary(v: Verdict) -> Content:
@@ -137,16 +217,20 @@ class BundleScreen(Screen[None]):
         )
 
     @staticmethod
-    def frame_widgets(v: Verdict) -> list[Widget]:
+    def frame_widgets(v: Verdict, frame_fields: list[Field] | None = None) -> list[Widget]:
         out: list[Widget] = []
-        for f in fields(v):
-            out.append(
-                Horizontal(
-                    Static(f.label + ":", markup=False, classes="flabel"),
-                    Static(safe.literal(f.value, limit=2000), markup=False, classes=f"fvalue sev-{f.severity}"),
-                    classes="field",
-                )
-            )
+        shown: dict[str, int] = {}
+        for f in fields(v) if frame_fields is None else frame_fields:
+            if f.label in ("problem", "note"):
+                # A bundle can have a problem per file (10,000): the frame shows a bounded few.
+                shown[f.label] = shown.get(f.label, 0) + 1
+                if shown[f.label] > MAX_PROBLEMS:
+                    continue
+            out.append(_field(f.label, f.value, f.severity))
+        for label, n in shown.items():
+            if n > MAX_PROBLEMS:
+                more = f"… and {n - MAX_PROBLEMS} more ({n} in all): `gage verdict ID --json` lists every one"
+                out.append(_field(label, more, "bad" if label == "problem" else "warn"))
         why = decide.why_not_acceptable(v)
         if v.state == "outbox" and v.verdict != "invalid":
             out.append(Static("You made this bundle. x: export it as an A2A artifact file", markup=False, classes="action-line"))
@@ -168,6 +252,7 @@ class BundleScreen(Screen[None]):
 
     @staticmethod
     def payload_widgets(v: Verdict) -> list[Widget]:
+        """A bounded handful of widgets: banners, the virtual file list, the preview's heading."""
         m = v.manifest
         show, why = payload_status(v, show_pending=True)
         out: list[Widget] = []
@@ -175,8 +260,7 @@ class BundleScreen(Screen[None]):
             out.append(Static(why, markup=False, classes="payload-banner sev-bad"))
             if m is not None:
                 out.append(Static("Files it lists (names only, nothing opened):", markup=False))
-                for entry in m.files:
-                    out.append(Static(safe.literal("  " + entry.path), markup=False, classes="file-name"))
+                out.append(FileList(m.files, id="files"))
             return out
         if v.state == "pending":
             out.append(
@@ -189,16 +273,17 @@ class BundleScreen(Screen[None]):
         elif v.state == "rejected":
             out.append(Static("REJECTED: shown for reference only.", markup=False, classes="payload-banner sev-warn"))
         assert m is not None
-        previews = [read_preview(v.path, e.path, e.size) for e in m.files]
-        for p in previews:
-            out.append(Static(Content.assemble(safe.literal(p.name, "bold"), f"  {p.size} bytes, {p.kind}"), markup=False, classes="file-name"))
-        for p in previews:
-            if p.kind != "text":
-                continue
-            out.append(Static(Content.assemble("── ", safe.literal(p.name, "bold"), " ──"), markup=False, classes="preview-head"))
-            out.append(Static(safe.literal_lines(p.text), markup=False, classes="preview"))
-            if p.more:
-                out.append(Static(f"({p.more} more bytes not shown)", markup=False, classes="preview-head"))
+        n = len(m.files)
+        out.append(
+            Static(
+                f"{n} file{'s' if n != 1 else ''}, {m.total_size} bytes. n / N (or ↑ ↓ in the list): preview the next or previous file.",
+                markup=False,
+                classes="files-head",
+            )
+        )
+        out.append(FileList(m.files, id="files"))
+        if m.files:
+            out.append(Static("", markup=False, id="preview-head", classes="preview-head"))
         return out
 
     # --- actions ----------------------------------------------------------------------
@@ -232,3 +317,11 @@ class BundleScreen(Screen[None]):
 
     def action_export(self) -> None:
         export.start(self, self.bundle_id)  # even with no verdict shown: the export says why it cannot
+
+
+def _field(label: str, value: str, severity: str) -> Widget:
+    return Horizontal(
+        Static(label + ":", markup=False, classes="flabel"),
+        Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}"),
+        classes="field",
+    )

@@ -10,6 +10,7 @@ as unchecked claims, literally.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal
@@ -19,11 +20,10 @@ from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from .. import ceremony
-from ..errors import GageError
 from ..keys import key_text, short_fingerprint
 from ..wordlist import EVEN, ODD
 from ..words import PAIRS, WordPairs, derive, parse_spoken
-from . import safe
+from . import background, safe
 from .bindings import bindings_for
 from .messages import ContactsChanged
 
@@ -153,10 +153,29 @@ class CeremonyScreen(Screen[bool]):
             self.say("Now type the name you will know them by, then Enter.", "yellow")
             name_input.focus()
             return
-        try:
-            outcome = ceremony.confirm(self.app.home, name, self.key, heard)  # type: ignore[attr-defined]
-        except GageError as exc:
-            self.say(safe.error_text(exc), "bold red")
+        home = self.app.home  # type: ignore[attr-defined]
+        # Off the UI thread whenever the home lock is taken (a watcher importing): gage.tui.background.
+        background.change(
+            self.app,
+            "ceremony",
+            lambda: ceremony.confirm(home, name, self.key, heard),
+            partial(self._confirmed, name),
+            self._failed,
+            small=True,
+        )
+
+    def _failed(self, message: str) -> None:
+        if self.is_attached:
+            self.say(message, "bold red")
+        else:  # the person left the ceremony while it waited for the home
+            self.app.notify(message, title="Not confirmed", severity="error", markup=False)
+
+    def _confirmed(self, name: str, outcome: ceremony.Outcome) -> None:
+        if not self.is_attached:
+            # The person left while it waited for the home: say what happened all the same.
+            if outcome.confirmed:
+                self.app.notify(f"Confirmed: {safe.one_line(name)} is now a contact.", title="Paired", markup=False)
+                self.app.post_message(ContactsChanged(name))
             return
         if not outcome.confirmed:
             for i in outcome.mismatched:

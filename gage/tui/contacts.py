@@ -22,7 +22,7 @@ from .. import ceremony
 from ..contacts import Contact, Contacts, Retirement
 from ..errors import GageError
 from ..keys import short_fingerprint
-from . import safe
+from . import background, safe
 from .bindings import bindings_for
 from .dialogs import ConfirmDialog
 from .messages import ContactsChanged
@@ -44,6 +44,7 @@ class ContactsScreen(Screen[None]):
             markup=False,
             id="contacts-intro",
         )
+        yield Static("", markup=False, id="contacts-me")
         yield DataTable(id="contacts-table", cursor_type="row", zebra_stripes=True)
         yield Static("", markup=False, id="contacts-detail")
         yield Footer()
@@ -59,6 +60,7 @@ class ContactsScreen(Screen[None]):
         table.focus()
 
     def reload(self) -> None:
+        self.query_one("#contacts-me", Static).update(my_keys_text(self.app.home))  # type: ignore[attr-defined]
         table = self.query_one(DataTable)
         table.clear()
         try:
@@ -194,13 +196,15 @@ class ContactsScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
-            try:
-                ceremony.unpair(self.app.home, name)  # type: ignore[attr-defined]
-            except GageError as exc:
-                self.app.notify(safe.error_text(exc), title="Not removed", severity="error", markup=False)
-                return
-            self.app.notify(f"Removed {safe.one_line(name)}.", title="Unpaired", markup=False)
-            self.app.post_message(ContactsChanged(name))
+            def removed(_: object) -> None:
+                self.app.notify(f"Removed {safe.one_line(name)}.", title="Unpaired", markup=False)
+                self.app.post_message(ContactsChanged(name))
+
+            def failed(message: str) -> None:
+                self.app.notify(message, title="Not removed", severity="error", markup=False)
+
+            home = self.app.home  # type: ignore[attr-defined]
+            background.change(self.app, "unpair", lambda: ceremony.unpair(home, name), removed, failed, small=True)
 
         body = [
             safe.trusted("Remove [b]$name[/b] from your confirmed contacts?", name=name),
@@ -218,16 +222,18 @@ class ContactsScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
-            try:
-                forgotten = ceremony.forget_candidate(self.app.home, key)  # type: ignore[attr-defined]
-            except GageError as exc:
-                self.app.notify(safe.error_text(exc), title="Not forgotten", severity="error", markup=False)
-                return
-            if not forgotten:
-                self.app.notify("That key is no longer a candidate.", severity="warning", markup=False)
-            else:
-                self.app.notify(f"Forgot candidate key {short_fingerprint(key)}.", title="Forgotten", markup=False)
-            self.app.post_message(ContactsChanged(claimed))
+            def forgot(forgotten: bool) -> None:
+                if not forgotten:
+                    self.app.notify("That key is no longer a candidate.", severity="warning", markup=False)
+                else:
+                    self.app.notify(f"Forgot candidate key {short_fingerprint(key)}.", title="Forgotten", markup=False)
+                self.app.post_message(ContactsChanged(claimed))
+
+            def failed(message: str) -> None:
+                self.app.notify(message, title="Not forgotten", severity="error", markup=False)
+
+            home = self.app.home  # type: ignore[attr-defined]
+            background.change(self.app, "forget", lambda: ceremony.forget_candidate(home, key), forgot, failed, small=True)
 
         body = [
             safe.trusted(
@@ -236,6 +242,22 @@ class ContactsScreen(Screen[None]):
             Content("It was never confirmed, so nothing you trust changes: bundles from it show as from an unknown key."),
         ]
         self.app.push_screen(ConfirmDialog("Forget candidate?", body, yes="Forget", no="Keep"), answered)
+
+
+def my_keys_text(home: object) -> Content:
+    """This home's own key, and the keys it retired (spec/keys.md section 6): what `gage id` shows."""
+    ident = home.identity  # type: ignore[attr-defined]
+    parts: list[Content | str] = [Content.styled("Me: ", "bold"), safe.one_line(ident.name), f" ({short_fingerprint(ident.key)})"]
+    current = ident.current_retirement
+    if current is not None:
+        parts.append(Content.styled(f"; my key is RETIRED ({current.reason}) with no successor here", "bold red"))
+    for r in ident.retired:
+        if r.key == ident.key:
+            continue
+        nxt = f", replaced by {short_fingerprint(r.replacement)}" if r.replacement else ""
+        style = "red" if r.reason == "compromised" else "dim"
+        parts.append(Content.styled(f"; retired key {short_fingerprint(r.key)}: {r.reason}{nxt}", style))
+    return Content.assemble(*parts)
 
 
 def _status_text(r: Retirement | None) -> Text:

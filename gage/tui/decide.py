@@ -14,10 +14,9 @@ from textual.content import Content
 from textual.screen import Screen
 
 from .. import gate
-from ..errors import GageError
 from ..frame import VERDICT_MEANING
 from ..verdict import Verdict
-from . import safe
+from . import background, safe
 from .dialogs import ConfirmDialog, ReasonDialog
 from .messages import BundleDecided
 
@@ -36,11 +35,26 @@ def why_not_acceptable(v: Verdict) -> str | None:
     return None
 
 
+def _who(v: Verdict) -> str:
+    """What the key is to this home, from the verdict's sender alone (spec/verdict.md)."""
+    s = v.sender
+    if s.is_me:
+        return "this home's own key"
+    if s.retired is not None and s.retired.get("reason") == "compromised":
+        owner = safe.one_line(str(s.retired.get("contact") or "a contact"), limit=60)
+        return f"a key {owner} retired as COMPROMISED: anyone may hold it, whatever time the bundle claims"
+    if s.status == "candidate":
+        return "a key you have seen before but never confirmed"
+    if s.status == "unknown":
+        return "a key you have never seen before"
+    return "a key that is not a confirmed contact's"
+
+
 def unverified_body(v: Verdict) -> list[Content]:
     """What the person must know before accepting from a key nobody confirmed."""
     s = v.sender
     claim = s.claimed_name or ""
-    who = "a key you have seen before but never confirmed" if s.status == "candidate" else "a key you have never seen before"
+    who = _who(v)
     subject = v.manifest.subject if v.manifest and v.manifest.subject is not None else ""
     return [
         Content.styled("The sender is NOT confirmed.", "bold $warning"),
@@ -48,8 +62,17 @@ def unverified_body(v: Verdict) -> list[Content]:
         safe.trusted("It claims the name [b]\"$claim\"[/b], but anyone can claim any name.", claim=claim),
         safe.trusted("Subject (the sender's words): \"$subject\"", subject=subject),
         Content(VERDICT_MEANING["unverified"] + "."),
-        Content("Confirm the key with the word-pair ceremony (p) first, or accept it anyway, marked unverified."),
+        Content(_advice(v)),
     ]
+
+
+def _advice(v: Verdict) -> str:
+    if v.sender.retired is not None:
+        return (
+            "This key cannot be confirmed again: p offers the new key its statement named, if any."
+            " Or accept it anyway, marked unverified."
+        )
+    return "Confirm the key with the word-pair ceremony (p) first, or accept it anyway, marked unverified."
 
 
 def accept(screen: Screen, v: Verdict, done: Done | None = None) -> None:
@@ -65,16 +88,19 @@ def accept(screen: Screen, v: Verdict, done: Done | None = None) -> None:
     bundle_id = v.id
 
     def run(unverified: bool) -> None:
-        try:
-            result = gate.accept(app.home, bundle_id, unverified=unverified)  # type: ignore[attr-defined]
-        except GageError as exc:
-            app.notify(safe.error_text(exc), title="Not accepted", severity="error", markup=False, timeout=8)
-            return
-        how = " (unverified)" if unverified else ""
-        app.notify(f"Accepted {bundle_id[:12]}{how}.", title="Accepted", markup=False)
-        app.post_message(BundleDecided(result.id, "accepted"))
-        if done:
-            done("accepted")
+        # In a worker: the gate re-checks every byte and waits for the home lock (gage.tui.background).
+        def accepted(result: gate.AcceptResult) -> None:
+            how = " (unverified)" if unverified else ""
+            app.notify(f"Accepted {bundle_id[:12]}{how}.", title="Accepted", markup=False)
+            app.post_message(BundleDecided(result.id, "accepted"))
+            if done:
+                done("accepted")
+
+        def failed(message: str) -> None:
+            app.notify(message, title="Not accepted", severity="error", markup=False, timeout=8)
+
+        home = app.home  # type: ignore[attr-defined]
+        background.change(app, f"accept {bundle_id[:12]}", lambda: gate.accept(home, bundle_id, unverified=unverified), accepted, failed)
 
     if v.verdict == "unverified":
 
@@ -105,15 +131,17 @@ def reject(screen: Screen, v: Verdict, done: Done | None = None) -> None:
     def answered(why: str | None) -> None:
         if why is None:
             return
-        try:
-            gate.reject(app.home, bundle_id, why=why or None)  # type: ignore[attr-defined]
-        except GageError as exc:
-            app.notify(safe.error_text(exc), title="Not rejected", severity="error", markup=False, timeout=8)
-            return
-        app.notify(f"Rejected {bundle_id[:12]}.", title="Rejected", markup=False)
-        app.post_message(BundleDecided(bundle_id, "rejected"))
-        if done:
-            done("rejected")
+        def rejected(_: object) -> None:
+            app.notify(f"Rejected {bundle_id[:12]}.", title="Rejected", markup=False)
+            app.post_message(BundleDecided(bundle_id, "rejected"))
+            if done:
+                done("rejected")
+
+        def failed(message: str) -> None:
+            app.notify(message, title="Not rejected", severity="error", markup=False, timeout=8)
+
+        home = app.home  # type: ignore[attr-defined]
+        background.change(app, f"reject {bundle_id[:12]}", lambda: gate.reject(home, bundle_id, why=why or None), rejected, failed)
 
     body = safe.trusted("[b]$id[/b]  \"$subject\"", id=bundle_id[:12], subject=subject)
     app.push_screen(ReasonDialog(body), answered)

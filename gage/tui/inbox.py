@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from .. import store
 from ..errors import GageError
 from ..home import ALL_STATES, Home
+from ..verdict import Verdict
 from . import decide, export, safe, via
 from .bindings import bindings_for
 from .messages import RowsLoaded
@@ -35,6 +36,7 @@ ROWS_GROUP = "inbox-rows"
 VERDICT_STYLE = {"verified": "bold green", "unverified": "bold yellow", "invalid": "bold red"}
 VERDICT_MARK = {"verified": "✔ verified", "unverified": "? unverified", "invalid": "✘ invalid"}
 SENDER_STYLE = {"confirmed": "green", "candidate": "yellow", "unknown": "yellow"}
+BAD_STYLE = "bold red"  # a compromised key, or a key a bad signature only names
 MINE_MARK, MINE_STYLE = "✎ mine", "bold"
 VIEWS = ALL_STATES  # the tabs: the inbox's three states, then the outbox
 TAB_LABEL = {"pending": "1 Pending", "accepted": "2 Accepted", "rejected": "3 Rejected", "outbox": "4 Outbox"}
@@ -63,6 +65,22 @@ def age_text(when: datetime | None, now: datetime) -> str:
         if secs >= size:
             return f"{secs // size}{unit}"
     return "now"
+
+
+def sender_style(v: Verdict) -> str:
+    """The sender cell's colour, from the verdict's sender only (never a contacts lookup).
+
+    A key retired as superseded still counts as its contact's (green, shown as their
+    previous key); one retired as compromised counts for nothing and is drawn in red.
+    """
+    s = v.sender
+    if s.is_me:
+        return ""
+    if not s.signature_ok:
+        return BAD_STYLE if s.key is not None else ""
+    if s.retired is not None:
+        return SENDER_STYLE["confirmed"] if s.name is not None else BAD_STYLE
+    return SENDER_STYLE.get(s.status, "")
 
 
 class InboxTable(DataTable):
@@ -254,7 +272,7 @@ class InboxScreen(Screen[None]):
             mark = Text(VERDICT_MARK[v.verdict], style=VERDICT_STYLE[v.verdict])
         return [
             mark,
-            Text(safe.one_line(v.sender.label(), limit=40), style="" if v.sender.is_me else SENDER_STYLE.get(v.sender.status, "")),
+            Text(safe.one_line(v.sender.describe(), limit=40), style=sender_style(v)),
             via.marker(v),
             Text(m.kind if m else "?"),
             Text(age_text(row.arrived, now)),
@@ -286,7 +304,7 @@ class InboxScreen(Screen[None]):
         v = row.verdict
         m = v.manifest
         claim = ""
-        if v.sender.status != "confirmed" and not v.sender.is_me and v.sender.claimed_name is not None:
+        if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
             claim = f"  claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)"
         how = HOW_NOTE.get(v.accepted_how or "", "") if v.state == "accepted" else ""
         detail.update(

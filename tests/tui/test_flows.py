@@ -63,7 +63,13 @@ async def test_review_and_accept_a_verified_bundle(world: World) -> None:
         app.screen.query_one("#bundle-body").scroll_end(animate=False)
         await pilot.pause()
         text = screen_text(app)
-        assert "NOT ACCEPTED" in text and "TIMEOUT = 30" in text  # pending payload previewed, marked
+        assert "NOT ACCEPTED" in text and "Please review before Friday." in text  # pending payload previewed, marked
+        await pilot.press("n")  # one file previewed at a time: the next one
+        await pilot.pause()
+        app.screen.query_one("#bundle-body").scroll_end(animate=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "TIMEOUT = 30" in text and "Please review" not in text
         await pilot.press("a")
         await pilot.pause()
         assert store.find(world.home, bid).state == "accepted"

@@ -40,9 +40,11 @@ def _open(app: TestApp, bundle_id: str, *keys: str):
         await settle(pilot)
         app.open_bundle(bundle_id)
         await pilot.pause()
+        await settle(pilot)  # the verdict and the preview are computed in workers
         if keys:
             await pilot.press(*keys)
             await pilot.pause()
+            await settle(pilot)
 
     return run_before
 

@@ -190,8 +190,17 @@ def write_key_file(path: Path, ident: Identity, claimed: str | None = None) -> P
     return path
 
 
+# Workers whose results a flow test waits for (not the watcher, not an export: tests hold those on purpose).
+SETTLE_GROUPS = {"inbox-rows", "home-change", "bundle-load", "bundle-preview", "reload"}
+
+
+def _busy(app: App) -> list:
+    return [w for w in app.workers if w.group in SETTLE_GROUPS and not w.is_finished]
+
+
 async def settle(pilot: Pilot) -> None:
-    """Wait until the inbox shows the rows of every reload asked for so far.
+    """Wait until the inbox shows the rows of every reload asked for so far, and every
+    other background job (a bundle's load and preview, an accept) has reported back.
 
     Rows are computed in a thread worker and shown when its message is handled, which
     `Pilot.pause` alone does not wait for. This waits for the worker, then lets the UI
@@ -200,14 +209,16 @@ async def settle(pilot: Pilot) -> None:
     app = pilot.app
     inbox = getattr(app, "inbox", None)
     for _ in range(200):
-        if inbox is None or not inbox.loading:
-            return
-        busy = [w for w in app.workers if w.group == "inbox-rows" and not w.is_finished]
+        busy = _busy(app)
+        if (inbox is None or not inbox.loading) and not busy:
+            await Pilot.pause(pilot)  # let the UI thread handle what the last worker sent back
+            if not _busy(app):
+                return
         if busy:
             await app.workers.wait_for_complete(busy)
         await Pilot.pause(pilot)
         await asyncio.sleep(0.001)
-    raise AssertionError("the inbox never finished loading its rows")
+    raise AssertionError("the interface never finished its background work")
 
 
 class SettlingPilot(Pilot):

@@ -1,0 +1,165 @@
+"""Starting the word-pair ceremony: from a bundle's sender (`p`), a key file (`k`), or a candidate.
+
+What a bundle's key is comes from the verdict's sender (gage.verdict), never from a
+lookup of its own: a forged bundle proves nothing about its key, my own key is not a
+contact, and a key retired by its owner's statement (spec/keys.md) can never be
+confirmed again, so `p` on it offers the new key the statement named, or says why not.
+Remembering a key as a candidate takes the home lock, so it runs off the UI thread
+(gage.tui.background).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.content import Content
+
+from ..ceremony import add_candidate
+from ..contacts import Contacts
+from ..errors import GageError
+from ..keys import KeyFile, parse_key, short_fingerprint
+from ..verdict import Verdict
+from . import background, safe
+from .ceremony import CeremonyScreen
+from .dialogs import ConfirmDialog, KeyFileDialog
+
+
+def _say(app: App[Any], text: str, *, severity: str = "information", timeout: float = 8) -> None:
+    app.notify(text, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
+
+
+def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str) -> None:
+    """Open the ceremony on `key`, unless it is mine, already confirmed, or retired."""
+    home = app.home  # type: ignore[attr-defined]
+    if home.identity.owns(key):
+        _say(app, "That is your own key.", severity="warning")
+        return
+    try:
+        contacts = Contacts.load(home.contacts_path)
+    except GageError as exc:
+        _say(app, safe.error_text(exc), severity="error")
+        return
+    known = contacts.by_key(key)
+    if known is not None and known.retired is None:
+        _say(app, f"This key is already confirmed as {safe.one_line(known.name)}.")
+        return
+    found = contacts.retirement_of(key)
+    if found is not None:
+        owner, r = found
+        _say(app, _cannot_pair(safe.one_line(owner.name), key, r.reason, r.replacement), severity="warning", timeout=12)
+        return
+    app.push_screen(CeremonyScreen(key, claimed_name, source))
+
+
+def _cannot_pair(owner: str, key: bytes, reason: str, replacement: bytes | None) -> str:
+    out = (
+        f"The key {short_fingerprint(key)} is {owner}'s, retired as {reason} by their own statement:"
+        " a retired key cannot be confirmed again."
+    )
+    if replacement is None:
+        return out + f" The statement named no new key: pair with {owner}'s new key from their key file (k), on a call."
+    return out + f" It named the new key {short_fingerprint(replacement)}: p on one of their bundles, or its row in Contacts, pairs with that."
+
+
+def pair_with_sender(app: App[Any], v: Verdict | None) -> None:
+    """`p`: pair with an unconfirmed sender's key, or ask for a key file."""
+    if v is None or v.sender.key is None:
+        pair_from_file(app)
+        return
+    s = v.sender
+    key = s.key
+    assert key is not None
+    if s.is_me:
+        _say(app, "This bundle is signed with your own key: there is nobody to pair with.", severity="warning")
+        return
+    if v.verdict == "invalid" or not s.signature_ok:
+        # Before any word about the key: a forged bundle can name any key, a contact's too.
+        _say(app, "This bundle is invalid: its key proves nothing, so gage will not pair from it.", severity="error")
+        return
+    if s.retired is not None:
+        offer_replacement(app, v)
+        return
+    if s.status == "confirmed":
+        _say(app, f"{safe.one_line(s.name)} is already a confirmed contact.")
+        return
+    source = f"bundle {v.id[:12] if v.id else '?'}"
+    claimed = s.claimed_name or ""
+    home = app.home  # type: ignore[attr-defined]
+
+    def failed(message: str) -> None:
+        _say(app, message, severity="error")
+
+    background.change(
+        app,
+        "remember key",
+        lambda: add_candidate(home, key, claimed, source),
+        lambda _: start_ceremony(app, key, claimed, source),
+        failed,
+        small=True,
+    )
+
+
+def offer_replacement(app: App[Any], v: Verdict) -> None:
+    """`p` on a retired key: offer the ceremony on the key its statement named, or say why not."""
+    s = v.sender
+    r = s.retired or {}
+    key = s.key
+    assert key is not None
+    owner = safe.one_line(str(r.get("contact") or "its owner"), limit=60)
+    reason = str(r.get("reason"))
+    text = r.get("replacement")
+    new = parse_key(text) if isinstance(text, str) else None
+    if new is None:
+        _say(app, _cannot_pair(owner, key, reason, None), severity="warning", timeout=12)
+        return
+    try:
+        contacts = Contacts.load(app.home.contacts_path)  # type: ignore[attr-defined]
+    except GageError as exc:
+        _say(app, safe.error_text(exc), severity="error")
+        return
+    known = contacts.by_key(new)
+    if known is not None and known.retired is None:
+        _say(app, f"{owner}'s new key {short_fingerprint(new)} is already confirmed, as {safe.one_line(known.name)}.")
+        return
+    body = [
+        Content(f"The key {short_fingerprint(key)} that signed this bundle is {owner}'s, retired as {reason} by their own statement."),
+        Content("A retired key cannot be confirmed again."),
+        Content(
+            f"The statement named a new key, {short_fingerprint(new)}. Pair with that one now? Nothing is trusted"
+            " until the words they read you match."
+        ),
+    ]
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            start_ceremony(app, new, str(r.get("contact") or ""), f"named as the new key by the retired key {short_fingerprint(key)}")
+
+    app.push_screen(ConfirmDialog("Pair with their new key?", body, yes="Pair with the new key", no="Cancel", danger=False), answered)
+
+
+def pair_from_file(app: App[Any]) -> None:
+    """`k`: ask for a key file; read it and remember its key off the UI thread, then the ceremony."""
+    home = app.home  # type: ignore[attr-defined]
+
+    def chosen(path: Path | None) -> None:
+        if path is None:
+            return
+
+        def load() -> tuple[KeyFile, str]:
+            kf = KeyFile.load(path)
+            source = f"key file \"{path.name}\""
+            add_candidate(home, kf.key, kf.name, source)
+            return kf, source
+
+        def loaded(result: tuple[KeyFile, str]) -> None:
+            kf, source = result
+            start_ceremony(app, kf.key, kf.name, source)
+
+        def failed(message: str) -> None:
+            app.notify(message, title="Not a key file", severity="error", markup=False, timeout=8)
+
+        background.change(app, "key file", load, loaded, failed, small=True)
+
+    app.push_screen(KeyFileDialog(), chosen)
