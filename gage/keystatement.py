@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import nacl.exceptions
@@ -30,6 +29,7 @@ from .keys import (
     key_text,
     parse_key,
 )
+from .manifest import time_problem
 
 VERSION = 1
 SIGNED_VERSION = 1
@@ -49,7 +49,6 @@ SIGNED_FIELDS = {"gage-signed-key-statement", "statement", "signature", "replace
 
 assert SIGNATURE_CONTEXT not in (RETIRING_CONTEXT, REPLACEMENT_CONTEXT)
 
-_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 _SIG_HEX = re.compile(r"[0-9a-f]{128}\Z")
 
 
@@ -131,12 +130,9 @@ def _verifies(key: bytes, context: bytes, raw: bytes, signature: bytes) -> bool:
 
 
 def _time(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not _TIME.match(value):
-        raise _fail("must be a UTC time like 2026-01-31T12:00:00Z", field)
-    try:
-        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError as exc:
-        raise _fail("is not a real date and time", field) from exc
+    problem = time_problem(value)
+    if problem is not None:
+        raise _fail(problem, field)
     return value
 
 

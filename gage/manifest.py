@@ -188,13 +188,21 @@ def _id(value: Any, where: str, *, nullable: bool) -> str | None:
     return value
 
 
-def _time(value: Any, where: str) -> str:
+def time_problem(value: Any) -> str | None:
+    """Why `value` is not a time as gage writes one (manifests, key statements), or None."""
     if not isinstance(value, str) or not _TIME.match(value):
-        raise _fail("must be a UTC time like 2026-01-31T12:00:00Z", where)
+        return "must be a UTC time like 2026-01-31T12:00:00Z"
     try:
         datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError as exc:
-        raise _fail("is not a real date and time", where) from exc
+    except ValueError:
+        return "is not a real date and time"
+    return None
+
+
+def _time(value: Any, where: str) -> str:
+    problem = time_problem(value)
+    if problem is not None:
+        raise _fail(problem, where)
     return value
 
 
