@@ -21,8 +21,6 @@ See spec/gate.md for the contract, the crash states and the unattended rule.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -34,11 +32,39 @@ from . import verdict as verdict_mod
 from .errors import RefusedError
 from .home import STATES, Home
 from .keys import key_text
-from .manifest import is_id
-from .store import Stored, decisions, resolve
 
-STAGING_DIR = "accepting"
-STALE_SCRATCH_SECONDS = 3600
+# Reconcile and the unattended rule's facts live in their own modules; their names stay
+# importable from here, where callers have always found them.
+from .reconcile import (
+    STAGING_DIR,
+    STALE_SCRATCH_SECONDS,
+    _discard,
+    journal_states,
+    reconcile,
+    staging_dir,
+)
+from .store import Stored, decisions, resolve
+from .unattended import sent_thread, sent_to, unattended_used
+
+__all__ = [
+    "STAGING_DIR",
+    "STALE_SCRATCH_SECONDS",
+    "AcceptResult",
+    "AlreadyError",
+    "InvalidBundleError",
+    "RejectResult",
+    "UnattendedResult",
+    "UnverifiedSenderError",
+    "accept",
+    "accept_unattended",
+    "decisions",
+    "journal_states",
+    "reconcile",
+    "reject",
+    "staging_dir",
+    "unattended_used",
+]
+
 HOWS = ("human", "human-unverified", "unattended")
 
 # Test hook, read here only: seconds to sleep inside the critical windows of a move (after
@@ -119,162 +145,6 @@ def _slow() -> None:
             time.sleep(float(value))
         except ValueError:
             pass
-
-
-def staging_dir(home: Home) -> Path:
-    return home.staging / STAGING_DIR
-
-
-def _locate(home: Home, bundle_id: str) -> list[str]:
-    return [s for s in STATES if (home.state_dir(s) / bundle_id).is_dir()]
-
-
-def journal_states(home: Home) -> dict[str, str]:
-    """Where the journal last put each bundle: the last of accepted, rejected, reconciled.
-
-    Used by `reconcile` (and by tests) to compare what the journal says with where the
-    bundle is. A bundle the journal never decided on or moved is absent (it is pending).
-    This is a location, not a decision: `decisions(home)` (final, never undone) says what
-    was decided, and a `reconciled` entry never changes that.
-    """
-    out: dict[str, str] = {}
-    for e in home.journal.entries():
-        b = e.get("bundle")
-        if not isinstance(b, str):
-            continue
-        ev = e.get("event")
-        if ev == "accepted":
-            out[b] = "accepted"
-        elif ev == "rejected":
-            out[b] = "rejected"
-        elif ev == "reconciled" and isinstance(e.get("state"), str):
-            out[b] = e["state"]
-    return out
-
-
-def _discard(home: Home, path: Path) -> None:
-    """Remove a redundant copy: renamed out of view first, so a crash never leaves half of it under a real name."""
-    trash = home.staging / f"discard-{secrets.token_hex(8)}"
-    try:
-        os.rename(path, trash)
-    except OSError:
-        return
-    shutil.rmtree(trash, ignore_errors=True)
-
-
-# --- reconcile -------------------------------------------------------------------------
-
-
-def reconcile(home: Home, *, timeout: float | None = None) -> list[str]:
-    """Finish or undo whatever a crash interrupted, and journal each repair as `reconciled`.
-
-    Runs when a home is opened (`Home.open`), at the start of every gate operation and when
-    a watcher starts, under the home lock, so it never sees a move that is still in
-    progress. Returns one human-readable note per repair (empty when all is consistent),
-    including those of the reconcile `Home.open` ran that nobody has shown yet.
-    `timeout`: wait at most that long for the lock (raises home.LockBusy).
-    """
-    notes: list[str] = home.take_reconciled()
-    with home.lock(timeout=timeout):
-        home.ensure_layout()
-        # 1. Bundles left under the staging name: the move did not finish, so nothing was
-        #    accepted. They go back to pending.
-        sdir = staging_dir(home)
-        try:
-            staged = sorted(os.listdir(sdir))
-        except FileNotFoundError:
-            staged = []
-        for name in staged:
-            path = sdir / name
-            if not is_id(name) or path.is_symlink() or not path.is_dir():
-                _discard(home, path)
-                continue
-            elsewhere = _locate(home, name)
-            if elsewhere:
-                _discard(home, path)
-                note = f"bundle {name[:12]}: a staged copy left by an interrupted accept was dropped; the bundle is in {elsewhere[0]}"
-                home.journal.append("reconciled", bundle=name, found="staging", action="dropped duplicate", state=elsewhere[0], note=note)
-            else:
-                atomic.rename_noreplace(path, home.state_dir("pending") / name)
-                note = f"bundle {name[:12]}: an accept was interrupted before it finished; the bundle is back in pending, not accepted"
-                home.journal.append("reconciled", bundle=name, found="staging", action="returned to pending", state="pending", note=note)
-            notes.append(note)
-
-        # 1b. Scratch copies left by a killed import or build. Those copy outside the lock,
-        #     so only leftovers older than any copy still plausibly running are removed.
-        cutoff = time.time() - STALE_SCRATCH_SECONDS
-        for entry in sorted(os.listdir(home.staging)):
-            if not entry.startswith(("import-", "build-", "discard-")):
-                continue
-            path = home.staging / entry
-            try:
-                if path.is_symlink() or os.lstat(path).st_mtime > cutoff:
-                    continue
-            except OSError:
-                continue
-            shutil.rmtree(path, ignore_errors=True)
-            notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import or bundle")
-
-        # 2. Directory state against journal state. A decision is final: reconcile records
-        #    where a decided bundle is now, and never turns it back into an undecided one.
-        said = journal_states(home)
-        decided = decisions(home)
-        for name in sorted(os.listdir(home.state_dir("accepted"))):
-            if not is_id(name) or decided.get(name) == "accepted":
-                continue
-            path = home.state_dir("accepted") / name
-            if decided.get(name) == "rejected":
-                # A rejected bundle moved into accepted around the gate: the rejection stands.
-                if _locate(home, name) != ["accepted"]:
-                    _discard(home, path)
-                    action = "dropped the copy in accepted (the bundle is held elsewhere)"
-                else:
-                    atomic.rename_noreplace(path, home.state_dir("rejected") / name)
-                    action = "returned to rejected"
-                now = "rejected" if (home.state_dir("rejected") / name).is_dir() else (_locate(home, name) or ["missing"])[0]
-                note = f"bundle {name[:12]}: found in accepted, but the journal says rejected, and a decision is final; {action}"
-                home.journal.append("reconciled", bundle=name, found="accepted", action=action, state=now, note=note)
-                said[name] = now
-                notes.append(note)
-                continue
-            if (home.state_dir("pending") / name).is_dir():
-                _discard(home, path)
-                action = "dropped an unjournaled copy (the bundle is in pending)"
-            else:
-                atomic.rename_noreplace(path, home.state_dir("pending") / name)
-                action = "returned to pending"
-            note = (
-                f"bundle {name[:12]}: found in accepted with no journaled accept (a crash before the journal line, "
-                f"or a move around the gate); {action}: accept it again if you mean to"
-            )
-            home.journal.append("reconciled", bundle=name, found="accepted", action=action, state="pending", note=note)
-            said[name] = "pending"
-            notes.append(note)
-        for name in sorted(os.listdir(home.state_dir("rejected"))):
-            if not is_id(name) or name in decided:
-                continue  # decided: where it is now is recorded below
-            note = f"bundle {name[:12]}: found in rejected with no journaled rejection (a crash before the journal line); recorded as rejected"
-            # This entry is itself the rejection (`decisions` reads it as one).
-            home.journal.append("reconciled", bundle=name, found="rejected", action="recorded", state="rejected", note=note)
-            decided[name] = said[name] = "rejected"
-            notes.append(note)
-        for name, decision in sorted(decided.items()):
-            where = _locate(home, name)
-            last = said.get(name, decision)
-            if last in where or (last == "missing" and not where):
-                continue  # where the journal last put it
-            now = where[0] if where else "missing"
-            if now == decision:
-                note = f"bundle {name[:12]}: back in {now}, where the journal's decision puts it; recorded"
-            else:
-                shown = f"in {now}" if where else "missing from the inbox"
-                note = (
-                    f"bundle {name[:12]}: the journal says {decision} but the bundle is {shown}; recorded where it is "
-                    f"(the decision stands: it is not decided again)"
-                )
-            home.journal.append("reconciled", bundle=name, found=now, action="recorded", state=now, note=note)
-            notes.append(note)
-    return notes
 
 
 # --- staging ---------------------------------------------------------------------------
@@ -363,68 +233,6 @@ def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: 
     return AcceptResult(id=staged.id, how=how, verdict=v)
 
 
-def _sent_entry(home: Home, parent: str | None) -> dict[str, Any] | None:
-    """This home's own `sent` entry for `parent`, or None if it never sent it."""
-    if not parent:
-        return None
-    for e in home.journal.entries():
-        if e.get("event") == "sent" and e.get("bundle") == parent:
-            return e
-    return None
-
-
-def _sent_thread(home: Home, parent: str | None) -> str | None:
-    """The budget key for a reply to `parent`: the bundle that started the thread, as this home's
-    own records trace it; None if this home never sent `parent`.
-
-    Only what this home sent, and to whom, decides it; never a `thread` a received manifest
-    claims (the `thread` of my own `sent` entry is not used either: a reply copies it from the
-    bundle it answers, so it can be another person's claim). From `parent`, the trace goes back
-    through my own bundles' parents. Where one of mine answered a bundle I received, it goes on
-    through that bundle only if that bundle's signature held when it arrived, its parent is a
-    bundle I sent, and its signer could answer that bundle (I addressed it to them, or to
-    nobody in particular); otherwise my bundle starts a thread, and a budget, of its own.
-    """
-    if not parent:
-        return None
-    sent: dict[str, dict[str, Any]] = {}
-    arrived: dict[str, dict[str, Any]] = {}  # the first arrival whose signature held
-    for e in home.journal.entries():
-        b, ev = e.get("bundle"), e.get("event")
-        if not isinstance(b, str):
-            continue
-        if ev == "sent":
-            sent.setdefault(b, e)
-        elif ev in ("imported", "received") and e.get("ok") is True and not e.get("again"):
-            arrived.setdefault(b, e)
-    if parent not in sent:
-        return None
-    cur = parent
-    for _ in range(len(sent) + 1):  # ids are content addresses, so no cycle; bounded all the same
-        p = sent[cur].get("parent")
-        if not isinstance(p, str) or not p:
-            return cur
-        if p in sent:
-            cur = p  # my own follow-up to my own bundle
-            continue
-        theirs = arrived.get(p)
-        mine = theirs.get("parent") if theirs is not None else None
-        if not isinstance(mine, str) or mine not in sent:
-            return cur
-        to = sent[mine].get("to")
-        if isinstance(to, list) and to and theirs.get("sender") not in to:  # type: ignore[union-attr]
-            return cur
-        cur = mine
-    return cur
-
-
-def unattended_used(home: Home, thread: str) -> int:
-    """Unattended accepts already journaled in `thread`: the count survives restarts because it is the journal."""
-    return sum(
-        1 for e in home.journal.entries() if e.get("event") == "accepted" and e.get("how") == "unattended" and e.get("thread") == thread
-    )
-
-
 # --- the public operations --------------------------------------------------------------
 
 
@@ -448,7 +256,7 @@ def accept(home: Home, ref: str, *, unverified: bool = False) -> AcceptResult:
             if v.verdict != "verified" and not unverified:
                 raise UnverifiedSenderError(staged.id, v)
             how = "human" if v.verdict == "verified" else "human-unverified"
-            thread = _sent_thread(home, v.manifest.parent if v.manifest else None)
+            thread = sent_thread(home, v.manifest.parent if v.manifest else None)
             result = _land(home, staged, v, how, thread)
             landed = True
             return result
@@ -519,12 +327,12 @@ def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
                 return stay("it names recipients and I am not one of them")
             if m.parent is None:
                 return stay("not a reply: it has no parent")
-            thread = _sent_thread(home, m.parent)
+            thread = sent_thread(home, m.parent)
             if thread is None:
                 return stay(f"its parent {m.parent[:12]} is not a bundle I sent")
             # A bundle I addressed to named people is answered, unattended, only by them: any
             # other confirmed contact who learned its id must not spend that thread's budget.
-            to = (_sent_entry(home, m.parent) or {}).get("to")
+            to = sent_to(home, m.parent)
             if isinstance(to, list) and to and key_text(m.sender.key) not in to:
                 return stay(f"its parent {m.parent[:12]} is a bundle I sent to others, not to this sender")
             used = unattended_used(home, thread)

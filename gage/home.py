@@ -15,14 +15,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from . import vocab
 from .errors import GageError, GageIOError, RefusedError
 from .journal import Journal
 from .keys import Identity, check_local_name
 
-STATES = ("pending", "accepted", "rejected")
+# The inbox's states, then every place a bundle is held (gage/vocab.py spells them).
+STATES = vocab.STATES
+ALL_STATES = vocab.PLACES
 # How long opening a home waits for another gage process's move to finish before reading.
 RECOVER_WAIT = 30.0
-ALL_STATES = (*STATES, "outbox")
 
 
 def default_home() -> Path:
@@ -91,7 +93,7 @@ class Home:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).absolute()
         self.lock = _HomeLock(self.root / "lock")
-        self.journal = Journal(self.root / "journal.jsonl", self.lock)
+        self.journal = Journal(self.root / "journal.jsonl", self.lock, index_path=self.cache / "journal-index.sqlite")
         self._identity: Identity | None = None
         # Notes from the reconcile `open` ran, not yet shown (gate.reconcile hands them on).
         self.reconciled: list[str] = []
@@ -119,7 +121,7 @@ class Home:
     def cache(self) -> Path:
         return self.root / "cache"
 
-    def state_dir(self, state: str) -> Path:
+    def state_dir(self, state: vocab.Place) -> Path:
         if state == "outbox":
             return self.root / "outbox"
         if state not in STATES:
@@ -216,7 +218,7 @@ class Home:
             lambda: Contacts.load(self.contacts_path),
             lambda: authority.load(self.authority_path, None),
             lambda: settings.load(self),
-            self.journal.entries,
+            self.journal.check_readable,
         )
         problems: list[GageError] = []
         for load in loaders:

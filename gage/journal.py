@@ -17,61 +17,84 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import atomic, homefile, strictjson
 from .errors import GageError, GageIOError, MalformedError
-from .manifest import now_text
-
-GENESIS = "0" * 64
-LINE_LIMIT = 1 << 16
-# The whole journal is read into memory; a file larger than this is not a journal gage wrote.
-JOURNAL_LIMIT = 1 << 34
-# Torn lines up to this size are also copied into their `repaired` entry; a larger one
-# (a gage line is at most LINE_LIMIT) would not fit in a line, and lives only in its file.
-TORN_INLINE_LIMIT = 16 * 1024
-EVENTS = (
-    "init",
-    "sent",
-    "imported",
-    "received",
-    "accepted",
-    "rejected",
-    "paired",
-    "unpaired",
-    "reconciled",
-    "repaired",
-    # Key statements (spec/keys.md): this home retired its key, or countersigned as a
-    # replacement; a statement from another key was applied, or refused and why.
-    "key-retired",
-    "key-countersigned",
-    "key-statement-applied",
-    "key-statement-refused",
+from .journallines import (
+    BLOCK,
+    EVENTS,
+    GENESIS,
+    JOURNAL_LIMIT,
+    LINE_LIMIT,
+    TORN_INLINE_LIMIT,
+    iter_lines,
+    iter_lines_backwards,
+    line_hash,
+    open_journal,
+    parse_line,
+    rfind_newline,
+    seq_of,
 )
+from .manifest import now_text
+from .vocab import Event
 
+if TYPE_CHECKING:
+    from .journalindex import JournalIndex
+    from .journalverify import JournalReport
 
-def line_hash(line: bytes) -> str:
-    return hashlib.sha256(line).hexdigest()
-
+# Re-exported: callers have always found these here.
+__all__ = [
+    "BLOCK",
+    "EVENTS",
+    "GENESIS",
+    "JOURNAL_LIMIT",
+    "LINE_LIMIT",
+    "TORN_INLINE_LIMIT",
+    "Journal",
+    "iter_lines",
+    "iter_lines_backwards",
+    "line_hash",
+    "parse_line",
+]
 
 @dataclass
-class JournalReport:
-    ok: bool
-    entries: int
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+class _End:
+    """What an append needs to know of the journal: its size, the last whole line (None when
+    there is none) and where it starts, and the torn bytes after it."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "entries": self.entries, "problems": self.problems, "notes": self.notes}
+    size: int
+    ctime_ns: int
+    last: bytes | None
+    last_start: int
+    tail: bytes
 
 
 class Journal:
-    def __init__(self, path: Path, lock: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        lock: Callable[[], contextlib.AbstractContextManager[None]],
+        *,
+        index_path: Path | None = None,
+    ) -> None:
         self.path = path
         self.head_path = path.with_name(path.name + ".head")
         self._lock = lock
+        # Where the derived index lives (gage/journalindex.py); None keeps it in memory only.
+        self.index_path = index_path
+        self._index: JournalIndex | None = None
+
+    @property
+    def index(self) -> JournalIndex:
+        """The derived per-bundle index: a cache of what `entries()` says, checked against the file."""
+        if self._index is None:
+            from .journalindex import JournalIndex
+
+            self._index = JournalIndex(self, self.index_path)
+        return self._index
 
     # --- reading ---------------------------------------------------------------------
 
@@ -91,19 +114,34 @@ class Journal:
 
     def entries(self) -> list[dict[str, Any]]:
         """Every whole, parseable entry. Damage is for `verify` to report, not for readers to trip on."""
-        lines, _tail = self._split(self._raw())
-        out = []
-        for line in lines:
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
-        return out
+        return list(self.iter_entries())
+
+    def iter_entries(self) -> Iterator[dict[str, Any]]:
+        """`entries()`, streamed: whole lines only, read a block at a time, never the whole file at once."""
+        fd = self.open_fd()
+        if fd is None:
+            return
+        try:
+            for _start, line in iter_lines(fd, 0, os.fstat(fd).st_size):
+                obj = parse_line(line)
+                if obj is not None:
+                    yield obj
+        finally:
+            os.close(fd)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.entries())
+        return self.iter_entries()
+
+    def check_readable(self) -> None:
+        """Raise what any reader would (a folder, a FIFO, an unreadable or oversized file in the
+        journal's place), without reading it: damage inside is `verify`'s to report."""
+        fd = self.open_fd()
+        if fd is not None:
+            os.close(fd)
+
+    def open_fd(self) -> int | None:
+        """The journal opened for reading (None when it does not exist); see journallines.open_journal."""
+        return open_journal(self.path)
 
     # --- writing ---------------------------------------------------------------------
 
@@ -115,25 +153,51 @@ class Journal:
         # Valid JSON that is not an object (`[]`, `7`) is as unreadable as garbage.
         return head if isinstance(head, dict) else None
 
-    def append(self, event: str, **fields: Any) -> dict[str, Any]:
+    def _end(self) -> _End:
+        """The journal's end, read from the tail only: the last whole line and any torn bytes after it."""
+        fd = self.open_fd()
+        if fd is None:
+            return _End(size=0, ctime_ns=0, last=None, last_start=0, tail=b"")
+        try:
+            st = os.fstat(fd)
+            size = st.st_size
+            nl = rfind_newline(fd, size)
+            tail = os.pread(fd, size - nl - 1, nl + 1) if size - nl - 1 else b""
+            if nl < 0:
+                return _End(size=size, ctime_ns=st.st_ctime_ns, last=None, last_start=0, tail=tail)
+            start = rfind_newline(fd, nl) + 1
+            return _End(size=size, ctime_ns=st.st_ctime_ns, last=os.pread(fd, nl - start, start), last_start=start, tail=tail)
+        except OSError as exc:
+            raise GageIOError(f"cannot read the journal: {exc.strerror}", path=str(self.path)) from exc
+        finally:
+            os.close(fd)
+
+    def append(self, event: Event, **fields: Any) -> dict[str, Any]:
+        """Append one entry under the home lock, reading only the journal's tail (cost flat in its length)."""
         if event not in EVENTS:
             raise ValueError(f"unknown journal event {event!r}")
         with self._lock():
-            data = self._raw()
-            lines, tail = self._split(data)
-            if tail:
+            end = self._end()
+            before = (end.size, end.ctime_ns)
+            if end.tail:
                 # A torn last line from a crash. Its bytes are saved durably before anything
                 # is cut, so a crash during the repair cannot lose them either.
-                digest = self._save_torn(tail)
-                self._truncate(len(data) - len(tail))
-                lines, _ = self._split(self._raw())
+                self._save_torn(end.tail)
+                self._truncate(end.size - len(end.tail))
+                end = self._end()
             # Record every saved torn line no entry records yet (this one, or one whose
             # repair was itself interrupted).
-            for digest in self._unrecorded_torn(lines):
+            for digest in self._unrecorded_torn():
                 torn = (self.torn_dir / f"{digest}.bin").read_bytes()
-                self._write_entry(lines, "repaired", self._repair_fields(digest, torn))
-                lines, _ = self._split(self._raw())
-            return self._write_entry(lines, event, fields)
+                self._write_entry(end, "repaired", self._repair_fields(digest, torn))
+                end = self._end()
+            entry = self._write_entry(end, event, fields)
+            # Bring the index up to this line now, while the lock is held: cheap (it reads
+            # only the new line), and it stamps the index with the journal as gage left it,
+            # so a later edit of the file in place is seen. Never needed for correctness.
+            with contextlib.suppress(Exception):
+                self.index.sync(rebuild=False, before=before)
+            return entry
 
     def _check_torn_file(self, entry: dict[str, Any]) -> str | None:
         digest = entry.get("torn_sha256")
@@ -166,21 +230,26 @@ class Journal:
             ) from exc
         return digest
 
-    def _unrecorded_torn(self, lines: list[bytes]) -> list[str]:
+    def _saved_torn(self) -> list[str]:
         try:
-            saved = sorted(p.stem for p in self.torn_dir.glob("*.bin"))
+            return sorted(name[:-4] for name in os.listdir(self.torn_dir) if name.endswith(".bin"))
         except OSError:
             return []
+
+    def _unrecorded_torn(self, lines: list[bytes] | None = None) -> list[str]:
+        """Saved torn lines no `repaired` entry records. Costs one `listdir` when nothing was
+        ever torn; otherwise the index answers (or, given `lines`, a scan of them)."""
+        saved = self._saved_torn()
         if not saved:
             return []
-        recorded = set()
-        for line in lines:
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
-                continue
-            if isinstance(obj, dict) and obj.get("event") == "repaired":
-                recorded.add(obj.get("torn_sha256"))
+        if lines is None:
+            recorded = self.index.recorded_torn(saved)
+        else:
+            recorded = set()
+            for line in lines:
+                obj = parse_line(line)
+                if obj is not None and obj.get("event") == "repaired" and isinstance(digest := obj.get("torn_sha256"), str):
+                    recorded.add(digest)
         return [d for d in saved if d not in recorded]
 
     def _repair_fields(self, digest: str, torn: bytes) -> dict[str, Any]:
@@ -200,13 +269,22 @@ class Journal:
             f.flush()
             os.fsync(f.fileno())
 
-    def _write_entry(self, lines: list[bytes], event: str, fields: dict[str, Any]) -> dict[str, Any]:
-        if lines:
-            prev = line_hash(lines[-1])
-            try:
-                seq = int(json.loads(lines[-1])["seq"]) + 1
-            except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # OverflowError: a seq of 1e400
-                seq = len(lines) + 1
+    def _count_lines(self) -> int:
+        """Whole lines in the file: only for a last line with no readable `seq` (damage)."""
+        fd = self.open_fd()
+        if fd is None:
+            return 0
+        try:
+            return sum(1 for _ in iter_lines(fd, 0, os.fstat(fd).st_size))
+        finally:
+            os.close(fd)
+
+    def _write_entry(self, end: _End, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        last = end.last
+        if last is not None:
+            prev = line_hash(last)
+            last_seq = seq_of(last)
+            seq = last_seq + 1 if last_seq is not None else self._count_lines() + 1
         else:
             prev, seq = GENESIS, 1
         # If the journal no longer ends with what the head says gage last wrote (entries cut
@@ -217,9 +295,9 @@ class Journal:
         hseq = head.get("seq") if isinstance(head, dict) else None
         hhash = head.get("hash") if isinstance(head, dict) else None
         if isinstance(hseq, int) and isinstance(hhash, str) and hseq >= seq - 1:
-            if hseq > seq - 1 or (lines and hhash != prev):
+            if hseq > seq - 1 or (last is not None and hhash != prev):
                 seq, prev = hseq + 1, hhash
-        elif lines and isinstance(hseq, int) and hseq < seq - 1 and self._chains_from(lines, hseq, hhash):
+        elif last is not None and isinstance(hseq, int) and hseq < seq - 1 and self._chains_from(end, hseq, hhash):
             # An earlier append was killed between its line and its head: the head catches up
             # (to the line this append chains from) before the new line, so a second kill in
             # a row leaves the head one behind (an interrupted write), never two (which
@@ -246,88 +324,35 @@ class Journal:
     def _write_head(self, seq: int, digest: str) -> None:
         atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": digest}) + b"\n", 0o600)
 
-    @staticmethod
-    def _chains_from(lines: list[bytes], hseq: int, hhash: object) -> bool:
-        """The head names a line that is in the file, and every later line chains from it."""
-        idx = next((i for i, ln in enumerate(lines) if _seq_of(ln) == hseq), None)
-        if idx is None or line_hash(lines[idx]) != hhash:
+    def _chains_from(self, end: _End, hseq: int, hhash: object) -> bool:
+        """The head names a line that is in the file, and every later line chains from it.
+
+        Read backwards from the end, one line at a time, only as far as the head's line: the
+        cost is the number of lines written since the head, not the journal's length."""
+        fd = self.open_fd()
+        if fd is None:
             return False
-        for i in range(idx + 1, len(lines)):
-            try:
-                obj = json.loads(lines[i])
-            except ValueError:
-                return False
-            if not isinstance(obj, dict) or obj.get("prev") != line_hash(lines[i - 1]):
-                return False
-        return True
+        try:
+            later: bytes | None = None  # the line after the one being looked at
+            for _start, line in iter_lines_backwards(fd, end.last_start + len(end.last or b"") + 1):
+                if later is not None:
+                    obj = parse_line(later)
+                    if obj is None or obj.get("prev") != line_hash(line):
+                        return False
+                if seq_of(line) == hseq:
+                    return line_hash(line) == hhash
+                later = line
+            return False
+        finally:
+            os.close(fd)
 
     # --- checking --------------------------------------------------------------------
 
     def verify(self) -> JournalReport:
-        data = self._raw()
-        lines, tail = self._split(data)
-        problems: list[str] = []
-        notes: list[str] = []
-        prev = GENESIS
-        last_seq = 0
-        for n, line in enumerate(lines, start=1):
-            try:
-                obj = strictjson.loads(line, limit=LINE_LIMIT, what=f"line {n}")
-            except MalformedError as exc:
-                problems.append(f"line {n}: not a valid entry ({exc.message})")
-                prev = line_hash(line)
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"line {n}: not an object")
-                prev = line_hash(line)
-                continue
-            if obj.get("prev") != prev:
-                problems.append(f"line {n}: chain broken: it does not follow the line before it (edited, inserted or deleted)")
-            seq = obj.get("seq")
-            if seq != last_seq + 1:
-                problems.append(f"line {n}: sequence number {seq!r} where {last_seq + 1} was expected (a line is missing or repeated)")
-            if isinstance(seq, int):
-                last_seq = seq
-            if obj.get("event") not in EVENTS:
-                problems.append(f"line {n}: unknown event {obj.get('event')!r}")
-            if obj.get("event") == "repaired":
-                notes.append(
-                    f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here"
-                    f" (kept in {obj.get('torn_file', 'the entry')})"
-                )
-                problem = self._check_torn_file(obj)
-                if problem:
-                    problems.append(f"line {n}: {problem}")
-            prev = line_hash(line)
-        for digest in self._unrecorded_torn(lines):
-            problems.append(
-                f"{self.torn_dir.name}/{digest}.bin: a torn line was saved but no entry records it yet "
-                "(an interrupted repair); the next write records it"
-            )
-        if tail:
-            problems.append(
-                f"line {len(lines) + 1}: torn ({len(tail)} bytes with no end of line): an interrupted write; "
-                "the next write records it in a `repaired` entry"
-            )
-        head = self._read_head()
-        if head is None:
-            if lines:
-                problems.append("journal.head is missing or unreadable: truncation cannot be ruled out")
-        else:
-            hseq, hhash = head.get("seq"), head.get("hash")
-            if not isinstance(hseq, int) or hseq > last_seq:
-                problems.append(
-                    f"truncated: journal.head says entry {hseq} was written, but the journal ends at entry {last_seq}"
-                )
-            elif 0 < hseq <= len(lines):
-                idx = next((i for i, ln in enumerate(lines) if _seq_of(ln) == hseq), None)
-                if idx is None or line_hash(lines[idx]) != hhash:
-                    problems.append(f"entry {hseq} does not match journal.head (edited)")
-                elif last_seq - hseq > 1:
-                    problems.append(f"{last_seq - hseq} entries follow the recorded head (appended outside gage)")
-                elif last_seq - hseq == 1:
-                    notes.append("the last entry was written but the head was not updated (an interrupted write)")
-        return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
+        """Check the chain, the sequence, the head and torn lines (spec/journal.md, "Verifying")."""
+        from .journalverify import verify
+
+        return verify(self)
 
 
 def _append_whole(fd: int, data: bytes, path: Path) -> None:
@@ -348,10 +373,3 @@ def _append_whole(fd: int, data: bytes, path: Path) -> None:
             "the entry was not recorded",
             path=str(path),
         )
-
-
-def _seq_of(line: bytes) -> int | None:
-    try:
-        return int(json.loads(line)["seq"])
-    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
-        return None
