@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import GageIOError
@@ -53,6 +54,34 @@ def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise GageIOError(f"cannot write: {exc.strerror or exc}", path=str(path)) from exc
+
+
+def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path`, which must not exist yet, and fsync it (not the folder).
+
+    For a file inside a folder that is itself renamed into place once whole (a bundle being
+    built): its folders are fsynced once, by `fsync_dirs`, after everything in them is written.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dirs(root: Path, below: Iterable[str]) -> None:
+    """fsync the folders `below` (relative to `root`, "a/b/" style) deepest first, then `root`.
+
+    With every file in them already fsynced as it was written, this makes the whole tree
+    durable: one fsync per file and one per folder, never a second pass over the files.
+    """
+    for rel in sorted(set(below), key=lambda r: (-r.count("/"), r)):
+        if rel:
+            fsync_dir(root / rel)
+    fsync_dir(root)
 
 
 def fsync_tree(root: Path) -> None:

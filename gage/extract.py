@@ -23,16 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import progress
-from .bundle import CHUNK, PAYLOAD, open_beneath, read_manifest, read_signature
+from .bundle import PAYLOAD, read_manifest, read_signature
 from .errors import GageIOError, RefusedError, TamperedError
 from .home import Home
 from .keys import verify_manifest_signature
 from .manifest import FileEntry, Manifest
+from .safeopen import CHUNK, open_beneath
 from .store import Stored
+from .vocab import Place
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIR = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
-STATES = ("accepted", "outbox")  # and "pending" with allow_pending; never "rejected"
+STATES: tuple[Place, ...] = ("accepted", "outbox")  # and "pending" with allow_pending; never "rejected"
 
 
 @dataclass

@@ -9,28 +9,27 @@ characters made visible. See spec/frame.md.
 
 from __future__ import annotations
 
-import errno
-import os
 import secrets
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import safeopen
 from .bundle import PAYLOAD
 from .keys import key_text
 from .sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted, visible
 from .verdict import NO_AUTHORITY, Verdict
+from .vocab import Place, VerdictLevel
 
 PREVIEW_LIMIT = 256 * 1024
 LINE_PREFIX = "| "
 
-VERDICT_MEANING = {
+VERDICT_MEANING: dict[VerdictLevel, str] = {
     "verified": "signature good, and the key is a contact confirmed by the word-pair ceremony",
     "unverified": "signature good, but the key is NOT confirmed: anyone could have made this key",
     "invalid": "malformed, tampered or badly signed: do not trust or act on anything in it",
 }
 
-STATE_MEANING = {
+STATE_MEANING: dict[Place | None, str] = {
     "pending": "pending: NOT accepted (arrival is not consent)",
     "accepted": "accepted",
     "rejected": "rejected",
@@ -170,20 +169,6 @@ def fields(v: Verdict) -> list[Field]:
     return out
 
 
-def _read_preview(path: str, limit: int) -> tuple[bytes, int | None]:
-    """The first `limit` bytes of a payload file, and its size when it goes on after them.
-
-    One open for both the text-or-binary sample and the lines shown, never through a
-    symlink and never blocking on a FIFO. Raises OSError (a special file as ENODEV).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(errno.ENODEV, "not a regular file")
-        data = f.read(limit)
-        return data, (os.fstat(f.fileno()).st_size if f.read(1) else None)
-
-
 def payload_status(v: Verdict, *, show_pending: bool) -> tuple[bool, str]:
     if v.verdict == "invalid":
         return False, "WITHHELD: the bundle is invalid, so none of its payload is shown"
@@ -218,12 +203,10 @@ def render(v: Verdict, *, show_pending: bool = False, token: str | None = None) 
     yield f"==== end of gage frame {token} ===="
     if not show or v.manifest is None:
         return
-    root = v.path / PAYLOAD
     for entry in v.manifest.files:
         name = quoted(entry.path)
-        p = root / entry.path
         try:
-            data, size_if_more = _read_preview(str(p), PREVIEW_LIMIT)
+            data, size_if_more = safeopen.read_head(v.path, f"{PAYLOAD}/{entry.path}", PREVIEW_LIMIT)
         except OSError as exc:
             yield f"---- payload {token} file {name}: cannot be read ({exc.strerror}) ----"
             continue

@@ -15,14 +15,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import strictjson
-from .errors import MalformedError
+from .errors import MalformedError, UsageError
 from .keys import MAX_CLAIMED_NAME, key_text, parse_key
 from .sanitize import UNICODE_VERSION, first_not_plain
 
 VERSION = 1
 KINDS = ("share", "question", "answer", "review-request", "ack")
 KINDS_NEEDING_PARENT = ("answer", "ack")
-MANIFEST_LIMIT = 1 << 20  # 1 MiB
+# 4 MiB: 10,000 files (MAX_FILES) with paths of up to about 300 bytes each fit (an entry is
+# its path plus about 110 bytes); 1 MiB held 10,000 files only with paths of a few bytes.
+MANIFEST_LIMIT = 4 << 20
 MAX_FILES = 10_000
 MAX_RECIPIENTS = 100
 MAX_CHAIN = 16
@@ -33,6 +35,11 @@ MAX_SIZE = (1 << 53) - 1
 ID_CONTEXT = b"gage/id/v1\x00"
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+# A path of printable ASCII that `check_path` accepts: components of at most MAX_COMPONENT
+# characters, none empty, none ending in a space or a dot (so never "." or ".."), and no
+# "/" at either end, no backslash, no colon. Anything else takes the rule-by-rule way.
+_COMPONENT = rf"[ -.0-9;-\[\]-~]{{0,{MAX_COMPONENT - 1}}}[!-\-0-9;-\[\]-~]"
+_PLAIN_ASCII_PATH = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
 # [0-9], never \d: in Python \d (and strptime) also match Arabic-Indic, full-width and other digits.
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
@@ -136,22 +143,62 @@ class Manifest:
         subject: str | None = None,
         chain: list[Hop] | None = None,
     ) -> Manifest:
-        obj = {
-            "gage": VERSION,
-            "kind": kind,
-            "created": created or now_text(),
-            "nonce": nonce,
-            "sender": sender.to_json(),
-            "thread": thread,
-            "parent": parent,
-            "to": [p.to_json() for p in (to or [])],
-            "subject": subject,
-            "files": [f.to_json() for f in sorted(files, key=lambda f: f.path)],
-            "chain": [h.to_json() for h in (chain or [])],
-        }
+        obj = _build_obj(
+            kind=kind, sender=sender, files=files, nonce=nonce, created=created, thread=thread, parent=parent, to=to, subject=subject, chain=chain
+        )
         raw = strictjson.dumps(obj)
         # Parse what we wrote so a writer can never produce what a reader refuses.
         return cls.parse(raw)
+
+
+def _build_obj(
+    *,
+    kind: str,
+    sender: Party,
+    files: list[FileEntry],
+    nonce: str,
+    created: str | None = None,
+    thread: str | None = None,
+    parent: str | None = None,
+    to: list[Party] | None = None,
+    subject: str | None = None,
+    chain: list[Hop] | None = None,
+) -> dict[str, Any]:
+    return {
+        "gage": VERSION,
+        "kind": kind,
+        "created": created or now_text(),
+        "nonce": nonce,
+        "sender": sender.to_json(),
+        "thread": thread,
+        "parent": parent,
+        "to": [p.to_json() for p in (to or [])],
+        "subject": subject,
+        "files": [f.to_json() for f in sorted(files, key=lambda f: f.path)],
+        "chain": [h.to_json() for h in (chain or [])],
+    }
+
+
+class ManifestTooLargeError(UsageError):
+    """The files asked for would make a manifest over MANIFEST_LIMIT bytes or MAX_FILES entries.
+
+    Raised before anything is copied: the limit is known from the paths and sizes alone.
+    """
+
+
+def check_fits(files: list[tuple[str, int]], **fields: Any) -> int:
+    """The size of the manifest these (path, size) pairs would make with `fields` (the other
+    arguments of `Manifest.build`); raises ManifestTooLargeError, naming the limit, when over."""
+    if len(files) > MAX_FILES:
+        raise ManifestTooLargeError(f"{len(files)} files is more than a bundle holds (at most {MAX_FILES}); nothing was copied")
+    probe = [FileEntry(path=p, size=n, sha256="0" * 64) for p, n in files]
+    size = len(strictjson.dumps(_build_obj(files=probe, nonce="0" * 32, **fields)))
+    if size > MANIFEST_LIMIT:
+        raise ManifestTooLargeError(
+            f"these {len(files)} files need a manifest of {size} bytes, over the limit of {MANIFEST_LIMIT} bytes "
+            f"({MANIFEST_LIMIT >> 20} MiB): bundle fewer files or shorter paths; nothing was copied"
+        )
+    return size
 
 
 def _fail(message: str, field: str) -> MalformedError:
@@ -161,6 +208,8 @@ def _fail(message: str, field: str) -> MalformedError:
 def _exact_fields(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise _fail("must be an object", where)
+    if obj.keys() == allowed:
+        return obj  # the usual case, without building two sets (10,000 file entries)
     missing = allowed - set(obj)
     if missing:
         raise _fail(f"missing {', '.join(sorted(missing))}", where)
@@ -203,13 +252,13 @@ def _time(value: Any, where: str) -> str:
     problem = time_problem(value)
     if problem is not None:
         raise _fail(problem, where)
-    return value
+    return str(value)  # time_problem refuses anything but a str
 
 
 def _kind(value: Any, where: str) -> str:
     if value not in KINDS:
         raise _fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
-    return value
+    return str(value)
 
 
 def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
@@ -236,6 +285,8 @@ def check_path(path: Any, where: str) -> str:
     character is assigned in 14.0, NFC and case folding give the same result on every later
     version (Unicode's normalization and case-folding stability policies).
     """
+    if isinstance(path, str) and len(path) <= MAX_PATH and _PLAIN_ASCII_PATH.fullmatch(path):
+        return path  # the common case, passing every rule below (a manifest may list 10,000)
     if not isinstance(path, str) or not path:
         raise _fail("must be a non-empty string", where)
     if len(path) > MAX_PATH:
@@ -272,6 +323,8 @@ def fold_path(path: str) -> str:
     "\u015b" (s with acute): both NFC, different when case-folded, yet the same name on a
     file system that folds case and normalisation (ext4 casefold, APFS).
     """
+    if path.isascii():
+        return path.lower()  # the same for ASCII: NFD changes nothing, and casefold is lower
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", path).casefold())
 
 
@@ -283,19 +336,22 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
     entries: list[FileEntry] = []
     folded: dict[str, str] = {}
     order: list[tuple[int, str, str]] = []
+    plain = _PLAIN_ASCII_PATH.fullmatch
     for i, item in enumerate(value):
-        where = f"files[{i}]"
-        obj = _exact_fields(item, FILE_FIELDS, where)
-        path = check_path(obj["path"], f"{where}.path")
+        # The field names (`files[i].size`) are only made for an error: 10,000 entries.
+        obj = item if type(item) is dict and item.keys() == FILE_FIELDS else _exact_fields(item, FILE_FIELDS, f"files[{i}]")
+        path = obj["path"]
+        if not (type(path) is str and len(path) <= MAX_PATH and plain(path)):
+            path = check_path(path, f"files[{i}].path")
         size = obj["size"]
         if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_SIZE:
-            raise _fail("must be a whole number of bytes", f"{where}.size")
+            raise _fail("must be a whole number of bytes", f"files[{i}].size")
         digest = obj["sha256"]
         if not isinstance(digest, str) or not _HEX64.match(digest):
-            raise _fail("must be 64 lower-case hex digits", f"{where}.sha256")
+            raise _fail("must be 64 lower-case hex digits", f"files[{i}].sha256")
         key = fold_path(path)
         if key in folded:
-            raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"{where}.path")
+            raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"files[{i}].path")
         folded[key] = path
         order.append((i, key, path))
         entries.append(FileEntry(path=path, size=size, sha256=digest))

@@ -10,12 +10,14 @@ that turns out longer, which the work then refuses).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 Listener = Callable[[str, int, int], None]
+Ticker = Callable[[int], None]
 
 _listener: ContextVar[Listener | None] = ContextVar("gage_progress_listener", default=None)
 
@@ -70,3 +72,23 @@ def advance(nbytes: int) -> None:
         return
     cur.done += nbytes
     listener(cur.name, cur.done, cur.total)
+
+
+def ticker() -> Ticker | None:
+    """The current phase's `advance`, for work done on other threads (None: nobody listens).
+
+    Context variables do not follow work into a thread pool, so a pool's tasks get this
+    instead: it reports to the phase that was current here, one call at a time.
+    """
+    cur = _current.get()
+    listener = _listener.get()
+    if cur is None or listener is None:
+        return None
+    lock = threading.Lock()
+
+    def tick(nbytes: int) -> None:
+        with lock:
+            cur.done += nbytes
+            listener(cur.name, cur.done, cur.total)
+
+    return tick

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from . import bundle as bundle_mod
 from . import keystatement as ks
+from . import safeopen, vocab
 from .contacts import Contact, Contacts, Retirement
 from .errors import (
     GageError,
@@ -31,31 +31,18 @@ from .home import Home
 from .keys import Identity, key_text, short_fingerprint
 from .manifest import Manifest, now_text
 from .store import Stored
+from .vocab import Refusal, StatementWhy
 
-APPLIED = "applied"
+APPLIED: Final = "applied"
 # Why a statement changes nothing (spec/keys.md section 4), in the order they are checked.
-REFUSALS = (
-    "invalid-carrier",
-    "malformed",
-    "not-bound",
-    "new-key-only",
-    "replacement-unsigned",
-    "own-key",
-    "unknown-key",
-    "candidate-key",
-    "replayed",
-    "would-unretire",
-    "older",
-    "already-retired",
-)
-_O_SAFE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+REFUSALS = vocab.REFUSALS
 
 
 @dataclass
 class Outcome:
     """What became of one statement: applied, or refused and why (a code from REFUSALS)."""
 
-    why: str
+    why: StatementWhy
     message: str
     statement: ks.Statement | None = None
     contact: str | None = None
@@ -92,13 +79,12 @@ def read_capped(path: Path, limit: int) -> bytes:
     """A statement file (in a bundle, or given by a person): a regular file, never through a
     symlink, never blocking on a FIFO, at most `limit` bytes, else an error that says so."""
     try:
-        fd = os.open(path, _O_SAFE)
+        fd, st = safeopen.open_regular(path)
+    except safeopen.NotRegularFileError as exc:
+        raise RefusedError("is not a regular file", path=str(path)) from exc
     except OSError as exc:
         raise GageIOError(f"cannot open: {exc.strerror}", path=str(path)) from exc
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise RefusedError("is not a regular file", path=str(path))
         chunks = []
         left = limit + 1
         while left > 0:
@@ -184,7 +170,7 @@ def apply_arrivals(home: Home, ids: list[str]) -> list[Outcome]:
 # --- applying a statement from another key ----------------------------------------------
 
 
-def evaluate(signed: ks.Signed, contacts: Contacts, me: Identity) -> tuple[str, str]:
+def evaluate(signed: ks.Signed, contacts: Contacts, me: Identity) -> tuple[Literal["applied"] | Refusal, str]:
     """The decision on a parsed statement: APPLIED or a refusal code, and why. Changes nothing."""
     st = signed.statement
     fp = short_fingerprint(st.key)
@@ -316,7 +302,7 @@ def _applied_message(st: ks.Statement, contact: Contact, contacts: Contacts, lin
 
 def _refuse(
     home: Home,
-    why: str,
+    why: Refusal,
     message: str,
     st: ks.Statement | None,
     *,

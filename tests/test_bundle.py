@@ -11,7 +11,6 @@ import os
 import socket
 import stat
 import threading
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -441,7 +440,7 @@ def test_unknown_version_kind_field_are_malformed(
 def test_oversize_manifest_is_malformed_without_reading_it_all(make_bundle: Callable[..., Path]) -> None:
     root = make_bundle()
     with open(root / "manifest.json", "ab") as f:
-        f.truncate((1 << 20) + 1)
+        f.truncate(bundle_mod.MANIFEST_LIMIT + 1)
     result = bundle_mod.check(root)
     assert [(p.stage, p.path) for p in result.problems] == [("malformed", "manifest.json")]
     assert "limit" in result.problems[0].message
@@ -507,15 +506,13 @@ def test_verification_streams_a_large_file(tmp_path: Path, alice: Identity) -> N
 
     tracemalloc.start()
     try:
-        start = time.perf_counter()
         result = bundle_mod.check(final, expect_name=True)
-        elapsed = time.perf_counter() - start
         _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert result.ok, result.problems
     assert peak < 8 * (1 << 20), f"peak {peak} bytes while checking a {size}-byte file"
-    assert elapsed < 30
+    # Its speed is bench/bench_verify.py's to measure, not a clock's here (a busy machine).
 
     # And the check really read it: one changed byte far into the file is caught.
     with open(final / "payload/big.bin", "r+b") as f:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import send, store
+from gage import bundle_build, send, store
 from gage.errors import GageIOError, MalformedError, RefusedError
 from gage.home import Home
 from gage.manifest import FileEntry, Manifest, Party
@@ -173,7 +173,7 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
             raise RuntimeError("power cut")
         return real(s, d, fd=fd, limit=limit)
 
-    monkeypatch.setattr(bundle_mod, "_copy_hashing", failing)
+    monkeypatch.setattr(bundle_build, "_copy_hashing", failing)
     expected = GageIOError if failure == "io-error" else RuntimeError
     with pytest.raises(expected):
         store.import_bundle(alice, src)
@@ -182,7 +182,7 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
     assert _staging_left(alice) == []
     assert not [e for e in alice.journal.entries() if e.get("bundle") == src.name]
     # And once the fault is gone, the same bundle imports whole.
-    monkeypatch.setattr(bundle_mod, "_copy_hashing", real)
+    monkeypatch.setattr(bundle_build, "_copy_hashing", real)
     res = store.import_bundle(alice, src)
     assert res.new and bundle_mod.check(alice.state_dir("pending") / res.id, expect_name=True).ok
 

@@ -20,7 +20,7 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_watch import Clock
 
 from gage import bundle as bundle_mod
-from gage import gate, send, store
+from gage import gate, safeopen, send, store
 from gage.bundle import PAYLOAD, SIGNATURE
 from gage.errors import GageError
 from gage.watch import Watcher
@@ -124,15 +124,15 @@ def test_a_check_never_hashes_past_the_declared_size(world: World, tmp_path: Pat
     src = tmp_path / "t" / bid
     shutil.copytree(world.wire / bid, src)
     target = src / PAYLOAD / "note.txt"
-    real_hash = bundle_mod.hash_file
+    real_open = safeopen.open_at
 
-    def grow_then_hash(path: Path, **kw: int):  # type: ignore[no-untyped-def]
-        if path == target:
+    def grow_then_open(dir_fd: int, name: str):  # type: ignore[no-untyped-def]
+        if name == target.name:
             with open(target, "ab") as f:
                 f.truncate(BIG)
-        return real_hash(path, **kw)
+        return real_open(dir_fd, name)
 
-    monkeypatch.setattr(bundle_mod, "hash_file", grow_then_hash)
+    monkeypatch.setattr(safeopen, "open_at", grow_then_open)
     c = bundle_mod.check(src)
     assert sum(reads) < 1 << 20, sum(reads)
     assert [str(p) for p in c.problems] == ["payload/note.txt: content does not match its SHA-256 in the manifest"]

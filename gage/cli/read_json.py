@@ -12,14 +12,15 @@ import os
 from typing import Any
 
 from .. import frame
-from ..bundle import PAYLOAD, open_beneath
+from ..bundle import PAYLOAD
+from ..safeopen import open_regular_beneath
 from ..sanitize import TEXT_SAMPLE, json_text, looks_binary
 from ..verdict import Verdict
 
 
 def _kind(v: Verdict, rel: str, size: int) -> str:
     try:
-        fd = open_beneath(v.path, f"{PAYLOAD}/{rel}")
+        fd, _st = open_regular_beneath(v.path, f"{PAYLOAD}/{rel}")
     except OSError:
         return "unreadable"
     try:

@@ -26,8 +26,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from .. import safeopen
 from ..bundle import PAYLOAD
-from ..frame import PREVIEW_LIMIT, _read_preview
+from ..frame import PREVIEW_LIMIT
 from ..manifest import FileEntry
 from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines
 from . import safe
@@ -52,9 +53,8 @@ class Preview:
 def read_preview(root: os.PathLike[str] | str, path: str, size: int) -> Preview:
     """One payload file for display: never through a symlink, never blocking on a FIFO, at
     most PREVIEW_LIMIT bytes, by the text-or-binary rule of spec/frame.md. Runs in a worker."""
-    full = os.path.join(root, PAYLOAD, path)
     try:
-        data, size_if_more = _read_preview(full, PREVIEW_LIMIT)
+        data, size_if_more = safeopen.read_head(root, f"{PAYLOAD}/{path}", PREVIEW_LIMIT)
     except OSError as exc:
         return Preview(path, size, "unreadable", why=exc.strerror or "cannot open")
     more = size_if_more is not None

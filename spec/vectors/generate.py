@@ -28,6 +28,7 @@ import nacl.pwhash
 import nacl.signing
 
 HERE = Path(__file__).resolve().parent
+MANIFEST_LIMIT = 4 << 20  # spec/bundle.md section 3: 4 MiB (4 194 304 bytes)
 sys.path.insert(0, str(HERE.parent.parent))
 
 from gage.wordlist import EVEN, ODD  # noqa: E402
@@ -358,7 +359,7 @@ def malformed() -> dict[str, Any]:
         "subject",
         "must be a string",
     )
-    add("oversize", "a manifest one byte over the 1 MiB limit (a long subject makes it so)", _oversize(good), None, "over the limit")
+    add("oversize", "a manifest one byte over the 4 MiB limit (a long subject makes it so)", _oversize(good), None, "over the limit")
 
     # Schema: top level.
     add("not-object", "a JSON array instead of an object", b"[]", "(top)", "must be a JSON object")
@@ -537,9 +538,9 @@ _DELETE = _Delete()
 def _oversize(good: dict[str, Any]) -> dict[str, Any]:
     base = canonical({**good, "subject": "@"})
     prefix, suffix = base.split(b'"@"')
-    count = (1 << 20) + 1 - len(prefix) - len(suffix) - 2
+    count = MANIFEST_LIMIT + 1 - len(prefix) - len(suffix) - 2
     raw = prefix + b'"' + b"s" * count + b'"' + suffix
-    assert len(raw) == (1 << 20) + 1, len(raw)
+    assert len(raw) == MANIFEST_LIMIT + 1, len(raw)
     return {"prefix_b64": b64(prefix + b'"'), "repeat_byte": "s", "repeat_count": count, "suffix_b64": b64(b'"' + suffix)}
 
 
