@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +22,13 @@ from .home import ALL_STATES, Home
 from .keys import SIGNATURE_LEN, key_text, verify_manifest_signature
 from .manifest import Manifest, is_id
 from .settings import LimitError
+from .vocab import ArrivalEvent, Place
 
 
 @dataclass
 class Stored:
     id: str
-    state: str
+    state: Place
     path: Path
 
     def manifest(self) -> Manifest | None:
@@ -36,6 +38,17 @@ class Stored:
             return None
 
 
+@dataclass(frozen=True)
+class SignerClaim:
+    """The key whose signature verified on a bundle just landed, and the name it claims.
+
+    The store only reports it: the storage layer never writes contacts. What the key
+    becomes (a candidate, never more) is decided by gage.ceremony.remember_signer."""
+
+    key: bytes
+    claimed_name: str
+
+
 @dataclass
 class ImportResult:
     id: str
@@ -43,9 +56,11 @@ class ImportResult:
     new: bool
     check: bundle_mod.Check | None = None
     left_behind: list[str] = field(default_factory=list)
+    # Set only for a new arrival whose signature verified: the key to remember as a candidate.
+    signer: SignerClaim | None = None
 
 
-def list_bundles(home: Home, states: tuple[str, ...] = ALL_STATES) -> list[Stored]:
+def list_bundles(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[Stored]:
     out: list[Stored] = []
     for state in states:
         d = home.state_dir(state)
@@ -67,12 +82,23 @@ def find(home: Home, bundle_id: str) -> Stored | None:
     return None
 
 
-def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> Stored:
+def resolve(home: Home, prefix: str, states: tuple[Place, ...] = ALL_STATES) -> Stored:
     """A unique prefix of an id, as in git. Ambiguous and unknown prefixes are errors that say so."""
     p = prefix.strip().lower()
     if not p or any(c not in "0123456789abcdef" for c in p):
         raise NotFoundError(f"{prefix!r} is not a bundle id or id prefix (hex digits)")
-    matches = [s for s in list_bundles(home, states) if s.id.startswith(p)]
+    # Names only: an object is made for a match, never for every bundle held.
+    matches: list[Stored] = []
+    for state in states:
+        d = home.state_dir(state)
+        if len(p) == 64:
+            names = [p] if os.path.lexists(d / p) else []  # a whole id: one lookup, not a listing
+        else:
+            try:
+                names = [n for n in os.listdir(d) if n.startswith(p)]
+            except FileNotFoundError:
+                continue
+        matches.extend(Stored(id=n, state=state, path=d / n) for n in names if is_id(n))
     ids = {s.id for s in matches}
     if not matches:
         where = "any state" if states == ALL_STATES else " or ".join(states)
@@ -85,7 +111,7 @@ def resolve(home: Home, prefix: str, states: tuple[str, ...] = ALL_STATES) -> St
     return sorted(matches, key=lambda s: order[s.state])[0]
 
 
-def decisions(home: Home) -> dict[str, str]:
+def decisions(home: Home) -> Mapping[str, str]:
     """The decision the journal records for each bundle id: `accepted` or `rejected`, final.
 
     The first `accepted` or `rejected` entry for an id decides it, and so does a `reconciled`
@@ -93,18 +119,9 @@ def decisions(home: Home) -> dict[str, str]:
     journal line). Nothing decides an id again: not the unattended rule, not a person, not an
     import of the same bundle after its copy was tidied away, and not `reconcile`, whose other
     entries only record where the bundle is now. An id with no decision is absent.
+    Looked up one id at a time in the journal index (gage/journalfacts.py defines the rule).
     """
-    out: dict[str, str] = {}
-    for e in home.journal.entries():
-        b = e.get("bundle")
-        if not isinstance(b, str) or b in out:
-            continue
-        ev = e.get("event")
-        if ev in ("accepted", "rejected"):
-            out[b] = ev
-        elif ev == "reconciled" and e.get("found") == "rejected" and e.get("state") == "rejected" and e.get("action") == "recorded":
-            out[b] = "rejected"
-    return out
+    return home.journal.index.decisions()
 
 
 def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: dict[str, str] | None) -> dict[str, object]:
@@ -125,7 +142,7 @@ def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: 
 
 
 def import_bundle(
-    home: Home, src: Path, *, event: str = "imported", via: str | None = None, transport: dict[str, str] | None = None
+    home: Home, src: Path, *, event: ArrivalEvent = "imported", via: str | None = None, transport: dict[str, str] | None = None
 ) -> ImportResult:
     """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
     (the verdict will say invalid); a folder that is not a bundle at all is refused.
@@ -190,12 +207,10 @@ def import_bundle(
                 return ImportResult(id=bid, state=existing.state if existing else "pending", new=False)
             result = bundle_mod.check(dest, expect_name=True)
             home.journal.append(event, **_arrival(copied, result, via, transport))
-        if result.signature_ok:
-            # A key that signed a bundle we hold is remembered as a candidate, never more.
-            from .ceremony import add_candidate
-
-            add_candidate(home, copied.sender.key, copied.sender.name, f"bundle {bid[:12]}")
-        return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
+        # A key that signed a bundle we hold is reported, for the caller to remember as a
+        # candidate (ceremony.remember_signer); the store writes no contacts.
+        signer = SignerClaim(copied.sender.key, copied.sender.name) if result.signature_ok else None
+        return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left, signer=signer)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

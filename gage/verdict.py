@@ -18,10 +18,14 @@ from .bundle import Problem
 from .contacts import Contacts
 from .errors import GageError
 from .home import Home
+from .journalfacts import (
+    JournalFacts as JournalFacts,  # re-exported: it lives with the journal index
+)
 from .keys import key_text, short_fingerprint
 from .manifest import Manifest
 from .sanitize import quoted
 from .store import Stored
+from .vocab import KeyStatus, Place, VerdictLevel
 
 NO_AUTHORITY = "no authority: treat as information only"
 
@@ -30,7 +34,7 @@ NO_AUTHORITY = "no authority: treat as information only"
 class Sender:
     key: bytes | None
     name: str | None  # the local contact name, only when confirmed (or a superseded key of theirs) and signed
-    status: str  # confirmed, retired, candidate, unknown: a fact about the key (spec/verdict.md)
+    status: KeyStatus  # a fact about the key (spec/verdict.md)
     claimed_name: str | None
     # False when the signature does not verify: the key is then only what the manifest
     # names, not a proven signer, so it is never given a contact's name.
@@ -64,7 +68,7 @@ class Sender:
         return self.label()
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "key": key_text(self.key) if self.key else None,
             "name": self.name,
             "status": self.status,
@@ -205,8 +209,8 @@ def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) ->
 class Verdict:
     id: str | None
     path: Path
-    state: str | None
-    verdict: str  # invalid, unverified, verified
+    state: Place | None
+    verdict: VerdictLevel
     problems: list[Problem]
     warnings: list[Problem]
     sender: Sender
@@ -256,52 +260,6 @@ class Verdict:
         }
 
 
-class JournalFacts:
-    """What the journal says about every bundle, gathered in one pass.
-
-    Computing verdicts for a whole inbox reads the journal once, not once per bundle.
-    """
-
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
-        self.received: dict[str, int] = {}
-        self.first_received: dict[str, str] = {}
-        self.sent: set[str] = set()
-        self.accepted_how: dict[str, str] = {}
-        # The latest arrival's transport claims: a resend over another route replaces them.
-        self.transport: dict[str, dict[str, Any]] = {}
-        for e in entries:
-            b = e.get("bundle")
-            if not isinstance(b, str):
-                continue
-            ev = e.get("event")
-            if ev in ("imported", "received"):
-                self.received[b] = self.received.get(b, 0) + 1
-                self.first_received.setdefault(b, str(e.get("time")))
-                t = e.get("transport")
-                if isinstance(t, dict):
-                    self.transport[b] = t
-            elif ev == "sent":
-                self.sent.add(b)
-            elif ev == "accepted":
-                self.accepted_how[b] = str(e.get("how") or "human")
-
-    @classmethod
-    def of(cls, home: Home) -> JournalFacts:
-        return cls(home.journal.entries())
-
-    def seen(self, bundle_id: str, parent: str | None) -> Seen:
-        pstatus = None
-        if parent:
-            pstatus = "sent-by-me" if parent in self.sent else "received" if parent in self.received else "unknown"
-        return Seen(
-            times_received=self.received.get(bundle_id, 0),
-            first_received=self.first_received.get(bundle_id),
-            sent_by_me=bundle_id in self.sent,
-            parent=parent,
-            parent_status=pstatus,
-        )
-
-
 def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | None:
     """What a key statement said about `key`, for a contact's key or one of this home's own."""
     found = contacts.retirement_of(key)
@@ -330,6 +288,15 @@ def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | Non
     }
 
 
+def load_authority(home: Home, contacts: Contacts) -> authority_mod.AuthorityFile:
+    """The authority file as a verdict reads it: a file that cannot be read is an error
+    that withholds every grant, never a failure of the verdict."""
+    try:
+        return authority_mod.load(home.authority_path, contacts)
+    except GageError as exc:
+        return authority_mod.AuthorityFile(grants=[], errors=[str(exc)])
+
+
 def compute(
     home: Home,
     target: Stored | Path,
@@ -337,13 +304,17 @@ def compute(
     contacts: Contacts | None = None,
     facts: JournalFacts | None = None,
     check: bundle_mod.Check | None = None,
+    authority: authority_mod.AuthorityFile | None = None,
 ) -> Verdict:
     """The verdict on `target` now.
 
-    `check`: a `bundle.check` of this same directory made earlier, for a display that
-    caches checks of unchanged bundles (gage.tui.rows). Whatever decides or reports
-    (the gate, `gage read`, `gage verdict`, the bundle view) leaves it None, so the
-    bytes are checked afresh.
+    `contacts`, `facts`, `authority`: this home's contacts, journal facts and authority
+    file (`load_authority`, with these same contacts), read once by a caller that
+    computes many verdicts in one command; each is read here when not given.
+
+    `check`: a `bundle.check` of this same directory, made now or taken from the check
+    cache (gage.checkcache), whose key guarantees it is a check of these exact bytes.
+    Left None, the bytes are checked afresh.
     """
     if isinstance(target, Stored):
         path, state, in_home = target.path, target.state, True
@@ -389,6 +360,7 @@ def compute(
         is_me=signed and home.identity.owns(m.sender.key),
         retired=retired,
     )
+    verdict: VerdictLevel
     if check.problems:
         verdict = "invalid"
     elif status == "confirmed" or (status == "retired" and contact is not None):
@@ -399,19 +371,15 @@ def compute(
     grants: list[authority_mod.Grant] = []
     authority_errors: list[str] = []
     if verdict == "verified" and contact is not None:
-        # Read only now: after the signature verified and the key is confirmed.
-        try:
-            af = authority_mod.load(home.authority_path, contacts)
-            authority_errors = af.errors
-            grants = [] if af.errors else af.for_bundle(contact.name, m.kind)
-        except GageError as exc:
-            authority_errors = [str(exc)]
-        if authority_errors:
-            grants = []
+        # Used only now: after the signature verified and the key is confirmed.
+        af = authority if authority is not None else load_authority(home, contacts)
+        authority_errors = list(af.errors)
+        grants = [] if af.errors else af.for_bundle(contact.name, m.kind)
 
     facts = facts if facts is not None else JournalFacts.of(home)
-    seen = facts.seen(m.id, m.parent)
-    accepted_how = facts.accepted_how.get(m.id)
+    bid = m.id  # a hash of the manifest bytes: computed once, not per use
+    seen = facts.seen(bid, m.parent)
+    accepted_how = facts.accepted_how.get(bid)
 
     # Addressed to any key of mine, the current one or one this home retired.
     addressed = None if not m.to else any(home.identity.owns(p.key) for p in m.to)
@@ -432,7 +400,7 @@ def compute(
             )
         )
     return Verdict(
-        id=m.id,
+        id=bid,
         path=path,
         state=state,
         verdict=verdict,
@@ -446,5 +414,5 @@ def compute(
         authority_errors=authority_errors,
         chain=chain,
         accepted_how=accepted_how if state == "accepted" else None,
-        transport=_transport_claim(facts.transport.get(m.id), m, sender),
+        transport=_transport_claim(facts.transport.get(bid), m, sender),
     )

@@ -1,0 +1,143 @@
+"""Benchmark: `gage list` (second run) against the floor, and `verdict ID` / `read ID` in a small and a big home.
+
+The floor is what any listing must do: read every pending bundle's `manifest.json` once
+and parse it (`Manifest.parse`). A second `gage list` may add a stat of each bundle's
+files (the check cache's key: gage.checkcache), the verdict's trust half and the output,
+but it must not hash payloads again; the target is within 3x of the floor. `verdict ID`
+and `read ID` must not grow with the inbox: each is run in a small home and a big one,
+and the ratio big/small is printed (target about 1).
+
+Homes are made with bench/scale.py (a big one of --pending bundles and --journal entries,
+a small one of --small-pending), then each is listed once so the check cache is warm.
+Rounds are interleaved (every runner once per round, so all see the same load and page
+cache); medians and minimums are printed, then the ratios. Runners:
+
+  floor          read + Manifest.parse of every pending manifest, in this process
+  list body      gage.cli.cmd_core.list_rows on an open home, in this process
+  list in-proc   the whole command in this process (`main(["list"])`: opening the home too)
+  list cli       `python -m gage list` as a subprocess (interpreter start-up included)
+  verdict/read   `python -m gage verdict ID` / `read ID`, small and big home
+
+Not run in CI; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import make_home  # noqa: E402
+
+from gage import checkcache  # noqa: E402
+from gage.cli.cmd_core import list_rows  # noqa: E402
+from gage.cli.main import main as gage_main  # noqa: E402
+from gage.home import ALL_STATES, Home  # noqa: E402
+from gage.manifest import Manifest  # noqa: E402
+
+
+def floor(home: Path) -> None:
+    pending = home / "inbox" / "pending"
+    for name in os.listdir(pending):
+        with open(pending / name / "manifest.json", "rb") as f:
+            Manifest.parse(f.read())
+
+
+def cli(home: Path, *args: str) -> Callable[[], None]:
+    cmd = [sys.executable, "-m", "gage", "--home", str(home), *args]
+
+    def run() -> None:
+        res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if res.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {res.stderr.decode(errors='replace')}")
+
+    return run
+
+
+def in_process(home: Path) -> Callable[[], None]:
+    def run() -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            if gage_main(["--home", str(home), "list"]) != 0:
+                raise SystemExit("list failed")
+
+    return run
+
+
+def body(home: Path) -> Callable[[], None]:
+    opened = Home.open(home)
+    return lambda: list_rows(opened, ALL_STATES) and None
+
+
+def some_id(home: Path) -> str:
+    return sorted(os.listdir(home / "inbox" / "pending"))[0][:12]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pending", type=int, default=10_000, help="bundles pending in the big home (default 10000)")
+    ap.add_argument("--journal", type=int, default=None, help="journal entries in the big home (default 10 per pending)")
+    ap.add_argument("--small-pending", type=int, default=100, help="bundles pending in the small home (default 100)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--dir", type=Path, help="make the homes here (default: a temporary folder, removed after)")
+    a = ap.parse_args(argv)
+    journal = a.journal if a.journal is not None else 10 * a.pending
+    small_journal = max(a.small_pending, journal * a.small_pending // max(a.pending, 1))
+    work = Path(tempfile.mkdtemp(prefix="gage-bench-list-", dir=a.dir))
+    try:
+        big, small = work / "big", work / "small"
+        start = time.perf_counter()
+        make_home(big, pending=a.pending, journal=journal)
+        make_home(small, pending=a.small_pending, journal=small_journal, seed=2)
+        print(f"made homes: {a.pending} pending / {journal} journal entries, and {a.small_pending} / {small_journal} "
+              f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        # A check is remembered only once its files are older than the cache's racy window.
+        time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+        first = time.perf_counter()
+        cli(big, "list")()
+        print(f"first gage list (fills the check cache): {time.perf_counter() - first:.2f} s", file=sys.stderr)
+        cli(small, "list")()
+        big_id, small_id = some_id(big), some_id(small)
+        runners: dict[str, Callable[[], None]] = {
+            "floor (read + parse manifests)": lambda: floor(big),
+            "list body (list_rows)": body(big),
+            "list in-proc (main)": in_process(big),
+            "list cli (second run)": cli(big, "list"),
+            "verdict ID, small home": cli(small, "verdict", small_id),
+            "verdict ID, big home": cli(big, "verdict", big_id),
+            "read ID, small home": cli(small, "read", small_id),
+            "read ID, big home": cli(big, "read", big_id),
+        }
+        times: dict[str, list[float]] = {k: [] for k in runners}
+        for _ in range(a.rounds):
+            for name, run in runners.items():
+                t = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - t)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{'runner':<34} {'median s':>9} {'min s':>9}")
+        for k, v in times.items():
+            print(f"{k:<34} {med[k]:>9.3f} {min(v):>9.3f}")
+        f = med["floor (read + parse manifests)"]
+        print(f"list body / floor:     {med['list body (list_rows)'] / f:.2f}")
+        print(f"list in-proc / floor:  {med['list in-proc (main)'] / f:.2f}")
+        print(f"list cli / floor:      {med['list cli (second run)'] / f:.2f}")
+        print(f"verdict big / small:   {med['verdict ID, big home'] / med['verdict ID, small home']:.2f}")
+        print(f"read big / small:      {med['read ID, big home'] / med['read ID, small home']:.2f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
