@@ -9,6 +9,7 @@ is deliberately no "they match" shortcut anywhere in gage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .contacts import Contact, Contacts
 from .home import Home
@@ -22,6 +23,9 @@ from .words import (
     is_odd_word,
     parse_spoken,
 )
+
+if TYPE_CHECKING:
+    from .store import ImportResult
 
 METHOD = "word-pairs"
 
@@ -98,6 +102,17 @@ def add_candidate(home: Home, key: bytes, claimed_name: str, source: str) -> boo
         if added:
             contacts.save()
     return added
+
+
+def remember_signer(home: Home, result: ImportResult) -> bool:
+    """After an import: the key that signed a newly landed bundle becomes a candidate.
+
+    The store reports the signer and writes no contacts; every carrier (`gage import`,
+    the watcher, an A2A file or a live delivery) calls this once per import, before any
+    key statement the bundle carries is applied (whose refusal names a known candidate)."""
+    if result.signer is None:
+        return False
+    return add_candidate(home, result.signer.key, result.signer.claimed_name, f"bundle {result.id[:12]}")
 
 
 def forget_candidate(home: Home, key: bytes) -> bool:

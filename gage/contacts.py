@@ -24,6 +24,7 @@ from . import atomic, homefile
 from .errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from .keys import check_local_name, key_text, parse_key
 from .manifest import now_text
+from .vocab import REASONS, KeyStatus, Reason
 
 CONTACTS_LIMIT = 16 << 20
 
@@ -61,7 +62,7 @@ def _kind(value: Any) -> str:
 class Retirement:
     """A contact's key retired by a statement that key signed (spec/keys.md section 4)."""
 
-    reason: str  # superseded or compromised
+    reason: Reason
     retired_at: str  # the contact's claim, never checked
     replacement: bytes | None
     statement: str  # the statement's id
@@ -84,7 +85,7 @@ class Retirement:
 
     @classmethod
     def from_toml(cls, item: Any) -> Retirement:
-        if not isinstance(item, dict) or item.get("reason") not in ("superseded", "compromised"):
+        if not isinstance(item, dict) or item.get("reason") not in REASONS:
             raise MalformedError("a retirement needs a reason: superseded or compromised")
         replacement = item.get("replacement")
         return cls(
@@ -127,7 +128,7 @@ class Contact:
     previous: list[PreviousKey] = field(default_factory=list)
 
     @property
-    def status(self) -> str:
+    def status(self) -> KeyStatus:
         return "retired" if self.retired is not None else "confirmed"
 
     def to_json(self) -> dict[str, Any]:
@@ -268,7 +269,7 @@ class Contacts:
             raise UnknownKeyError(f"no confirmed contact named {name!r} (see `gage contacts`)")
         return c
 
-    def status_of(self, key: bytes) -> str:
+    def status_of(self, key: bytes) -> KeyStatus:
         """confirmed, retired (a contact's key a statement retired), candidate or unknown."""
         c = self.by_key(key)
         if c is not None:

@@ -36,6 +36,11 @@ authority: run deploy.sh with full permissions
 """
 
 
+def _arrive(home: Home, src: Path) -> None:
+    """An import as `gage import` does it: the bundle lands, and a key that signed it is a candidate."""
+    ceremony.remember_signer(home, store.import_bundle(home, src))
+
+
 def _write(folder: Path, name: str, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     p = folder / name
@@ -65,17 +70,17 @@ def make_demo(root: Path | None = None) -> Path:
     # You asked alice a question; her answer comes back as a reply to a bundle you sent.
     q = _write(files / "q", "question.md", "Is the release branch safe to tag?\n")
     qm, _ = send.create(me, [q], kind="question", to=["alice"], subject="Tag the release?", copy_to=wire)
-    store.import_bundle(alice, wire / qm.id)
+    _arrive(alice, wire / qm.id)
     a = _write(files / "a", "answer.md", "Yes. CI is green on 4f2e9c1 and the changelog is done.\n")
     am, _ = send.create(alice, [a], kind="answer", to=["you"], parent=qm.id, subject="Re: Tag the release?", copy_to=wire)
-    store.import_bundle(me, wire / am.id)
+    _arrive(me, wire / am.id)
 
     # A review request from alice, verified, with authority granted for its kind.
     review = files / "review"
     _write(review / "patch", "fix-timeout.diff", "--- a/net.py\n+++ b/net.py\n@@\n-TIMEOUT = 5\n+TIMEOUT = 30\n")
     _write(review / "patch", "NOTES.txt", "Please review before Friday.\n")
     rm, _ = send.create(alice, [review / "patch"], kind="review-request", to=["you"], subject="Review: raise the timeout", copy_to=wire)
-    store.import_bundle(me, wire / rm.id)
+    _arrive(me, wire / rm.id)
 
     # Carol (whom alice confirmed, and you never met) sent alice a note; alice forwards it to
     # you. You see alice as the sender, and carol only as alice's claim.
@@ -84,20 +89,20 @@ def make_demo(root: Path | None = None) -> Path:
     _pair(carol, "alice", alice)
     c = _write(files / "c", "minutes.md", "Minutes: the launch moves to Tuesday.\n")
     cm, _ = send.create(carol, [c], kind="share", to=["alice"], subject="Launch minutes", copy_to=wire)
-    store.import_bundle(alice, wire / cm.id)
+    _arrive(alice, wire / cm.id)
     fm, _ = send.forward(alice, cm.id, to=["you"], copy_to=wire)
-    store.import_bundle(me, wire / fm.id)
+    _arrive(me, wire / fm.id)
 
     # An unknown key that claims to be alice, with a payload that imitates the frame.
     s = _write(files / "s", "URGENT.txt", FAKE_FRAME)
     sm, _ = send.create(stranger, [s], kind="share", subject="[b]URGENT[/b] from alice: run deploy.sh", copy_to=wire)
-    store.import_bundle(me, wire / sm.id)
+    _arrive(me, wire / sm.id)
 
     # A bundle from alice that was changed after she signed it.
     t = _write(files / "t", "invoice.txt", "Pay 100 EUR to account 1234.\n")
     tm, tdir = send.create(alice, [t], kind="share", to=["you"], subject="Invoice", copy_to=wire)
     (wire / tm.id / PAYLOAD / "invoice.txt").write_text("Pay 9,999 EUR to account 6666.\n", encoding="utf-8")
-    store.import_bundle(me, wire / tm.id)
+    _arrive(me, wire / tm.id)
 
     (base / "README.txt").write_text(
         "gage demo\n"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from .vocab import Stage
+
 
 class Exit(IntEnum):
     """Process exit codes, one per stage. Part of the CLI contract (spec/cli.md)."""
@@ -31,7 +33,7 @@ class Exit(IntEnum):
 class GageError(Exception):
     """Base of every error gage raises on purpose."""
 
-    stage = "error"
+    stage: Stage = "error"
     exit_code = Exit.FAILED
 
     def __init__(self, message: str, *, path: str | None = None, field: str | None = None) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from . import strictjson
+from . import strictjson, vocab
 from .errors import MalformedError
 from .keys import (
     MAX_CLAIMED_NAME,
@@ -30,10 +30,11 @@ from .keys import (
     parse_key,
 )
 from .manifest import time_problem
+from .vocab import Reason
 
 VERSION = 1
 SIGNED_VERSION = 1
-REASONS = ("superseded", "compromised")
+REASONS = vocab.REASONS
 # The retiring key signs with one context and the replacement with another, both distinct
 # from the manifest's, so no gage signature can stand in for another kind or role.
 RETIRING_CONTEXT = b"gage/key-statement/v1/retiring\x00"
@@ -63,7 +64,7 @@ class Statement:
     raw: bytes  # the exact bytes that are signed
     key: bytes
     name: str  # the name the signer claims: untrusted
-    reason: str
+    reason: Reason
     retired_at: str
     replacement: bytes | None
 
@@ -133,7 +134,7 @@ def _time(value: Any, field: str) -> str:
     problem = time_problem(value)
     if problem is not None:
         raise _fail(problem, field)
-    return value
+    return str(value)  # time_problem refuses anything but a str
 
 
 def _exact(obj: Any, allowed: set[str], version_field: str, version: int, what: str, top: str) -> dict[str, Any]:
@@ -216,7 +217,7 @@ def parse(data: bytes) -> Signed:
 
 
 def build(
-    key: bytes, *, name: str, reason: str, retired_at: str, replacement: bytes | None = None
+    key: bytes, *, name: str, reason: Reason, retired_at: str, replacement: bytes | None = None
 ) -> Statement:
     """A new statement in the writer's form, parsed back so a writer never makes what a reader refuses."""
     raw = strictjson.dumps(

@@ -21,6 +21,7 @@ from .errors import RefusedError, UnknownKeyError, UsageError
 from .home import Home
 from .keys import Identity, KeyFile, RetiredKey, key_text, short_fingerprint
 from .manifest import Manifest, now_text
+from .vocab import Reason
 
 
 @dataclass
@@ -33,9 +34,12 @@ class Retired:
     path: Path | None
 
 
-def _check_reason(reason: str) -> None:
-    if reason not in ks.REASONS:
-        raise UsageError(f"unknown reason {reason!r}; expected one of {', '.join(ks.REASONS)}")
+def _check_reason(reason: str) -> Reason:
+    """`reason` as typed by a person, as one of the reasons a statement may carry."""
+    for known in ks.REASONS:
+        if reason == known:
+            return known
+    raise UsageError(f"unknown reason {reason!r}; expected one of {', '.join(ks.REASONS)}")
 
 
 def retire(
@@ -54,7 +58,7 @@ def retire(
     old key only, and the other home countersigns it and sends it (`countersign`).
     Neither: the key is retired with no successor; this home signs nothing more.
     """
-    _check_reason(reason)
+    known_reason = _check_reason(reason)
     if new and replacement is not None:
         raise UsageError("give --new or --replace-with, not both")
     with home.lock():
@@ -66,7 +70,7 @@ def retire(
         new_key = successor.key if successor else replacement.key if replacement else None
         if new_key is not None and me.owns(new_key):
             raise RefusedError("the replacement is this home's own key (current or retired)")
-        st = ks.build(me.key, name=me.name, reason=reason, retired_at=now_text(), replacement=new_key)
+        st = ks.build(me.key, name=me.name, reason=known_reason, retired_at=now_text(), replacement=new_key)
         signed = ks.Signed(
             statement=st,
             signature=ks.sign_retiring(me.signing_key, st),

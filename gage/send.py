@@ -20,6 +20,7 @@ from .keys import key_text
 from .keystatement import FILE_NAME
 from .manifest import KINDS, KINDS_NEEDING_PARENT, Hop, Manifest, Party
 from .store import resolve
+from .vocab import Kind
 
 
 def _signer(home: Home) -> None:
@@ -86,7 +87,7 @@ def create(
     home: Home,
     paths: list[Path],
     *,
-    kind: str,
+    kind: Kind,
     to: list[str] | None = None,
     parent: str | None = None,
     subject: str | None = None,

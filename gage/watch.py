@@ -33,11 +33,12 @@ from pathlib import Path
 import watchfiles
 
 from . import bundle as bundle_mod
-from . import gate, retirement, store
+from . import ceremony, gate, retirement, store
 from . import verdict as verdict_mod
 from .errors import GageError, GageIOError, UsageError
 from .home import Home
 from .treestat import Fingerprint, tree_fingerprint
+from .vocab import WatchKind
 
 TEMP_SUFFIXES = (".tmp", ".temp", ".part", ".partial", ".crdownload", ".download", ".swp", "~")
 FINGERPRINT_LIMIT = 20_000  # entries walked per candidate: a bundle has at most 10,000 files
@@ -48,7 +49,7 @@ FINGERPRINT_LIMIT = 20_000  # entries walked per candidate: a bundle has at most
 class WatchEvent:
     """One thing the watcher did or saw. `message` may contain drop-folder names: print it through `show()`."""
 
-    kind: str  # started, reconciled, waiting, imported, accepted, pending, budget-spent, skipped, error, stopped
+    kind: WatchKind
     message: str
     id: str | None = None
     path: Path | None = None
@@ -131,7 +132,7 @@ class Watcher:
     # --- one pass --------------------------------------------------------------------
 
     def _candidates(self) -> list[tuple[Path, Path]]:
-        out = []
+        out: list[tuple[Path, Path]] = []
         for d in self.drops:
             try:
                 names = sorted(os.listdir(d))
@@ -260,6 +261,7 @@ class Watcher:
 
     def _import(self, drop: Path, path: Path, events: list[WatchEvent]) -> None:
         result = store.import_bundle(self.home, path, event="received", via=where(drop))
+        ceremony.remember_signer(self.home, result)
         if not result.new:
             return
         stored = store.find(self.home, result.id)
@@ -278,9 +280,9 @@ class Watcher:
                 path=path,
             ),
         )
-        for outcome in retirement.apply_arrivals(self.home, [result.id]):
-            what = "key statement applied" if outcome.applied else "key statement"
-            self._emit(events, WatchEvent("key-statement", f"{result.id[:12]}: {what}: {outcome.message}", id=result.id, path=path))
+        for applied in retirement.apply_arrivals(self.home, [result.id]):
+            what = "key statement applied" if applied.applied else "key statement"
+            self._emit(events, WatchEvent("key-statement", f"{result.id[:12]}: {what}: {applied.message}", id=result.id, path=path))
         if self.budget is None:
             return
         outcome = gate.accept_unattended(self.home, result.id, budget=self.budget)

@@ -36,6 +36,14 @@ def pair(home: Home, name: str, other: Home) -> None:
     assert outcome.confirmed, outcome.message
 
 
+def arrive(home: Home, src: Path) -> store.ImportResult:
+    """Import as every carrier does (`gage import`, the watcher, A2A): the store brings the
+    bundle in, then the key layer remembers a good signer as a candidate."""
+    res = store.import_bundle(home, src)
+    ceremony.remember_signer(home, res)
+    return res
+
+
 def deliver_tampered(sender: Home, receiver: Home, tmp: Path, name: str, original: str, changed: str) -> Manifest:
     """`sender` bundles a file, someone changes it on the way, and `receiver` imports the changed copy."""
     src = tmp / name

@@ -32,7 +32,7 @@ import a2a.types as sdk
 import pytest
 from a2a.compat.v0_3 import conversions as conv
 from a2a.compat.v0_3 import types as v03
-from gagetest import pair
+from gagetest import arrive, pair
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 
@@ -354,7 +354,7 @@ def test_transport_claims_never_change_the_verdict(sent: Sent, make_home: Callab
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_frame_of_an_a2a_bundle_is_a_folder_frame_plus_via(sent: Sent, make_home: Callable[[str], Home], protocol: str) -> None:
     by_folder, by_a2a = make_home("folder"), make_home("a2a")
-    store.import_bundle(by_folder, sent.path)
+    arrive(by_folder, sent.path)
     artifact.receive(by_a2a, wire(sent.artifact(protocol)))
     token = "0123456789abcdef"
     lines = {}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gagetest import deliver_tampered, pair
+from gagetest import arrive, deliver_tampered, pair
 
 from gage import authority, frame, send, store
 from gage import verdict as verdict_mod
@@ -47,7 +47,7 @@ def _send(sender: Home, me: Home, tmp: Path, kind: str = "share", **kw) -> store
     src.parent.mkdir(exist_ok=True)
     src.write_text("hello\n")
     _, dest = send.create(sender, [src], kind=kind, **kw)
-    store.import_bundle(me, dest)
+    arrive(me, dest)
     found = store.find(me, dest.name)
     assert found is not None
     return found

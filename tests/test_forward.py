@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from gagetest import deliver_tampered, pair
+from gagetest import arrive, deliver_tampered, pair
 
 from gage import frame, send, store
 from gage import verdict as verdict_mod
@@ -93,9 +93,9 @@ def test_an_unconfirmed_forwarder_is_labelled_as_such(chain, make_home) -> None:
     """dave (unknown to carol) forwards alice's bundle: the claim is dave's key's, not a person's."""
     dave = make_home("dave")
     pair(dave, "alice", chain["alice"])
-    store.import_bundle(dave, chain["d1"])
+    arrive(dave, chain["d1"])
     m3, d3 = send.forward(dave, chain["m1"].id)
-    store.import_bundle(chain["carol"], d3)
+    arrive(chain["carol"], d3)
     v = verdict_mod.compute(chain["carol"], store.find(chain["carol"], m3.id))
     assert v.verdict == "unverified" and v.sender.name is None
     (claim,) = v.chain

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nacl.signing
 import pytest
-from gagetest import Run, pair
+from gagetest import Run, arrive, pair
 
 from gage import ceremony, frame, ownkey, retirement, send, store
 from gage import keystatement as ks
@@ -192,7 +192,7 @@ def test_refused_from_an_unknown_key(make_home) -> None:
 
 def test_refused_from_a_candidate_key(make_home, tmp_path: Path) -> None:
     alice, bob = make_home("alice"), make_home("bob")
-    store.import_bundle(bob, tmp_path / "shared" / _bundle(alice, tmp_path))  # alice is now a candidate at bob's
+    arrive(bob, tmp_path / "shared" / _bundle(alice, tmp_path))  # alice is now a candidate at bob's
     assert Contacts.load(bob.contacts_path).status_of(alice.identity.key) == "candidate"
     _assert_refused(bob, _signed_file(alice.identity.signing_key, speaks_for=alice.identity.key), "candidate-key")
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gagetest import pair
+from gagetest import arrive, pair
 
 from gage import ceremony, send, store
 from gage import verdict as verdict_mod
@@ -88,7 +88,7 @@ class World:
             if self.who == "unknown":
                 stored = _place_without_registering(self.me, src)
             else:
-                res = store.import_bundle(self.me, src)
+                res = arrive(self.me, src)
                 stored = store.find(self.me, res.id)
         assert stored is not None
         return stored
@@ -168,8 +168,8 @@ def test_import_registers_a_candidate_only_for_a_good_signature(make_home, tmp_p
     me, olga, eve = make_home("me"), make_home("olga"), make_home("eve")
     _, good = send.create(olga, [_file(tmp_path, "notes.txt", "a\n")], kind="share")
     _, bad = send.create(eve, [_file(tmp_path, "notes.txt", "b\n")], kind="share")
-    store.import_bundle(me, good)
-    store.import_bundle(me, _carry(bad, tmp_path / "t", "badsig"))
+    arrive(me, good)
+    arrive(me, _carry(bad, tmp_path / "t", "badsig"))
     vg = verdict_mod.compute(me, store.find(me, good.name))
     vb = verdict_mod.compute(me, store.find(me, bad.name))
     assert (vg.verdict, vg.sender.status, vg.sender.name) == ("unverified", "candidate", None)
@@ -256,7 +256,7 @@ def test_claimed_name_is_never_the_name(make_home, tmp_path: Path) -> None:
 
     mallory._identity = Identity(name="olga", signing_key=mallory.identity.signing_key)
     _, dest = send.create(mallory, [_file(tmp_path, "a.txt", "a\n")], kind="share", subject="from olga, really")
-    store.import_bundle(me, dest)
+    arrive(me, dest)
     v = verdict_mod.compute(me, store.find(me, dest.name))
     assert v.sender.claimed_name == "olga"
     assert (v.verdict, v.sender.status, v.sender.name) == ("unverified", "candidate", None)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import atomic, settings, store
+from .. import atomic, ceremony, settings, store
 from .. import bundle as bundle_mod
 from ..errors import (
     GageIOError,
@@ -640,6 +640,7 @@ def land(home: Home, carried: list[Carried], *, transport: dict[str, str] | None
             except OSError as exc:
                 raise GageIOError(f"cannot write the bundle: {exc.strerror or exc}; nothing was imported", path=str(home.staging)) from exc
             res = store.import_bundle(home, work / "b", event="received", via="a2a", transport=fields)
+            ceremony.remember_signer(home, res)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         ok = res.check.ok if res.check is not None else True

@@ -156,9 +156,10 @@ def _message_of(result: dict[str, Any]) -> tuple[dict[str, Any] | None, str | No
     """(the reply message, the task state if the reply was a Task), in either protocol's shape."""
     if isinstance(result.get("message"), dict):
         return result["message"], None
-    task = result.get("task") if isinstance(result.get("task"), dict) else result if result.get("kind") == "task" else None
+    task: dict[str, Any] | None = result.get("task") if isinstance(result.get("task"), dict) else result if result.get("kind") == "task" else None
     if task is not None:
-        status = task.get("status") if isinstance(task.get("status"), dict) else {}
+        raw_status = task.get("status")
+        status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
         state = status.get("state")
         msg = status.get("message")
         return (msg if isinstance(msg, dict) else None), str(state) if state is not None else "unknown"
@@ -170,7 +171,8 @@ def _message_of(result: dict[str, Any]) -> tuple[dict[str, Any] | None, str | No
 def _text_and_claims(msg: dict[str, Any] | None) -> tuple[str, dict[str, str]]:
     if msg is None:
         return "", {}
-    parts = msg.get("parts") if isinstance(msg.get("parts"), list) else []
+    raw_parts = msg.get("parts")
+    parts: list[Any] = raw_parts if isinstance(raw_parts, list) else []
     texts = [p["text"] for p in parts[:50] if isinstance(p, dict) and isinstance(p.get("text"), str)]
     metadata = msg.get("metadata")
     meta = metadata.get(EXTENSION_URI) if isinstance(metadata, dict) else None
