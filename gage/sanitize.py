@@ -14,6 +14,7 @@ that it does not change with the Python running gage (3.11 knows Unicode 14.0, 3
 
 from __future__ import annotations
 
+import functools
 import re
 
 UNICODE_VERSION = "14.0.0"
@@ -135,8 +136,22 @@ def _class(ranges: tuple[tuple[int, int], ...], extra: str = "") -> re.Pattern[s
     return re.compile("[^" + re.escape(extra) + body + "]")
 
 
-_NOT_PLAIN = _class(PLAIN_RANGES)
-_NOT_PLAIN_KEEP_LINES = _class(PLAIN_RANGES, "\n\t")
+@functools.cache
+def _not_plain(keep_lines: bool = False) -> re.Pattern[str]:
+    """Compiled on first use, not at import: hundreds of ranges take ~8 ms each to compile,
+    which every command would otherwise pay at start-up (issue 13)."""
+    return _class(PLAIN_RANGES, "\n\t" if keep_lines else "")
+
+
+# ASCII text (most names and subjects) needs only these: U+0020..U+007E is the first plain range.
+_ASCII_NOT_PLAIN = re.compile("[\x00-\x1f\x7f]")
+_ASCII_NOT_PLAIN_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _pattern(text: str, keep_lines: bool = False) -> re.Pattern[str]:
+    if text.isascii():
+        return _ASCII_NOT_PLAIN_KEEP_LINES if keep_lines else _ASCII_NOT_PLAIN
+    return _not_plain(keep_lines)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters that change how the rest of a line is shown without being seen themselves: all
 # of category Cf, so none is plain (tests/test_spec_agree_vectors.py checks it).
@@ -146,12 +161,12 @@ _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 def is_plain(ch: str) -> bool:
     """Shown as itself, and allowed in a payload path: assigned in Unicode 14.0 and not a
     control, format, surrogate, private-use or separator character."""
-    return _NOT_PLAIN.match(ch) is None
+    return _pattern(ch).match(ch) is None
 
 
 def first_not_plain(text: str) -> str | None:
     """The first character of `text` that is not plain, or None when all are."""
-    m = _NOT_PLAIN.search(text)
+    m = _pattern(text).search(text)
     return m.group() if m else None
 
 
@@ -177,7 +192,7 @@ def visible(text: str, *, oneline: bool = True) -> str:
     With `oneline=False`, newlines and tabs are kept (for payload text shown as lines);
     everything else that could act on a terminal is still escaped.
     """
-    return (_NOT_PLAIN if oneline else _NOT_PLAIN_KEEP_LINES).sub(_escape_match, text)
+    return _pattern(text, keep_lines=not oneline).sub(_escape_match, text)
 
 
 def visible_bytes(data: bytes) -> str:

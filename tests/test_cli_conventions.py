@@ -68,3 +68,14 @@ def test_demo_without_a_terminal_makes_the_home_and_says_where(tmp_path: Path) -
     root = Path(res.stdout.strip())
     assert root.is_relative_to(tmp_path / "d")
     assert Home.open(root).exists()
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    """The README says its test command is what CI runs (in parallel, `-n auto`): keep the two in step."""
+    root = Path(__file__).resolve().parent.parent
+    readme = [ln for ln in (root / "README.md").read_text(encoding="utf-8").splitlines() if "-m pytest" in ln]
+    ci = [ln for ln in (root / ".ci" / "run").read_text(encoding="utf-8").splitlines() if "-m pytest" in ln]
+    assert len(readme) == 1 and len(ci) == 1, (readme, ci)
+    assert ci[0].strip() in readme[0] and "-n auto" in ci[0]
+    assert "pytest-xdist" in (root / "pyproject.toml").read_text(encoding="utf-8")
+    assert "pytest-xdist==" in (root / "constraints.txt").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ import pytest
 from gagetest import Run, pair, run_gage_process
 
 from gage import bundle as bundle_mod
-from gage import gate, send, store, strictjson
+from gage import bundle_build, gate, send, store, strictjson
 from gage.errors import Exit
 from gage.home import Home
 from gage.keys import KeyFile, key_text, parse_key
@@ -361,7 +361,7 @@ def test_import_io_failure_is_a_clear_error(gage: Gage, bob: Path, sent: Path, m
             os.close(fd)
         raise OSError(errno.ENOSPC, "No space left on device", str(dst))
 
-    monkeypatch.setattr(bundle_mod, "_copy_hashing", broken)
+    monkeypatch.setattr(bundle_build, "_copy_hashing", broken)
     r = gage(bob, "import", str(sent))
     assert r.code == Exit.IO == 7
     assert "No space left" in r.err and "nothing was imported" in r.err

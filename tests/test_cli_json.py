@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -163,16 +163,30 @@ def _watch(home: Home, drop: Path, *flags: str, until_id: str) -> tuple[list[str
         stderr=subprocess.PIPE,
         text=True,
     )
+    # Stop once the line naming the bundle is out (a condition, not a sleep that a busy machine
+    # outlasts); the cap only ends a run that went wrong.
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if until_id in line:
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 60
-        while store.find(home, until_id) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # the line after the import
+        assert seen.wait(timeout=120), f"no line named {until_id} in {lines}"
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        proc.wait(timeout=120)
+        reader.join(timeout=120)  # the rest of standard output, to its end
+        assert proc.stderr is not None
+        err = proc.stderr.read()
     assert proc.returncode == 0, err
-    return out.splitlines(), err
+    return lines, err
 
 
 def test_watch_json_and_quiet_end_to_end(two, tmp_path: Path) -> None:

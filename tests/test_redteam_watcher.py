@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_watch import Clock, big_bundle, until
 
 from gage import bundle as bundle_mod
-from gage import store, watch
+from gage import bundle_check, safeopen, store, watch
 from gage.bundle import PAYLOAD
 from gage.cli.output import show
 from gage.errors import GageError
@@ -156,7 +155,7 @@ def test_a_tree_too_big_to_look_at_is_tampered_and_bounded(tmp_path: Path, deep_
     for i in range(60):
         (d / PAYLOAD / f"f{i:02d}").write_bytes(b"")
     with monkeypatch.context() as m:
-        m.setattr(bundle_mod, "EXTRAS_LOOKED_AT", 100)
+        m.setattr(bundle_check, "EXTRAS_LOOKED_AT", 100)
         c = bundle_mod.check(d)
     assert not c.ok and {p.stage for p in c.problems} == {"tampered"}
     assert any("the rest were not looked at" in p.message for p in c.problems), [str(p) for p in c.problems]
@@ -364,7 +363,7 @@ def test_entries_that_vanish_or_cannot_be_read_during_the_import(
         return real_open_beneath(root, rel)
 
     monkeypatch.setattr(bundle_mod.os, "scandir", scandir)
-    monkeypatch.setattr(bundle_mod, "open_beneath", open_beneath)
+    monkeypatch.setattr(safeopen, "open_beneath", open_beneath)
     w = Watcher(world.me, [drop], settle=0.0, clock=Clock())
     events = w.scan() + w.scan()
     assert [e.kind for e in events] == ["imported"], [(e.kind, e.message) for e in events]
@@ -445,13 +444,29 @@ def test_a_name_the_terminal_cannot_encode_is_printed_escaped(world: World, drop
         text=True,
         encoding="ascii",
     )
+    # Wait for the line after the import itself (a condition; a sleep is outlasted on a busy machine).
+    said: list[str] = []
+    arrived = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            said.append(line)
+            if f"received {bid[:12]}" in line:
+                arrived.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        assert until(lambda: store.find(world.me, bid) is not None, timeout=30)
-        time.sleep(0.5)  # the line after the import
+        assert until(lambda: store.find(world.me, bid) is not None, timeout=120)
+        arrived.wait(timeout=120)
         assert proc.poll() is None
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        proc.wait(timeout=120)
+        reader.join(timeout=120)
+        assert proc.stderr is not None
+        out, err = "".join(said), proc.stderr.read()
     no_traceback(err)
     assert proc.returncode == 0, err
     assert "could not import" not in err, err

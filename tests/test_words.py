@@ -7,7 +7,6 @@ derivation must match spec/words.md byte for byte, and the compare must be exact
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +70,21 @@ def test_words_from_bytes_uses_even_then_odd_lists() -> None:
         words.words_from_bytes(bytes(7))
 
 
-def test_one_derivation_costs_within_the_bound() -> None:
-    """A cost bound, not a speed test: the issue requires 0.05 s to 1 s per derivation, so that
-    grinding keys for chosen words is expensive while listing contacts (cached) stays instant.
-    The bounds here are generous for a shared 2-core machine."""
+def test_one_derivation_pays_the_pinned_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost (0.05 s to 1 s a derivation, so that grinding keys for chosen words is expensive)
+    is fixed by Argon2id's parameters, checked against the spec above; here, that every derivation
+    passes them. A cost is not asserted by a clock, which fails on a busy machine (issue 11)."""
+    seen: list[dict[str, Any]] = []
+    real = words.nacl.pwhash.argon2id.kdf
+
+    def spy(size: int, password: bytes, salt: bytes, **kw: Any) -> bytes:
+        seen.append({"size": size, "salt": salt, **kw})
+        return real(size, password, salt, **kw)
+
+    monkeypatch.setattr(words.nacl.pwhash.argon2id, "kdf", spy)
     key = bytes(nacl.signing.SigningKey(b"\x42" * 32).verify_key)
-    start = time.perf_counter()
     words.stretch(key)
-    elapsed = time.perf_counter() - start
-    assert 0.02 < elapsed < 2.0, f"one Argon2id derivation took {elapsed:.3f} s"
+    assert seen == [{"size": words.DIGEST_LEN, "salt": words.SALT, "opslimit": 2, "memlimit": 64 << 20}]
 
 
 @pytest.mark.parametrize("case", VECTORS["spoken"], ids=range(len(VECTORS["spoken"])))
@@ -142,9 +147,7 @@ def test_cache_returns_the_same_words_and_persists(tmp_path: Path, monkeypatch: 
         raise AssertionError("derived although the cache holds the words")
 
     monkeypatch.setattr(words, "derive", no_derive)
-    start = time.perf_counter()
     assert words.WordCache(path).words_for(key) == expected
-    assert time.perf_counter() - start < 0.05
 
 
 @pytest.mark.parametrize(

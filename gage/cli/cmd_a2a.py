@@ -7,7 +7,6 @@ send load the SDK only when run, so every other command starts without it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import stat
@@ -20,85 +19,6 @@ from ..a2a import artifact, card
 from ..errors import GageIOError, RefusedError, UsageError
 from . import cmd_keys
 from .output import emit_json, err, open_home, out, show
-
-EXAMPLES = """\
-examples:
-  gage a2a export 3f2a -o bundle.a2a.json          # an A2A 1.0 Artifact
-  gage a2a export 3f2a --protocol 0.3 -o b.json     # the same bundle for a 0.3 agent
-  gage a2a import bundle.a2a.json                  # lands in inbox/pending, unread
-  gage a2a card --url http://127.0.0.1:8470/ --json
-  gage a2a serve --port 8470                       # needs gage[a2a]
-  gage a2a send 3f2a http://127.0.0.1:8470/        # needs gage[a2a]
-"""
-
-
-def _max_bytes(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
-    if not 1024 <= n <= 1 << 40:
-        raise argparse.ArgumentTypeError("give between 1024 and 2**40 bytes")
-    return n
-
-
-def _port(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
-    return n
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "a2a",
-        help="A2A: export and import bundles as artifacts, this home's agent card, serve and send",
-        description="Bundles over A2A. The bundle travels byte for byte; nothing A2A says is consent or trust.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    asub = p.add_subparsers(dest="a2a_command", metavar="ACTION", required=True)
-
-    e = asub.add_parser("export", help="write a bundle as an A2A Artifact (JSON)")
-    e.add_argument("id", metavar="ID")
-    e.add_argument("--protocol", choices=artifact.PROTOCOLS, default=artifact.DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
-    e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    e.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    e.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the largest bundle to export (default: this home's A2A limit)")
-    e.set_defaults(func=cmd_export)
-
-    i = asub.add_parser("import", help="land the bundles in an A2A Artifact, Message or Task in inbox/pending")
-    i.add_argument("source", metavar="FILE", help="a JSON file, or - for standard input")
-    i.add_argument("--protocol", choices=artifact.PROTOCOLS, help="read as this version (default: detected)")
-    i.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the most bytes to take (default: this home's A2A limit)")
-    i.add_argument("--json", action="store_true")
-    i.set_defaults(func=cmd_import)
-
-    c = asub.add_parser("card", help="this home's gage extension entry for an agent card, or a whole card with --url")
-    c.add_argument("--url", metavar="URL", help="the URL the agent is served at: print a whole agent card")
-    c.add_argument("--json", action="store_true")
-    c.set_defaults(func=cmd_card)
-
-    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs gage[a2a])")
-    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    s.add_argument("--port", type=_port, default=8470, help="port (default 8470; 0 picks a free one)")
-    s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
-    s.add_argument("--token-file", metavar="FILE", help="a file holding a bearer token every request must carry (required off loopback)")
-    s.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
-    s.set_defaults(func=cmd_serve)
-
-    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
-    t.add_argument("id", metavar="ID")
-    t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
-    t.add_argument("--protocol", choices=artifact.PROTOCOLS, default=artifact.DEFAULT_PROTOCOL)
-    t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
-    t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
-    t.add_argument("--max-bytes", type=_max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
-    t.add_argument("--json", action="store_true")
-    t.set_defaults(func=cmd_send)
 
 
 def _limits(home: Any, args: Any) -> artifact.Limits:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,63 +13,18 @@ from ..contacts import Contacts
 from ..errors import Exit, GageError, GageIOError, UsageError
 from ..home import ALL_STATES, Home
 from ..keys import KeyFile, key_text
-from ..manifest import KINDS
+from ..sanitize import json_text
+from ..vocab import Place
 from ..words import WordCache, format_pairs
-from . import cmd_keys, import_json
+from . import cmd_keys, import_json, made_json
 from .output import emit_json, err, home_path, open_home, out, show
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="make an identity and a home")
-    p.add_argument("--name", required=True, help="your name, as your contacts will see it claimed")
-    p.set_defaults(func=cmd_init)
-
-    p = sub.add_parser("id", help="show my name, key and word-pairs")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_id)
-
-    p = sub.add_parser("key", help="public key files")
-    ksub = p.add_subparsers(dest="key_command", metavar="ACTION", required=True)
-    k = ksub.add_parser("export", help="write my public key file, to start a pairing from")
-    k.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    k.set_defaults(func=cmd_key_export)
-    cmd_keys.register(ksub)
-
-    p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--kind", required=True, choices=KINDS)
-    p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
-    p.add_argument("--parent", metavar="ID", help="the bundle this one replies to")
-    p.add_argument("--subject", metavar="TEXT")
-    p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
-    p.set_defaults(func=cmd_bundle)
-
-    p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_verify)
-
-    p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--json", action="store_true", help="one result per PATH, as data, instead of the ids")
-    p.set_defaults(func=cmd_import)
-
-    p = sub.add_parser("list", help="list bundles in the home")
-    p.add_argument("--state", choices=ALL_STATES)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_list)
-
-    p = sub.add_parser("demo", help="open gage on a throwaway demo home")
-    p.add_argument("--no-tui", action="store_true", help="make the demo home and print its path")
-    p.add_argument("--dir", metavar="DIR", help="make the demo home here instead of a temporary folder")
-    p.set_defaults(func=cmd_demo)
-
-    p = sub.add_parser("tui", help="open the interface (the default with no command)")
-    p.set_defaults(func=cmd_tui)
 
 
 def cmd_init(args: Any) -> int:
     home = Home.init(home_path(args), args.name)
+    if args.json:
+        emit_json(made_json.identity(home))
+        return 0
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
     out(f"name:  {show(home.identity.name)}")
@@ -109,7 +63,12 @@ def cmd_key_export(args: Any) -> int:
 
         atomic.write_bytes(Path(args.output), data, 0o644)
         err(f"wrote {args.output}")
-    else:
+    if args.json:
+        # The key file's own text too: without -o it is the only place it is written.
+        ident = home.identity
+        path = json_text(args.output) if args.output else None
+        emit_json({"name": ident.name, "key": ident.key_text, "path": path, "keyfile": data.decode("utf-8")})
+    elif not args.output:
         sys.stdout.write(data.decode("utf-8"))
     return 0
 
@@ -129,7 +88,10 @@ def cmd_bundle(args: Any) -> int:
     err(f"bundled {n} file{'s' if n != 1 else ''} ({manifest.total_size} bytes) as {manifest.kind} into {dest}")
     if args.output:
         err(f"copied to {Path(args.output) / manifest.id}")
-    out(manifest.id)
+    if args.json:
+        emit_json(made_json.made(home, manifest, dest, Path(args.output) if args.output else None))
+    else:
+        out(manifest.id)
     return 0
 
 
@@ -161,6 +123,8 @@ def _key(m: Any) -> str:
 
 
 def cmd_import(args: Any) -> int:
+    from .. import ceremony
+
     home = open_home(args)
     worst = 0
     arrived: list[str] = []
@@ -169,6 +133,7 @@ def cmd_import(args: Any) -> int:
         # Each path stands alone: one bad folder is reported and the rest still come in.
         try:
             res = store.import_bundle(home, Path(p))
+            ceremony.remember_signer(home, res)  # the key layer records the candidate, not the store
         except GageError as exc:
             err(f"gage: {exc.stage}: {show(str(exc))}")
             worst = worst or int(exc.exit_code)
@@ -201,32 +166,7 @@ def cmd_list(args: Any) -> int:
     the shape `gage verdict --json` prints): never looked up in the contacts here, so a bundle
     whose signature fails is never listed under a contact's name (issue 9, class 1)."""
     home = open_home(args)
-    contacts = Contacts.load(home.contacts_path)
-    states = (args.state,) if args.state else ALL_STATES
-    facts = verdict_mod.JournalFacts.of(home)
-    rows = []
-    labels: dict[str, str] = {}
-    for s in store.list_bundles(home, states):
-        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts)
-        m = v.manifest
-        verdict: str = v.verdict
-        if s.state == "outbox" and v.sender.is_me and verdict != "invalid":
-            verdict = "mine"  # my own bundle: "unverified" (no contact is me) would only mislead
-        rows.append(
-            {
-                "id": s.id,
-                "state": s.state,
-                "kind": m.kind if m else None,
-                "created": m.created if m else None,
-                "subject": m.subject if m else None,
-                "verdict": verdict,
-                "accepted_how": v.accepted_how,
-                "sender": v.sender.to_json(),
-            }
-        )
-        labels[s.id] = "me" if v.sender.is_me else v.sender.describe()
-    order = {st: i for i, st in enumerate(ALL_STATES)}
-    rows.sort(key=lambda r: (order[r["state"]], r["created"] or "", r["id"]))
+    rows, labels = list_rows(home, (args.state,) if args.state else ALL_STATES)
     if args.json:
         emit_json(rows)
         return 0
@@ -246,12 +186,58 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
+def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The rows of `gage list`, and each bundle's sender as the line shows it.
+
+    Checks come through the home's check cache (gage.checkcache: a payload is hashed again
+    only when its tree changed, and each manifest is parsed once); contacts, journal and
+    authority are read once, here, and the trust half of every verdict is computed fresh."""
+    from ..checkcache import CheckCache
+
+    contacts = Contacts.load(home.contacts_path)
+    facts = verdict_mod.JournalFacts.of(home)
+    authority = verdict_mod.load_authority(home, contacts)
+    cache = CheckCache.of(home)
+    rows: list[dict[str, Any]] = []
+    labels: dict[str, str] = {}
+    listed = store.list_bundles(home, states)
+    facts.prefetch(s.id for s in listed)  # one index query for the listing, not one per bundle
+    for s in listed:
+        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts, check=cache.check(s), authority=authority)
+        m = v.manifest
+        verdict: str = v.verdict
+        if s.state == "outbox" and v.sender.is_me and verdict != "invalid":
+            verdict = "mine"  # my own bundle: "unverified" (no contact is me) would only mislead
+        rows.append(
+            {
+                "id": s.id,
+                "state": s.state,
+                "kind": m.kind if m else None,
+                "created": m.created if m else None,
+                "subject": m.subject if m else None,
+                "verdict": verdict,
+                "accepted_how": v.accepted_how,
+                "sender": v.sender.to_json(),
+            }
+        )
+        labels[s.id] = "me" if v.sender.is_me else v.sender.describe()
+    for state in states:
+        cache.keep_only(state, {s.id for s in listed if s.state == state})
+    cache.save()
+    order = {st: i for i, st in enumerate(ALL_STATES)}
+    rows.sort(key=lambda r: (order[r["state"]], r["created"] or "", r["id"]))
+    return rows, labels
+
+
 def cmd_demo(args: Any) -> int:
     from ..demo import make_demo
 
     root = make_demo(Path(args.dir) if args.dir else None)
-    if args.no_tui:
-        out(str(root))
+    if args.no_tui or args.json:
+        if args.json:
+            emit_json({"home": json_text(str(root))})
+        else:
+            out(str(root))
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         err("gage: no terminal to open the interface on; the demo home is made:")

@@ -1,12 +1,13 @@
-"""Commands that hand things to the person's own tools: extract, completion.
+"""Commands that hand things to the person's own tools: extract, completion, man.
 
 `extract` is a thin layer over gage.extract (which the interface calls too); `completion`
-prints a shell's completion script, generated from the parser.
+prints a shell's completion script and `man` the manual page, both generated from the
+parser, so what `pipx install` or `uv tool install` put on the path describes itself
+without any file installed beside it.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +16,6 @@ from ..extract import extract
 from ..sanitize import json_text
 from . import completion
 from .output import emit_json, err, open_home, out, show
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("extract", help="copy an accepted bundle's files into a folder, checking every byte")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
-    p.add_argument("dir", metavar="DIR", help="the folder to copy the payload into (made if missing)")
-    p.add_argument("--pending", action="store_true", help="extract a pending bundle without accepting it")
-    p.add_argument("--force", action="store_true", help="replace files that exist in DIR")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_extract)
-
-    p = sub.add_parser("completion", help="print shell completion for bash, zsh or fish")
-    p.add_argument("shell", choices=completion.SHELLS)
-    p.set_defaults(func=cmd_completion)
 
 
 def cmd_extract(args: Any) -> int:
@@ -50,4 +37,12 @@ def cmd_completion(args: Any) -> int:
     from .main import build_parser
 
     out(completion.script(args.shell, build_parser()).rstrip("\n"))
+    return 0
+
+
+def cmd_man(args: Any) -> int:
+    from .main import build_parser
+    from .reference import man
+
+    out(man(build_parser()).rstrip("\n"))
     return 0

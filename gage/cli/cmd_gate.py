@@ -6,7 +6,6 @@ only through `show()`), and lets typed errors become exit codes in main.
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import threading
@@ -18,57 +17,6 @@ from ..errors import UsageError
 from ..watch import Watcher, WatchEvent
 from .output import emit_json, err, open_home, out, show
 from .watch_log import WatchLog
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("the budget must be at least 1")
-    return n
-
-
-def _seconds(text: str) -> float:
-    try:
-        n = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= n <= 3600:
-        raise argparse.ArgumentTypeError("give between 0 and 3600 seconds")
-    return n
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("accept", help="accept a pending bundle (verifies the exact bytes as it moves them)")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
-    p.add_argument(
-        "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
-    )
-    p.add_argument("--json", action="store_true", help='print {"id", "state", "how", "verdict"}')
-    p.set_defaults(func=cmd_accept)
-
-    p = sub.add_parser("reject", help="reject a pending bundle")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
-    p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
-    p.add_argument("--json", action="store_true", help='print {"id", "state", "why"}')
-    p.set_defaults(func=cmd_reject)
-
-    p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
-    p.add_argument("--drop", action="append", default=[], metavar="DIR", help="a drop folder to watch (repeatable)")
-    p.add_argument(
-        "--unattended",
-        action="store_true",
-        help="accept verified replies to bundles I sent without asking, within --budget per thread",
-    )
-    p.add_argument("--budget", type=_positive, metavar="N", help="unattended accepts allowed per thread (counted in the journal)")
-    p.add_argument("--settle", type=_seconds, default=2.0, metavar="SECONDS", help="wait this long for an incomplete bundle to stop changing (default 2)")
-    loud = p.add_mutually_exclusive_group()
-    loud.add_argument("-v", "--verbose", action="store_true", help="also name each event's kind, bundle id and path")
-    loud.add_argument("-q", "--quiet", action="store_true", help="only arrivals, decisions and errors")
-    p.add_argument("--json", action="store_true", help="one JSON object per line (time, kind, message, id, path)")
-    p.set_defaults(func=cmd_watch)
 
 
 def _encodable(line: str, stream: Any) -> str:

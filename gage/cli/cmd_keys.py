@@ -7,7 +7,6 @@ only lower trust or add a candidate: nothing here confirms a key.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -15,59 +14,9 @@ from .. import atomic, ownkey, retirement, store
 from ..errors import Exit, MalformedError, UsageError
 from ..home import Home
 from ..keys import KeyFile, key_text, short_fingerprint
-from ..keystatement import FILE_LIMIT, REASONS
+from ..keystatement import FILE_LIMIT
 from ..words import WordCache, format_pairs
 from .output import emit_json, err, open_home, out, show
-
-RETIRE_EXAMPLES = """\
-examples:
-  gage key retire --reason superseded --new -o shared/        # a new key here; send the statement
-  gage key retire --reason compromised --new -o shared/       # leaked: nothing it signed verifies again
-  gage key retire --reason superseded --replace-with new.key --statement retire.json
-                                                              # the new key is on another machine:
-  gage key countersign retire.json -o shared/                 #   run this there, with the new key
-  gage key retire --reason compromised --key 3f2a-91c0-77de -o shared/
-                                                              # an old key superseded here was leaked after all
-"""
-
-
-def register(ksub: argparse._SubParsersAction) -> None:
-    """Actions under `gage key` (cmd_core registers `key` itself and `key export`)."""
-    k = ksub.add_parser(
-        "retire",
-        help="retire my key with a signed statement; optionally name a new key (--new, --replace-with)",
-        epilog=RETIRE_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    k.add_argument("--reason", required=True, choices=REASONS, help="superseded (a new key) or compromised (leaked, stolen)")
-    which = k.add_mutually_exclusive_group()
-    which.add_argument("--new", action="store_true", help="make a new key in this home; it signs the statement too")
-    which.add_argument(
-        "--replace-with", metavar="KEYFILE", help="the new key's file, from another home; that home countersigns and sends"
-    )
-    which.add_argument(
-        "--key", metavar="KEY", help="with --reason compromised: retire again one of my keys already retired as superseded"
-    )
-    k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here (required with --replace-with)")
-    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
-    k.add_argument("--json", action="store_true")
-    k.set_defaults(func=cmd_retire)
-
-    k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
-    k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
-    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
-    k.add_argument("--json", action="store_true")
-    k.set_defaults(func=cmd_countersign)
-
-    k = ksub.add_parser("apply", help="apply the key statement a bundle carries (import does this when one arrives)")
-    k.add_argument("sources", nargs="+", metavar="ID|PATH", help="a bundle id (prefix) in this home, a bundle folder, or a statement file")
-    k.add_argument("--json", action="store_true")
-    k.set_defaults(func=cmd_apply)
-
-    k = ksub.add_parser("publish", help="make a new bundle carrying one of my retired keys' statements, to send again")
-    k.add_argument("key", metavar="KEY", help="the retired key (key text, fingerprint, or 8+ hex digits)")
-    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
-    k.set_defaults(func=cmd_publish)
 
 
 def _out_dir(args: Any) -> Path | None:
@@ -170,7 +119,13 @@ def cmd_publish(args: Any) -> int:
     done = ownkey.publish(home, args.key, copy_to=_out_dir(args))
     assert done.bundle is not None
     err(f"the statement for {short_fingerprint(done.signed.statement.key)} is in bundle {done.bundle.id[:12]}")
-    out(done.bundle.id)
+    if args.json:
+        from .made_json import made
+
+        assert done.path is not None
+        emit_json(made(home, done.bundle, done.path, _out_dir(args)))
+    else:
+        out(done.bundle.id)
     return 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,65 +9,12 @@ from typing import Any
 from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
-from ..a2a import card
 from ..contacts import Contacts
 from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
+from ..sanitize import json_text
 from ..words import WordCache, format_pairs
 from .output import emit_json, err, open_home, out, show
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
-    p.add_argument(
-        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., or the id of a bundle they signed)"
-    )
-    p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
-    p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
-    p.add_argument("--name", required=True, help="what you will call them here")
-    p.set_defaults(func=cmd_pair)
-
-    p = sub.add_parser(
-        "contacts",
-        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate",
-    )
-    p.add_argument("action", nargs="?", choices=("list", "remove", "forget"), default="list")
-    p.add_argument("name", nargs="?", help="NAME for remove; for forget, the candidate's key or fingerprint (a unique prefix will do)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_contacts)
-
-    p = sub.add_parser("journal", help="the append-only journal")
-    jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
-    j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
-    j.add_argument("--json", action="store_true")
-    j.set_defaults(func=cmd_journal_verify)
-    j = jsub.add_parser("show", help="print the journal entries")
-    j.add_argument("--json", action="store_true")
-    j.set_defaults(func=cmd_journal_show)
-
-    p = sub.add_parser("verdict", help="what this home computes about a bundle")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_verdict)
-
-    p = sub.add_parser("authority", help="the authority file")
-    asub = p.add_subparsers(dest="authority_command", metavar="ACTION", required=True)
-    a = asub.add_parser("check", help="validate authority.toml")
-    a.set_defaults(func=cmd_authority_check)
-    a = asub.add_parser("init", help="write a commented example authority.toml if there is none")
-    a.set_defaults(func=cmd_authority_init)
-
-    p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--to", action="append", default=[], metavar="NAME")
-    p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
-    p.set_defaults(func=cmd_forward)
-
-    p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
-    p.add_argument("--json", action="store_true", help="the frame's fields and a description of each payload file")
-    p.set_defaults(func=cmd_read)
 
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
@@ -100,6 +46,8 @@ def cmd_pair(args: Any) -> int:
     if (args.source is None) == (args.card is None):
         raise UsageError("give their key file (or key, or bundle id), or --card FILE|URL: one of the two")
     if args.card is not None:
+        from ..a2a import card  # urllib and ssl: loaded only when a card is asked for
+
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
         claim = card.load(home, args.card, refresh=args.refresh)
         key, claimed, source = claim.key, claim.claimed_name, claim.description
@@ -143,6 +91,9 @@ def cmd_contacts(args: Any) -> int:
         if not args.name:
             raise UsageError("give the name to remove: gage contacts remove NAME")
         c = ceremony.unpair(home, args.name)
+        if args.json:
+            emit_json({"removed": c.to_json()})
+            return 0
         out(f"removed {show(c.name)} ({key_text(c.key)}); its bundles are now from an unknown key")
         return 0
     if args.action == "forget":
@@ -150,6 +101,9 @@ def cmd_contacts(args: Any) -> int:
             raise UsageError("give the candidate's key or fingerprint: gage contacts forget KEY")
         key = _candidate_key(Contacts.load(home.contacts_path), args.name)
         ceremony.forget_candidate(home, key)
+        if args.json:
+            emit_json({"forgot": key_text(key)})
+            return 0
         out(f"forgot the candidate {key_text(key)}; bundles it signed stay unverified")
         return 0
     contacts = Contacts.load(home.contacts_path)
@@ -223,15 +177,28 @@ def cmd_journal_verify(args: Any) -> int:
 
 def cmd_journal_show(args: Any) -> int:
     home = open_home(args)
-    entries = home.journal.entries()
+    entries = home.journal.iter_entries()  # streamed: a long journal is never held whole
     if args.json:
-        emit_json(entries)
+        _emit_json_stream(entries)
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
         detail = " ".join(f"{show(k)}={show(str(v))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
+
+
+def _emit_json_stream(items: Any) -> None:
+    """What `emit_json(list(items))` prints, byte for byte, written as the items are read."""
+    import json
+
+    first = True
+    for item in items:
+        body = json.dumps(item, indent=2, ensure_ascii=True).replace("\n", "\n  ")
+        sys.stdout.write(("[\n  " if first else ",\n  ") + body)
+        first = False
+    sys.stdout.write("[]\n" if first else "\n]\n")
+    sys.stdout.flush()
 
 
 def cmd_verdict(args: Any) -> int:
@@ -249,9 +216,17 @@ def cmd_authority_check(args: Any) -> int:
     home = open_home(args)
     contacts = Contacts.load(home.contacts_path)
     if not home.authority_path.exists():
+        if args.json:
+            emit_json({"path": json_text(str(home.authority_path)), "exists": False, "ok": True, "errors": [], "grants": []})
+            return 0
         out("no authority.toml: every bundle is information only (`gage authority init` writes an example)")
         return 0
     af = authority_mod.load(home.authority_path, contacts)
+    if args.json:
+        # Errors and grants quote the file, which anyone who can edit it wrote: JSON escapes them.
+        doc = {"path": json_text(str(home.authority_path)), "exists": True, "ok": not af.errors}
+        emit_json({**doc, "errors": af.errors, "grants": [g.to_json() for g in af.grants]})
+        return int(Exit.MALFORMED) if af.errors else 0
     for e in af.errors:
         err(show(e))
     if af.errors:
@@ -269,15 +244,26 @@ def cmd_authority_init(args: Any) -> int:
     if home.authority_path.exists():
         raise RefusedError("authority.toml exists; edit it by hand", path=str(home.authority_path))
     atomic.write_bytes(home.authority_path, authority_mod.EXAMPLE.encode("utf-8"), 0o600)
-    out(f"wrote {home.authority_path}")
+    if args.json:
+        emit_json({"path": json_text(str(home.authority_path))})
+    else:
+        out(f"wrote {home.authority_path}")
     return 0
 
 
 def cmd_forward(args: Any) -> int:
     home = open_home(args)
-    manifest, dest = send.forward(home, args.id, to=args.to, copy_to=Path(args.output) if args.output else None)
+    copy_to = Path(args.output) if args.output else None
+    manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to)
     err(f"forwarded as {manifest.kind} into {dest}; the earlier hop is recorded as your claim")
-    out(manifest.id)
+    if args.json:
+        from .made_json import made
+
+        doc = made(home, manifest, dest, copy_to)
+        doc["forwarded"] = manifest.chain[-1].bundle if manifest.chain else None
+        emit_json(doc)
+    else:
+        out(manifest.id)
     return 0
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
+from .commands import SHELLS as SHELLS
 from .help import walk
-
-SHELLS = ("bash", "zsh", "fish")
 
 
 @dataclass

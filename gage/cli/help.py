@@ -74,6 +74,7 @@ EXAMPLES: dict[str, list[str]] = {
         "gage completion zsh > ~/.zfunc/_gage",
         "gage completion fish > ~/.config/fish/completions/gage.fish",
     ],
+    "man": ["gage man > ~/.local/share/man/man1/gage.1", "gage man | man -l -"],
     "a2a": ["gage a2a export 3f2a91c0 -o report.a2a.json", "gage a2a import report.a2a.json"],
     "a2a export": ["gage a2a export 3f2a91c0 -o report.a2a.json", "gage a2a export 3f2a91c0 --protocol 0.3"],
     "a2a import": ["gage a2a import report.a2a.json", "cat task.json | gage a2a import - --json"],

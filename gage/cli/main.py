@@ -1,4 +1,9 @@
-"""Entry point: argument parsing, the home, and the mapping from typed errors to exit codes."""
+"""Entry point: argument parsing, the home, and the mapping from typed errors to exit codes.
+
+Start-up matters for a command typed many times a day (issue 13): this module and the parser
+(gage/cli/commands.py) import nothing heavy; a command's own module, and what it needs (the
+signing library, the watcher, the interface), is imported when that command runs.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,8 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import Exit, GageError
-from . import cmd_a2a, cmd_core, cmd_files, cmd_gate, cmd_trust
+from . import commands
 from .help import attach as attach_help
-from .output import err, show
-from .progress import progress_line
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
@@ -28,8 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (cmd_core, cmd_trust, cmd_gate, cmd_a2a, cmd_files):
-        module.register(sub)
+    commands.register(sub)
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
@@ -54,6 +56,10 @@ def _home_anywhere(parser: argparse.ArgumentParser) -> None:
                 _home_anywhere(sub)
 
 
+def err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -64,14 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             err("gage: usage: no command given, and no terminal to open the interface on")
             return int(Exit.USAGE)
         args.command = "tui"
-        args.func = cmd_core.cmd_tui
+        args.func = commands.Lazy("cmd_core", "cmd_tui")
     try:
         if _command_path(args) in PROGRESS:
+            from .progress import progress_line
+
             with progress_line(args.command):
                 code = args.func(args)
         else:
             code = args.func(args)
     except GageError as exc:
+        from .output import show
+
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
             exc.path = _cut(exc.path)
@@ -102,6 +112,8 @@ def _cut(name: str) -> str:
 
 def os_error_text(exc: OSError) -> str:
     """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it."""
+    from .output import show
+
     what = exc.strerror or exc.__class__.__name__
     if exc.errno == errno.ENOSPC:
         what = f"{what} (the disk is full; nothing was finished, free some space and try again)"

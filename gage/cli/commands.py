@@ -1,0 +1,387 @@
+"""Every command's arguments, and where its code is, without importing that code.
+
+`gage --version`, `--help` and completion need only the parser, and a command needs only
+its own module: the watcher (watchfiles), the A2A card fetcher (urllib, ssl), the
+interface (textual) and the signing library load when a command that uses them runs
+(issue 13: start-up). So this module imports nothing of gage's but `Lazy` targets by name.
+
+The choices the core defines (kinds, states, reasons, protocols) are written out here
+rather than imported, since importing them would load the core; tests/test_cli_startup.py
+checks that each equals the core's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+
+# Copies of the core's values (see the module docstring): manifest.KINDS, home.ALL_STATES,
+# keystatement.REASONS, a2a.artifact.PROTOCOLS and DEFAULT_PROTOCOL.
+KINDS = ("share", "question", "answer", "review-request", "ack")
+ALL_STATES = ("pending", "accepted", "rejected", "outbox")
+REASONS = ("superseded", "compromised")
+PROTOCOLS = ("1.0", "0.3")
+DEFAULT_PROTOCOL = "1.0"
+SHELLS = ("bash", "zsh", "fish")
+
+
+class Lazy:
+    """A command's function, named by its module in gage.cli and its name, imported when called."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def resolve(self) -> Callable[[object], int]:
+        fn: Callable[[object], int] = getattr(importlib.import_module(f"gage.cli.{self.module}"), self.name)
+        return fn
+
+    def __call__(self, args: object) -> int:
+        return self.resolve()(args)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.module}.{self.name})"
+
+
+def _run(p: argparse.ArgumentParser, module: str, name: str) -> None:
+    p.set_defaults(func=Lazy(module, name))
+
+
+def _json(p: argparse.ArgumentParser, what: str | None = None) -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+# --- value checks for options (argparse turns ArgumentTypeError into a usage error, exit 2) ----
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("the budget must be at least 1")
+    return n
+
+
+def seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= n <= 3600:
+        raise argparse.ArgumentTypeError("give between 0 and 3600 seconds")
+    return n
+
+
+def max_bytes(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if not 1024 <= n <= 1 << 40:
+        raise argparse.ArgumentTypeError("give between 1024 and 2**40 bytes")
+    return n
+
+
+def port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
+    return n
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Every command, in the order `gage --help` lists them."""
+    _core(sub)
+    _trust(sub)
+    _gate(sub)
+    _a2a(sub)
+    _files(sub)
+
+
+# --- making and moving bundles (gage/cli/cmd_core.py) ------------------------------------------
+
+
+def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("init", help="make an identity and a home")
+    p.add_argument("--name", required=True, help="your name, as your contacts will see it claimed")
+    _json(p, 'print {"home", "name", "key", "words"}')
+    _run(p, "cmd_core", "cmd_init")
+
+    p = sub.add_parser("id", help="show my name, key and word-pairs")
+    _json(p)
+    _run(p, "cmd_core", "cmd_id")
+
+    p = sub.add_parser("key", help="public key files")
+    ksub = p.add_subparsers(dest="key_command", metavar="ACTION", required=True)
+    k = ksub.add_parser("export", help="write my public key file, to start a pairing from")
+    k.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    _json(k, 'print {"name", "key", "path", "keyfile"} instead of the key file')
+    _run(k, "cmd_core", "cmd_key_export")
+    _keys(ksub)
+
+    p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
+    p.add_argument("--parent", metavar="ID", help="the bundle this one replies to")
+    p.add_argument("--subject", metavar="TEXT")
+    p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
+    _json(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
+    _run(p, "cmd_core", "cmd_bundle")
+
+    p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
+    p.add_argument("dir", metavar="DIR")
+    _json(p)
+    _run(p, "cmd_core", "cmd_verify")
+
+    p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    _json(p, "one result per PATH, as data, instead of the ids")
+    _run(p, "cmd_core", "cmd_import")
+
+    p = sub.add_parser("list", help="list bundles in the home")
+    p.add_argument("--state", choices=ALL_STATES)
+    _json(p)
+    _run(p, "cmd_core", "cmd_list")
+
+    p = sub.add_parser("demo", help="open gage on a throwaway demo home")
+    p.add_argument("--no-tui", action="store_true", help="make the demo home and print its path")
+    p.add_argument("--dir", metavar="DIR", help="make the demo home here instead of a temporary folder")
+    _json(p, 'with --no-tui: print {"home"}')
+    _run(p, "cmd_core", "cmd_demo")
+
+    p = sub.add_parser("tui", help="open the interface (the default with no command)")
+    _run(p, "cmd_core", "cmd_tui")
+
+
+RETIRE_EXAMPLES = """\
+examples:
+  gage key retire --reason superseded --new -o shared/        # a new key here; send the statement
+  gage key retire --reason compromised --new -o shared/       # leaked: nothing it signed verifies again
+  gage key retire --reason superseded --replace-with new.key --statement retire.json
+                                                              # the new key is on another machine:
+  gage key countersign retire.json -o shared/                 #   run this there, with the new key
+  gage key retire --reason compromised --key 3f2a-91c0-77de -o shared/
+                                                              # an old key superseded here was leaked after all
+"""
+
+
+def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Actions under `gage key` besides export (gage/cli/cmd_keys.py)."""
+    k = ksub.add_parser(
+        "retire",
+        help="retire my key with a signed statement; optionally name a new key (--new, --replace-with)",
+        epilog=RETIRE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    k.add_argument("--reason", required=True, choices=REASONS, help="superseded (a new key) or compromised (leaked, stolen)")
+    which = k.add_mutually_exclusive_group()
+    which.add_argument("--new", action="store_true", help="make a new key in this home; it signs the statement too")
+    which.add_argument(
+        "--replace-with", metavar="KEYFILE", help="the new key's file, from another home; that home countersigns and sends"
+    )
+    which.add_argument(
+        "--key", metavar="KEY", help="with --reason compromised: retire again one of my keys already retired as superseded"
+    )
+    k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here (required with --replace-with)")
+    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
+    _json(k)
+    _run(k, "cmd_keys", "cmd_retire")
+
+    k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
+    k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
+    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
+    _json(k)
+    _run(k, "cmd_keys", "cmd_countersign")
+
+    k = ksub.add_parser("apply", help="apply the key statement a bundle carries (import does this when one arrives)")
+    k.add_argument("sources", nargs="+", metavar="ID|PATH", help="a bundle id (prefix) in this home, a bundle folder, or a statement file")
+    _json(k)
+    _run(k, "cmd_keys", "cmd_apply")
+
+    k = ksub.add_parser("publish", help="make a new bundle carrying one of my retired keys' statements, to send again")
+    k.add_argument("key", metavar="KEY", help="the retired key (key text, fingerprint, or 8+ hex digits)")
+    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
+    _json(k, "describe the bundle made, as `gage bundle --json` does")
+    _run(k, "cmd_keys", "cmd_publish")
+
+
+# --- trust: pairing, contacts, the journal, verdicts, authority, forward, read (cmd_trust.py) ---
+
+
+def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
+    p.add_argument(
+        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., or the id of a bundle they signed)"
+    )
+    p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
+    p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
+    p.add_argument("--name", required=True, help="what you will call them here")
+    _run(p, "cmd_trust", "cmd_pair")
+
+    p = sub.add_parser(
+        "contacts",
+        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "remove", "forget"), default="list")
+    p.add_argument("name", nargs="?", help="NAME for remove; for forget, the candidate's key or fingerprint (a unique prefix will do)")
+    _json(p)
+    _run(p, "cmd_trust", "cmd_contacts")
+
+    p = sub.add_parser("journal", help="the append-only journal")
+    jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
+    j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
+    _json(j)
+    _run(j, "cmd_trust", "cmd_journal_verify")
+    j = jsub.add_parser("show", help="print the journal entries")
+    _json(j)
+    _run(j, "cmd_trust", "cmd_journal_show")
+
+    p = sub.add_parser("verdict", help="what this home computes about a bundle")
+    p.add_argument("id", metavar="ID")
+    _json(p)
+    _run(p, "cmd_trust", "cmd_verdict")
+
+    p = sub.add_parser("authority", help="the authority file")
+    asub = p.add_subparsers(dest="authority_command", metavar="ACTION", required=True)
+    a = asub.add_parser("check", help="validate authority.toml")
+    _json(a, 'print {"path", "exists", "ok", "errors", "grants"}')
+    _run(a, "cmd_trust", "cmd_authority_check")
+    a = asub.add_parser("init", help="write a commented example authority.toml if there is none")
+    _json(a, 'print {"path"}')
+    _run(a, "cmd_trust", "cmd_authority_init")
+
+    p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--to", action="append", default=[], metavar="NAME")
+    p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
+    _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
+    _run(p, "cmd_trust", "cmd_forward")
+
+    p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
+    _json(p, "the frame's fields and a description of each payload file")
+    _run(p, "cmd_trust", "cmd_read")
+
+
+# --- the gate: accept, reject, watch (cmd_gate.py) ---------------------------------------------
+
+
+def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("accept", help="accept a pending bundle (verifies the exact bytes as it moves them)")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p.add_argument(
+        "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
+    )
+    _json(p, 'print {"id", "state", "how", "verdict"}')
+    _run(p, "cmd_gate", "cmd_accept")
+
+    p = sub.add_parser("reject", help="reject a pending bundle")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
+    _json(p, 'print {"id", "state", "why"}')
+    _run(p, "cmd_gate", "cmd_reject")
+
+    p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
+    p.add_argument("--drop", action="append", default=[], metavar="DIR", help="a drop folder to watch (repeatable)")
+    p.add_argument(
+        "--unattended",
+        action="store_true",
+        help="accept verified replies to bundles I sent without asking, within --budget per thread",
+    )
+    p.add_argument("--budget", type=positive, metavar="N", help="unattended accepts allowed per thread (counted in the journal)")
+    p.add_argument("--settle", type=seconds, default=2.0, metavar="SECONDS", help="wait this long for an incomplete bundle to stop changing (default 2)")
+    loud = p.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true", help="also name each event's kind, bundle id and path")
+    loud.add_argument("-q", "--quiet", action="store_true", help="only arrivals, decisions and errors")
+    _json(p, "one JSON object per line (time, kind, message, id, path)")
+    _run(p, "cmd_gate", "cmd_watch")
+
+
+# --- A2A (cmd_a2a.py; serve and send load the SDK only when run) ------------------------------
+
+A2A_EXAMPLES = """\
+examples:
+  gage a2a export 3f2a -o bundle.a2a.json          # an A2A 1.0 Artifact
+  gage a2a export 3f2a --protocol 0.3 -o b.json     # the same bundle for a 0.3 agent
+  gage a2a import bundle.a2a.json                  # lands in inbox/pending, unread
+  gage a2a card --url http://127.0.0.1:8470/ --json
+  gage a2a serve --port 8470                       # needs gage[a2a]
+  gage a2a send 3f2a http://127.0.0.1:8470/        # needs gage[a2a]
+"""
+
+
+def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "a2a",
+        help="A2A: export and import bundles as artifacts, this home's agent card, serve and send",
+        description="Bundles over A2A. The bundle travels byte for byte; nothing A2A says is consent or trust.",
+        epilog=A2A_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    asub = p.add_subparsers(dest="a2a_command", metavar="ACTION", required=True)
+
+    e = asub.add_parser("export", help="write a bundle as an A2A Artifact (JSON)")
+    e.add_argument("id", metavar="ID")
+    e.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
+    e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    e.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    e.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to export (default: this home's A2A limit)")
+    _run(e, "cmd_a2a", "cmd_export")
+
+    i = asub.add_parser("import", help="land the bundles in an A2A Artifact, Message or Task in inbox/pending")
+    i.add_argument("source", metavar="FILE", help="a JSON file, or - for standard input")
+    i.add_argument("--protocol", choices=PROTOCOLS, help="read as this version (default: detected)")
+    i.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes to take (default: this home's A2A limit)")
+    _json(i)
+    _run(i, "cmd_a2a", "cmd_import")
+
+    c = asub.add_parser("card", help="this home's gage extension entry for an agent card, or a whole card with --url")
+    c.add_argument("--url", metavar="URL", help="the URL the agent is served at: print a whole agent card")
+    _json(c)
+    _run(c, "cmd_a2a", "cmd_card")
+
+    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs gage[a2a])")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=port, default=8470, help="port (default 8470; 0 picks a free one)")
+    s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
+    s.add_argument("--token-file", metavar="FILE", help="a file holding a bearer token every request must carry (required off loopback)")
+    s.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
+    _run(s, "cmd_a2a", "cmd_serve")
+
+    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
+    t.add_argument("id", metavar="ID")
+    t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
+    t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL)
+    t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
+    t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
+    t.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
+    _json(t)
+    _run(t, "cmd_a2a", "cmd_send")
+
+
+# --- the person's own tools: extract, completion, man (cmd_files.py) ---------------------------
+
+
+def _files(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("extract", help="copy an accepted bundle's files into a folder, checking every byte")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p.add_argument("dir", metavar="DIR", help="the folder to copy the payload into (made if missing)")
+    p.add_argument("--pending", action="store_true", help="extract a pending bundle without accepting it")
+    p.add_argument("--force", action="store_true", help="replace files that exist in DIR")
+    _json(p)
+    _run(p, "cmd_files", "cmd_extract")
+
+    p = sub.add_parser("completion", help="print shell completion for bash, zsh or fish")
+    p.add_argument("shell", choices=SHELLS)
+    _run(p, "cmd_files", "cmd_completion")
+
+    p = sub.add_parser("man", help="print the manual page (roff), to install for `man gage`")
+    _run(p, "cmd_files", "cmd_man")

@@ -1,0 +1,22 @@
+"""bench/bench_startup.py starts and prints its table at a tiny size (its speed is not asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_startup_runs_at_a_tiny_size() -> None:
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_startup.py"), "--rounds", "1", "--pending", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert res.returncode == 0, res.stderr
+    for row in ("python -c pass", "gage --version", "gage list (1 pending)", "gage verdict ID"):
+        assert row in res.stdout, res.stdout
+    assert "slowest small command / python:" in res.stdout.splitlines()[-1]
