@@ -86,14 +86,14 @@ class GageApp(App[int]):
                 if not roots:
                     raise FileNotFoundError(self.home.root / "inbox")
                 async for changes in awatch(*roots, debounce=50, step=10, rust_timeout=200, ignore_permission_denied=True):
-                    self.post_message(InboxChanged(len(changes)))
+                    self.post_message(InboxChanged(len(changes), frozenset(path for _change, path in changes)))
             except (OSError, RuntimeError):
                 pass
             await asyncio.sleep(0.5)  # the inbox vanished or the watch failed: look again soon
 
     def on_inbox_changed(self, message: InboxChanged) -> None:
         self.changes_seen += 1
-        self.refresh_views(bundle_state_only=True)
+        self.refresh_views(bundle_state_only=True, changed=message.changed)
 
     def on_artifact_exported(self, message: ArtifactExported) -> None:
         export.report(self, message)
@@ -104,9 +104,16 @@ class GageApp(App[int]):
     def on_contacts_changed(self, message: ContactsChanged) -> None:
         self.refresh_views(bundle_state_only=False)
 
-    def refresh_views(self, *, bundle_state_only: bool) -> None:
-        """Recompute what every open screen shows from the home as it is now."""
-        self.inbox.reload()
+    def refresh_views(self, *, bundle_state_only: bool, changed: frozenset[str] = frozenset()) -> None:
+        """Recompute what every open screen shows from the home as it is now.
+
+        The inbox looks again only at what changed (`changed`: the watcher's paths); a
+        change of contacts recomputes every verdict it shows.
+        """
+        if bundle_state_only:
+            self.inbox.changed(changed)
+        else:
+            self.inbox.contacts_changed()
         for screen in self.screen_stack:
             if isinstance(screen, ContactsScreen):
                 screen.reload()

@@ -39,6 +39,8 @@ INBOX: tuple[Key, ...] = (
     Key("p", "pair", "Pair", "Start the word-pair ceremony with the highlighted sender, or from a key file."),
     # Not in the footer: at 80 columns it would push Contacts off; help and the palette list it.
     Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file.", show=False),
+    Key("o", "folder", "Folder", "Show (and copy) the folder that holds an accepted bundle's files.", show=False),
+    Key("s", "save", "Save files", "Save a checked copy of the highlighted bundle's files in a folder you choose.", show=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
     Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
     Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),
@@ -51,6 +53,8 @@ BUNDLE: tuple[Key, ...] = (
     Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
     Key("x", "export", "Export", "Export this bundle as an A2A artifact file.", show=False),
+    Key("o", "folder", "Folder", "Show (and copy) the folder that holds this accepted bundle's files.", show=False),
+    Key("s", "save", "Save files", "Save a checked copy of this bundle's files in a folder you choose.", show=False),
     Key("n", "file(1)", "Next file", "Preview the next file of this bundle (one file is previewed at a time).", show=False),
     Key("N", "file(-1)", "Previous file", "Preview the previous file of this bundle.", show=False),
 )

@@ -35,7 +35,7 @@ from ..errors import GageError
 from ..frame import PREVIEW_LIMIT, Field, fields, payload_status
 from ..store import Stored
 from ..verdict import Verdict, compute
-from . import decide, export, safe, via
+from . import decide, export, files, safe, via
 from .bindings import bindings_for
 from .payload_view import FileList, Preview, PreviewLines, read_preview
 
@@ -317,6 +317,12 @@ class BundleScreen(Screen[None]):
 
     def action_export(self) -> None:
         export.start(self, self.bundle_id)  # even with no verdict shown: the export says why it cannot
+
+    def action_folder(self) -> None:
+        files.show_folder(self, self.bundle_id)
+
+    def action_save(self) -> None:
+        files.save(self, self.bundle_id)
 
 
 def _field(label: str, value: str, severity: str) -> Widget:

@@ -17,6 +17,7 @@ class InboxChanged(Message):
     """Something appeared, vanished or moved under the home's inbox or outbox (from the watcher)."""
 
     paths: int = 0  # how many changed paths were reported, for the log
+    changed: frozenset[str] = frozenset()  # the changed paths (absolute), when the watcher knows them
 
 
 @dataclass
@@ -35,15 +36,36 @@ class ContactsChanged(Message):
 
 
 @dataclass
-class RowsLoaded(Message):
-    """A thread worker finished computing one tab's rows (gage.tui.rows); the inbox shows them.
+class RowsArrived(Message):
+    """Rows from cheap facts, from the inbox's sync worker (gage.tui.inbox_sync).
 
-    `error` is set, and `rows` empty, when the home could not be read at all.
+    `replace`: the first chunk of a full load (the table starts over); otherwise `rows`
+    are added where they sort and the `removed` ids leave. `run` says which sync sent it.
     """
 
     state: str
+    run: int
     rows: list[Any] = field(default_factory=list)  # list[gage.tui.rows.Row]
     counts: dict[str, int] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    replace: bool = False
+
+
+@dataclass
+class VerdictsReady(Message):
+    """Verdicts for rows already shown (None: the bundle vanished while it was checked)."""
+
+    state: str
+    run: int
+    verdicts: dict[str, Any] = field(default_factory=dict)  # id -> gage.verdict.Verdict | None
+
+
+@dataclass
+class SyncDone(Message):
+    """The sync worker finished (`error` set, already visible, when the home could not be read)."""
+
+    state: str
+    run: int
     error: str | None = None
 
 

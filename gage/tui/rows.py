@@ -1,117 +1,100 @@
-"""The inbox's rows: a verdict for every bundle in one state, computed off the UI thread.
+"""The inbox's rows: what one row shows, and a whole tab's rows computed at once.
 
-A live inbox recomputes its rows whenever anything under inbox/ changes. Checking a
-bundle hashes every payload byte, so an inbox of many (or large) bundles would be
-re-hashed on every arrival. `CheckCache` keeps the result of `bundle.check` for a
-bundle whose files have not changed since it was checked; everything else in a
-verdict (contacts, journal, authority) is recomputed on every reload, from one read
-of the contacts file and one pass over the journal.
+A row is shown first from cheap facts (`cheap_row`: the journal's arrival time and what the
+manifest claims) and given its verdict later, off the UI thread (gage.tui.inbox_sync).
+Checks come through the home's check cache (gage.checkcache), the same one `gage list`
+uses: a bundle is hashed again only when its tree changed (the cache's key covers every
+entry's size, times, inode and the manifest and signature bytes), and everything else in
+a verdict (contacts, journal, authority) is computed fresh on every reload.
 
-Why the cache is safe for the inbox list, and used nowhere else: a row is a summary
-that tells the person where to look. Opening a bundle (the bundle view, what the
-person decides on) computes a fresh verdict, and the gate re-checks the staged bytes
-at the moment it moves them, so a stale row can mislead nothing that acts. And it
-goes stale only if a file changes while keeping its path, size, mtime, ctime and
-inode, which takes more than an ordinary write: any write, rename or replacement of
-any file under the bundle changes its fingerprint and the bundle is checked again.
+Why a cache is safe here at all: the key changes with any write, rename or replacement
+of any file under the bundle (a ctime cannot be set back), so a changed byte is never
+served a stale good verdict; and opening a bundle (the bundle view, what the person
+decides on) computes a fresh verdict without it, and the gate re-checks the staged bytes
+at the moment it moves them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import threading
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from .. import bundle as bundle_mod
 from .. import store
+from ..checkcache import CheckCache
 from ..contacts import Contacts
 from ..errors import GageError
 from ..home import Home
+from ..manifest import Manifest
 from ..store import Stored
-from ..treestat import UNREADABLE, Fingerprint, tree_fingerprint
-from ..verdict import JournalFacts, Verdict, compute
+from ..verdict import JournalFacts, Verdict, compute, load_authority
+
+__all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.checkcache's
+
+
+_TIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 
 
 def parse_time(text: str | None) -> datetime | None:
+    """A time as gage writes them (2026-03-14T15:00:00Z), else None. Not strptime: this runs
+    twice per row of a 10,000-row inbox, and strptime was a tenth of the fill."""
+    found = _TIME.fullmatch(text or "")
+    if found is None:
+        return None
     try:
-        return datetime.strptime(text or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        return datetime(*map(int, found.groups()), tzinfo=UTC)
     except ValueError:
         return None
 
 
+EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
 @dataclass
 class Row:
-    verdict: Verdict
+    """One inbox row. Shown at once from cheap facts (the directory name, the journal's
+    arrival time, what the manifest claims), then given its verdict when a background
+    worker has checked the bundle. Until then `verdict` is None and the row says
+    "checking": nothing about it is trusted, and nothing acts on it."""
+
+    id: str  # the directory's name: what the gate, `find` and the bundle view look up
+    state: str
+    arrived: datetime | None  # when it reached this home (the journal), else the sender's own clock
+    kind: str | None = None  # claims of the manifest, shown literally until checked
+    subject: str | None = None
+    claimed_name: str | None = None
+    verdict: Verdict | None = None
+    stale: bool = False  # the verdict shown may be out of date (contacts changed): computed again
 
     @property
-    def id(self) -> str:
-        return self.verdict.id or self.verdict.path.name
+    def order(self) -> tuple[datetime, str]:
+        """Newest arrival first (sorted in reverse), ties by id."""
+        return (self.arrived or EPOCH, self.id)
 
-    @property
-    def arrived(self) -> datetime | None:
-        """When it reached this home (the journal), else the sender's own clock."""
-        v = self.verdict
+    @classmethod
+    def of(cls, stored: Stored, v: Verdict) -> Row:
+        m = v.manifest
         first = v.seen.first_received if v.seen else None
-        return parse_time(first) or parse_time(v.manifest.created if v.manifest else None)
+        arrived = parse_time(first) or parse_time(m.created if m else None)
+        return cls(stored.id, stored.state, arrived, m.kind if m else None, m.subject if m else None,
+                   m.sender.name if m else None, v)
 
 
-def fingerprint(root: Path) -> Fingerprint | None:
-    """The tree's fingerprint (gage.treestat), or None when any part of it cannot be read
-    (it is vanishing): such a check is never cached."""
-    fp = tree_fingerprint(root)
-    return None if any(entry[1] == UNREADABLE for entry in fp) else fp
-
-
-class CheckCache:
-    """`bundle.check` results for display, kept while a bundle's fingerprint is unchanged.
-
-    Keyed on (bundle id, state): a bundle that moves between states is checked again.
-    Only the inbox list uses it (see the module docstring for why that is safe); it is
-    never given to the gate, the bundle view, `gage read` or `gage verdict`.
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], tuple[Fingerprint, bundle_mod.Check]] = {}
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def check(self, stored: Stored) -> bundle_mod.Check:
-        key = (stored.id, stored.state)
-        before = fingerprint(stored.path)
-        with self._lock:
-            cached = self._entries.get(key)
-        if before is not None and cached is not None and cached[0] == before:
-            self.hits += 1
-            return _copy(cached[1])
-        self.misses += 1
-        result = bundle_mod.check(stored.path, expect_name=True)
-        # Keep it only if nothing changed while it was being checked: a check of bytes that
-        # moved underneath must not be remembered under either fingerprint.
-        after = fingerprint(stored.path)
-        with self._lock:
-            if before is not None and before == after:
-                self._entries[key] = (before, result)
-            else:
-                self._entries.pop(key, None)
-        return _copy(result)
-
-    def keep_only(self, state: str, ids: set[str]) -> None:
-        """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
-        with self._lock:
-            for key in [k for k in self._entries if k[1] == state and k[0] not in ids]:
-                del self._entries[key]
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-def _copy(c: bundle_mod.Check) -> bundle_mod.Check:
-    """A verdict holds its check's lists; each gets its own, so no verdict can change the cache."""
-    return dataclasses.replace(c, problems=list(c.problems), warnings=list(c.warnings))
+def cheap_row(stored: Stored, first_received: str | None, parsed: dict[str, Manifest] | None = None) -> Row:
+    """A row from the manifest alone (no hashing, no signature check): shown while the verdict
+    is computed. The parse is kept in `parsed`, for the check cache to reuse (gage.checkcache)."""
+    try:
+        m: Manifest | None = bundle_mod.read_manifest(stored.path)[1]
+    except (GageError, OSError):
+        m = None
+    if m is not None and parsed is not None:
+        parsed[stored.id] = m
+    arrived = parse_time(first_received) or parse_time(m.created if m else None)
+    if m is None:
+        return Row(stored.id, stored.state, arrived)
+    return Row(stored.id, stored.state, arrived, m.kind, m.subject, m.sender.name)
 
 
 class Cancelled(Exception):
@@ -142,17 +125,20 @@ def load_rows(
 ) -> list[Row]:
     """Verdicts for every bundle in one state, newest arrival first.
 
-    One read of the contacts file and one pass over the journal serve every bundle. A
-    bundle that vanishes or is half-written while we look is skipped or shown as
-    invalid; it never stops the listing. Runs in a thread worker: nothing here touches
+    One read of the contacts and authority files and one query of the journal index
+    serve every bundle. A bundle that vanishes or is half-written while we look is
+    skipped or shown as invalid; it never stops the listing. Runs in a thread worker: nothing here touches
     a widget.
     """
     _recover_staged(home)
     contacts = Contacts.load(home.contacts_path)
+    authority = load_authority(home, contacts)
     facts = JournalFacts.of(home)
+    bundles = store.list_bundles(home, (state,))
+    facts.prefetch(s.id for s in bundles)
     rows: list[Row] = []
     listed: set[str] = set()
-    for stored in store.list_bundles(home, (state,)):
+    for stored in bundles:
         if cancelled():
             raise Cancelled
         listed.add(stored.id)
@@ -160,11 +146,10 @@ def load_rows(
             continue
         try:
             check = cache.check(stored) if cache is not None else None
-            rows.append(Row(compute(home, stored, contacts=contacts, facts=facts, check=check)))
+            rows.append(Row.of(stored, compute(home, stored, contacts=contacts, facts=facts, check=check, authority=authority)))
         except (GageError, OSError):
             continue
     if cache is not None:
         cache.keep_only(state, listed)
-    epoch = datetime.min.replace(tzinfo=UTC)
-    rows.sort(key=lambda r: (r.arrived or epoch, r.id), reverse=True)
+    rows.sort(key=lambda r: r.order, reverse=True)
     return rows

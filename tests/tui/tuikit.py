@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import nacl.signing
 from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from gage import ceremony, store
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
@@ -31,6 +33,23 @@ from gage.tui.app import GageApp
 from gage.words import derive
 
 NOW = datetime(2026, 3, 14, 15, 0, 0, tzinfo=UTC)
+
+
+def _steady_inputs() -> None:
+    """No blinking cursor under test: a snapshot taken mid-blink would differ from run to run."""
+    if getattr(Input, "_gage_steady", False):
+        return
+    real = Input.__init__
+
+    def init(self: Input, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        self.cursor_blink = False
+
+    Input.__init__ = init  # type: ignore[method-assign]
+    Input._gage_steady = True  # type: ignore[attr-defined]
+
+
+_steady_inputs()
 
 AUTHORITY = """[[grant]]
 contact = "alice"
@@ -163,21 +182,28 @@ def build_world(root: Path) -> World:
             to=[me],
             nonce=1,
         )
-        world.ids["review"] = store.import_bundle(home, b).id
+        world.ids["review"] = arrive(home, b).id
 
         clock.text = "2026-03-14T12:45:00Z"
         b = make_bundle(stranger, wire, {"URGENT.txt": FAKE_FRAME.encode()}, subject=HOSTILE_SUBJECT, nonce=2)
-        world.ids["hostile"] = store.import_bundle(home, b).id
+        world.ids["hostile"] = arrive(home, b).id
 
         clock.text = "2026-03-14T14:20:00Z"
         b = make_bundle(alice, wire, {"invoice.txt": b"Pay 100 EUR to account 1234.\n"}, subject="Invoice", to=[me], nonce=3)
         (b / PAYLOAD / "invoice.txt").write_bytes(b"Pay 9,999 EUR to account 6666.\n")
-        world.ids["invalid"] = store.import_bundle(home, b).id
+        world.ids["invalid"] = arrive(home, b).id
 
         clock.text = "2026-03-12T08:00:00Z"
         b = make_bundle(alice, wire, {"notes.md": b"Minutes of Monday's call.\n"}, subject="Call notes", to=[me], nonce=4)
-        world.ids["notes"] = store.import_bundle(home, b).id
+        world.ids["notes"] = arrive(home, b).id
     return world
+
+
+def arrive(home: Home, src: Path) -> store.ImportResult:
+    """Import as every carrier does: the bundle lands, and a good signer becomes a candidate."""
+    res = store.import_bundle(home, src)
+    ceremony.remember_signer(home, res)
+    return res
 
 
 def later_bundle(world: World, nonce: int = 50, subject: str = "Arrived live") -> Path:

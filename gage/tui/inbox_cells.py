@@ -1,0 +1,142 @@
+"""What an inbox row looks like: its cells and the detail line under the table.
+
+A row is drawn from its verdict once it has one. Before that (the verdict is being
+computed in the background, gage.tui.inbox_sync) it is drawn from what the manifest
+claims, dimmed and marked "checking": the sender as a quoted claim, never as a name
+gage vouches for. Every untrusted value is made visible (gage.tui.safe) and put into a
+`Text` or `Content` literally, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+from textual.content import Content
+
+from ..sanitize import clip, quoted
+from ..verdict import Verdict
+from . import safe, via
+from .rows import Row
+
+VERDICT_STYLE = {"verified": "bold green", "unverified": "bold yellow", "invalid": "bold red"}
+VERDICT_MARK = {"verified": "✔ verified", "unverified": "? unverified", "invalid": "✘ invalid"}
+SENDER_STYLE = {"confirmed": "green", "candidate": "yellow", "unknown": "yellow"}
+BAD_STYLE = "bold red"  # a compromised key, or a key a bad signature only names
+MINE_MARK, MINE_STYLE = "✎ mine", "bold"
+CHECKING_MARK, CHECKING_STYLE = "… checking", "dim"
+CELL_KEYS = ("verdict", "sender", "via", "kind", "age", "subject")
+HOW_NOTE = {
+    "unattended": "accepted UNATTENDED: by the watcher's budgeted rule, no person reviewed it",
+    "human-unverified": "accepted by a person, with the sender unverified",
+}
+
+
+def age_text(when: datetime | None, now: datetime) -> str:
+    """A short age: 40s, 5m, 3h, 2d, 6w. A time in the future (a skewed clock) shows as "now"."""
+    if when is None:
+        return "?"
+    secs = int((now - when).total_seconds())
+    if secs < 60:
+        return f"{max(secs, 0)}s" if secs >= 0 else "now"
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return "now"
+
+
+class OrderedText(Text):
+    """The Age cell, carrying its row's place in the arrival order, so a bundle that
+    arrives is put where it belongs with `DataTable.sort` (the table has no insert)."""
+
+    def __init__(self, text: str, order: tuple[datetime, str]) -> None:
+        super().__init__(text)
+        self.order = order
+
+
+def sender_style(v: Verdict) -> str:
+    """The sender cell's colour, from the verdict's sender only (never a contacts lookup).
+
+    A key retired as superseded still counts as its contact's (green, shown as their
+    previous key); one retired as compromised counts for nothing and is drawn in red.
+    """
+    s = v.sender
+    if s.is_me:
+        return ""
+    if not s.signature_ok:
+        return BAD_STYLE if s.key is not None else ""
+    if s.retired is not None:
+        return SENDER_STYLE["confirmed"] if s.name is not None else BAD_STYLE
+    return SENDER_STYLE.get(s.status, "")
+
+
+def _mark(v: Verdict) -> Text:
+    if v.state == "accepted" and v.accepted_how == "unattended":
+        # Shown as unattended wherever the bundle is shown: the verdict's mark and colour, then the word.
+        return Text(VERDICT_MARK[v.verdict][:2] + "unattended", style=VERDICT_STYLE[v.verdict] + " reverse")
+    if v.state == "outbox" and v.sender.is_me and v.verdict != "invalid":
+        # Signed by this home's own key: "unverified" (no contact is me) would only mislead here.
+        return Text(MINE_MARK, style=MINE_STYLE)
+    return Text(VERDICT_MARK[v.verdict], style=VERDICT_STYLE[v.verdict])
+
+
+def _subject(subject: str | None) -> Text:
+    return Text(safe.one_line(subject if subject is not None else "(no subject)", limit=120))
+
+
+def cells(row: Row, *, subject: bool = True) -> dict[str, Text]:
+    """Every cell but the age (which `age_cell` draws, as time passes), and but the
+    subject if `subject` is false (the caller already shows the same words)."""
+    v = row.verdict
+    if v is None:
+        claim = "?" if row.claimed_name is None else "claims " + quoted(clip(row.claimed_name, 18))
+        return {
+            "verdict": Text(CHECKING_MARK, style=CHECKING_STYLE),
+            "sender": Text(safe.one_line(claim, limit=40), style=CHECKING_STYLE),
+            "via": Text(""),
+            "kind": Text(safe.one_line(row.kind or "?", limit=20), style=CHECKING_STYLE),
+            "subject": _subject(row.subject if row.kind is not None else None),
+        }
+    m = v.manifest
+    out = {
+        "verdict": _mark(v),
+        "sender": Text(safe.one_line(v.sender.describe(), limit=40), style=sender_style(v)),
+        "via": via.marker(v),
+        "kind": Text(m.kind if m else "?"),
+    }
+    if subject:
+        out["subject"] = _subject(m.subject if m else None)
+    return out
+
+
+def age_cell(row: Row, now: datetime) -> OrderedText:
+    return OrderedText(age_text(row.arrived, now), row.order)
+
+
+def row_cells(row: Row, now: datetime) -> list[Text]:
+    c = cells(row)
+    c["age"] = age_cell(row, now)
+    return [c[k] for k in CELL_KEYS]
+
+
+def detail(row: Row) -> Content:
+    """Under the table: the highlighted bundle's id, full subject and claimed name."""
+    v = row.verdict
+    if v is None:
+        claim = "" if row.claimed_name is None else f"  claims to be {quoted(clip(row.claimed_name, 60))}"
+        return Content.assemble(
+            Content.styled(f"{row.id[:12]}  ", "bold"),
+            Content(safe.one_line(row.subject if row.subject is not None else "(no subject)")),
+            Content.styled(f"{safe.one_line(claim)}  (checking…, nothing verified yet)", "yellow"),
+        )
+    m = v.manifest
+    claim = ""
+    if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
+        claim = f"  claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)"
+    how = HOW_NOTE.get(v.accepted_how or "", "") if v.state == "accepted" else ""
+    return Content.assemble(
+        Content.styled(f"{row.id[:12]}  ", "bold"),
+        Content.styled(f"{how}  ", "bold reverse") if how else "",
+        Content(safe.one_line(m.subject if m and m.subject is not None else "(no subject)")),
+        Content.styled(claim, "yellow"),
+    )

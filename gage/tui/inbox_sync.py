@@ -1,0 +1,237 @@
+"""The inbox's background work: rows first from cheap facts, then verdicts, then only changes.
+
+A verdict hashes every payload byte and checks a signature: about half a millisecond for
+a small bundle, five seconds for 10,000 of them. So one run of `sync` (in a thread
+worker, nothing here touches a widget) works in the order the person needs:
+
+1. List the tab's folder and ask the journal index (gage.journalindex, through
+   gage.tui.livefacts) for the listed bundles' facts, in one query: the journal itself is
+   read only where it grew since the last run. The rows' order is the arrival order,
+   which these give.
+2. Rows from cheap facts (the id, what the manifest claims, marked "checking"): on a first
+   load the first screenful is posted at once and the rest follows in chunks; later runs
+   post only what was added and what left, found by comparing the listing with the rows
+   shown. Nothing already shown is sent again.
+3. Verdicts: first for the bundles that arrived or changed (named by the watcher, or by
+   new journal entries), then for every row still without one, the rows in view first
+   (`Wanted`, updated by the screen as the person scrolls). Posted in batches. Checks come
+   through the home's persistent check cache (gage.checkcache: a bundle whose tree is
+   unchanged since it last checked out is not hashed again, even after a restart; its key
+   covers every byte, see that module), saved when a fill completes and every
+   SAVE_SECONDS while one runs. Contacts and the authority file are read once per run.
+
+A change that arrives while verdicts are being filled in interrupts this phase (the
+screen sets `interrupt`), so a new bundle is never queued behind thousands of old ones;
+the next run continues where this one stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from textual.message import Message
+
+from .. import store
+from ..authority import AuthorityFile
+from ..checkcache import CheckCache
+from ..contacts import Contacts
+from ..errors import GageError
+from ..home import ALL_STATES, Home
+from ..journalfacts import JournalFacts
+from ..manifest import Manifest
+from ..store import Stored
+from ..verdict import Verdict, compute, load_authority
+from . import safe
+from .livefacts import LiveFacts
+from .messages import RowsArrived, SyncDone, VerdictsReady
+from .rows import Cancelled, Row, _recover_staged, cheap_row, parse_time
+
+FIRST_CHUNK = 100  # rows posted before the rest of a first load: more than a screenful
+CHUNK = 1000
+BATCH_SECONDS = 0.2  # how often verdicts are posted while they are being computed
+SAVE_SECONDS = 10.0  # how often the check cache is saved while verdicts are filled in
+FACTS_BATCH = 500  # ids whose journal facts are asked for at once while verdicts are filled in
+
+
+class Wanted:
+    """The ids in view, shared between the screen (writes) and the worker (reads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: tuple[str, ...] = ()
+
+    def set(self, ids: list[str]) -> None:
+        with self._lock:
+            self._ids = tuple(ids)
+
+    def get(self) -> tuple[str, ...]:
+        with self._lock:
+            return self._ids
+
+
+class LazyChecks:
+    """The home's check cache, loaded on first use: in the worker, since its file holds an
+    entry for every bundle checked (about 2 MB at 10,000 bundles)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: CheckCache | None = None
+
+    def of(self, home: Home) -> CheckCache:
+        with self._lock:
+            if self._cache is None:
+                self._cache = CheckCache.of(home)
+            return self._cache
+
+
+@dataclass
+class SyncRequest:
+    state: str
+    run: int
+    full: bool  # a first load (or another tab): every row is sent
+    known: frozenset[str]  # the rows shown when the run started
+    recheck: list[str]  # rows whose files changed (the watcher said so), to check again first
+    need: list[str]  # rows without a current verdict, in display order
+    wanted: Wanted
+    interrupt: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class Reads:
+    """What every verdict of one run reads, read once for the run."""
+
+    contacts: Contacts
+    authority: AuthorityFile
+    facts: JournalFacts
+    parsed: dict[str, Manifest] = field(default_factory=dict)  # manifests the rows parsed (gage.checkcache reuses them)
+
+
+def verdict_of(home: Home, stored: Stored, reads: Reads, cache: CheckCache) -> Verdict | None:
+    """The row's verdict (its check through the check cache, gage.checkcache), or None if it vanished."""
+    if not stored.path.is_dir():
+        return None
+    try:
+        check = cache.check(stored, parsed=reads.parsed.pop(stored.id, None))
+        return compute(home, stored, contacts=reads.contacts, facts=reads.facts, check=check, authority=reads.authority)
+    except (GageError, OSError):
+        return None
+
+
+def sync(
+    home: Home,
+    req: SyncRequest,
+    cache: CheckCache,
+    live: LiveFacts,
+    post: Callable[[Message], object],
+    cancelled: Callable[[], bool],
+) -> None:
+    try:
+        _sync(home, req, cache, live, post, cancelled)
+    except Cancelled:
+        return
+    except (GageError, OSError) as exc:
+        post(SyncDone(req.state, req.run, error=safe.error_text(exc)))
+        return
+    post(SyncDone(req.state, req.run))
+
+
+def _sync(
+    home: Home, req: SyncRequest, cache: CheckCache, live: LiveFacts, post: Callable[[Message], object], cancelled: Callable[[], bool]
+) -> None:
+    _recover_staged(home)
+    listed = {s: store.list_bundles(home, (s,)) for s in ALL_STATES}
+    counts = {s: len(v) for s, v in listed.items()}
+    present = {st.id: st for st in listed[req.state]}
+    update = live.update(home)
+    facts = update.facts
+    first: list[str] = []  # verdicts to compute before any other
+    parsed: dict[str, Manifest] = {}
+    if req.full:
+        facts.prefetch(present)  # one query for the tab's bundles: their arrival order, then their verdicts
+        order = _ordered(list(present.values()), facts.first_received)
+        for i, start in enumerate([0, FIRST_CHUNK, *range(FIRST_CHUNK + CHUNK, len(order), CHUNK)]):
+            if cancelled():
+                raise Cancelled
+            end = FIRST_CHUNK if i == 0 else start + CHUNK
+            if i > 0 and start >= len(order):
+                break
+            chunk = [cheap_row(st, facts.first_received.get(st.id), parsed) for st in order[start:end]]
+            post(RowsArrived(req.state, req.run, chunk, counts=counts, replace=i == 0))
+        need = [st.id for st in order]
+    else:
+        facts.prefetch([*(i for i in present if i not in req.known), *req.recheck, *update.touched])
+        added = [cheap_row(st, facts.first_received.get(st.id), parsed) for i, st in present.items() if i not in req.known]
+        added.sort(key=lambda r: r.order, reverse=True)
+        removed = [i for i in req.known if i not in present]
+        post(RowsArrived(req.state, req.run, added, counts=counts, removed=removed))
+        touched = sorted(i for i in update.touched if i in req.known)
+        first = list(dict.fromkeys([r.id for r in added] + req.recheck + touched))
+        need = list(present) if update.keys_changed else req.need
+    contacts = Contacts.load(home.contacts_path)
+    reads = Reads(contacts, load_authority(home, contacts), facts, parsed)
+    _verdicts(home, req, present, first, need, reads, cache, post, cancelled)
+    cache.keep_only(req.state, set(present))
+    cache.save()  # only if something changed: a fill that learned new checks, or bundles that left
+
+
+def _ordered(stored: list[Stored], first_received: Mapping[str, str]) -> list[Stored]:
+    """Newest arrival first, from the journal; a bundle it never saw arrive (dropped in by
+    hand) by the time its manifest claims, which only then is read."""
+    epoch = Row("", "", None).order[0]
+    keys: dict[str, tuple[object, str]] = {}
+    for st in stored:
+        when = parse_time(first_received.get(st.id))
+        if when is None:
+            when = cheap_row(st, None).arrived
+        keys[st.id] = (when or epoch, st.id)
+    return sorted(stored, key=lambda st: keys[st.id], reverse=True)
+
+
+def _verdicts(
+    home: Home,
+    req: SyncRequest,
+    present: dict[str, Stored],
+    first: list[str],
+    need: list[str],
+    reads: Reads,
+    cache: CheckCache,
+    post: Callable[[Message], object],
+    cancelled: Callable[[], bool],
+) -> None:
+    """Compute and post the verdicts of `first`, then `need`, until done or interrupted."""
+    todo = [i for i in dict.fromkeys(first + need) if i in present]
+    urgent = {i for i in first if i in present}
+    left = set(todo)
+    fetched: set[str] = set()
+    batch: dict[str, Verdict | None] = {}
+    sent = saved = time.monotonic()
+    pos = 0
+    while left:
+        if cancelled():
+            raise Cancelled
+        if not urgent and req.interrupt.is_set():
+            break
+        bid = next((i for i in req.wanted.get() if i in left), None) if not urgent else None
+        if bid is None:
+            while todo[pos] not in left:
+                pos += 1
+            bid = todo[pos]
+        if bid not in fetched:  # the journal's facts for the next ids, in one query (a no-op when prefetched)
+            ids = [bid, *(i for i in todo[pos : pos + FACTS_BATCH] if i in left)]
+            reads.facts.prefetch(ids)
+            fetched.update(ids)
+        left.discard(bid)
+        urgent.discard(bid)
+        batch[bid] = verdict_of(home, present[bid], reads, cache)
+        now = time.monotonic()
+        if now - sent >= BATCH_SECONDS:
+            post(VerdictsReady(req.state, req.run, batch))
+            batch, sent = {}, now
+        if now - saved >= SAVE_SECONDS:
+            cache.save()  # a fill cut short (the app closed) keeps most of what it learned
+            saved = now
+    if batch:
+        post(VerdictsReady(req.state, req.run, batch))
