@@ -25,7 +25,7 @@ from ..home import Home
 from ..keys import MAX_CLAIMED_NAME, key_text, parse_key
 from ..manifest import MANIFEST_LIMIT
 from ..strictjson import loads as strict_loads
-from .artifact import EXTENSION_URI, OBJECT_KINDS, PROTOCOLS, VERSIONS, Limits
+from .wire import EXTENSION_URI, OBJECT_KINDS, PROTOCOLS, VERSIONS, Limits
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_LIMIT = 256 * 1024
