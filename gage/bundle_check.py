@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import progress, safeopen
-from .bundle_hash import Hasher, Hashing
+from .bundle_hash import Hasher, Hashing, hash_here
 from .bundle_walk import (
     EXTRAS_LOOKED_AT,
     MANIFEST,
@@ -34,7 +34,7 @@ from .errors import (
     TamperedError,
 )
 from .keys import SIGNATURE_LEN, verify_manifest_signature
-from .manifest import MANIFEST_LIMIT, Manifest, is_id
+from .manifest import MANIFEST_LIMIT, FileEntry, Manifest, is_id
 from .sanitize import json_text
 
 CHUNK = safeopen.CHUNK
@@ -227,13 +227,13 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
         else:
             result.warnings.append(Problem("name", root.name, f"directory is not named by its id {manifest.id}"))
 
-    with progress.phase("checking", manifest.total_size):
+    with progress.phase("checking", lambda: manifest.total_size):  # summed only if someone listens
         _check_payload(root, manifest, result)
     return result
 
 
 def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
-    expected = {f.path: f for f in manifest.files}
+    expected = dict(zip([f.path for f in manifest.files], manifest.files, strict=True))
     seen: set[str] = set()
     budget = [EXTRAS_LOOKED_AT]
     named = 0
@@ -271,6 +271,9 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
     elif payload.is_dir():
         with Hasher(manifest) as hasher:
             for f in walk_payload(payload, layout(manifest), budget):
+                if f.kind == "files":  # most of them
+                    _hash_files(f.dir_fd, f.rel, f.names, expected, seen, hasher, out)
+                    continue
                 shown = f"{PAYLOAD}/{f.rel}"
                 if f.kind == "unlistable":
                     assert f.error is not None
@@ -302,8 +305,7 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                     else:
                         extra(shown, "is not in the manifest")
                     continue
-                # A listed path.
-                want = expected[f.rel]
+                # A listed path, looked at with a stat (the listing did not show a regular file).
                 if stat.S_ISLNK(mode):
                     out.append(Problem("tampered", shown, "is a symlink; bundles hold regular files only"))
                     continue
@@ -313,21 +315,7 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                 if not stat.S_ISREG(mode):
                     out.append(Problem("tampered", shown, "is a device, FIFO or socket, not a regular file"))
                     continue
-                seen.add(f.rel)
-                if f.st.st_size != want.size:
-                    out.append(Problem("tampered", shown, f"is {f.st.st_size} bytes; the manifest says {want.size}"))
-                    continue
-                try:
-                    fd, _st = safeopen.open_at(f.dir_fd, f.name)
-                except OSError as exc:
-                    out.append(Problem("tampered", shown, f"cannot be read safely ({_why(exc)})"))
-                    continue
-                # Hashes (and closes) `fd`, here or on another thread; at most `want.size` + 1 bytes.
-                verdict = hasher.submit(fd, want.size, want.sha256)
-                if isinstance(verdict, Hashing):
-                    out.append((shown, verdict))  # holds its place until the thread is done
-                elif verdict is not None:
-                    out.append(Problem("tampered", shown, verdict))
+                _hash_files(f.dir_fd, f.rel[: -len(f.name)], [f.name], expected, seen, hasher, out)
     for item in out:
         if isinstance(item, Problem):
             result.problems.append(item)
@@ -343,6 +331,45 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
     for path in sorted(set(expected) - seen):
         if f"{PAYLOAD}/{path}" not in reported:
             result.problems.append(Problem("tampered", f"{PAYLOAD}/{path}", "is listed in the manifest but missing"))
+
+
+def _hash_files(
+    dir_fd: int,
+    prefix: str,
+    names: list[str],
+    expected: dict[str, FileEntry],
+    seen: set[str],
+    hasher: Hasher,
+    out: list[Problem | tuple[str, Hashing]],
+) -> None:
+    """Open each listed file `names` in the folder `dir_fd` (`prefix` below payload) and hash
+    it, or say why not. Its size is the fstat's of what was opened, so a file swapped since
+    it was looked at is judged as it is. One loop, not a call per file: 10,000 small files
+    cost about what hashing them does."""
+    small = hasher.here_below
+    tick = hasher.tick
+    for name in names:
+        rel = prefix + name
+        seen.add(rel)
+        want = expected[rel]
+        try:
+            fd, st = safeopen.open_at(dir_fd, name)
+        except OSError as exc:
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"cannot be read safely ({_why(exc)})"))
+            continue
+        size = want.size
+        if st.st_size != size:
+            os.close(fd)
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"is {st.st_size} bytes; the manifest says {size}"))
+            continue
+        # Hashes (and closes) `fd`, here or on another thread; at most `size` + 1 bytes.
+        verdict = hash_here(fd, size, want.sha256, tick) if size < small else hasher.submit(fd, size, want.sha256)
+        if verdict is None:
+            continue
+        if isinstance(verdict, Hashing):
+            out.append((f"{PAYLOAD}/{rel}", verdict))  # holds its place until the thread is done
+        else:
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", verdict))
 
 
 def _why(exc: OSError) -> str:

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from . import progress, safeopen
-from .manifest import Manifest
+from .manifest import MAX_SIZE, Manifest
 
 # A file at least this large goes to the pool (when there are at least two such files).
 PARALLEL_MIN = 512 << 10
@@ -34,7 +34,7 @@ class Hashing:
         return self._future.result() if self._future is not None else self._message
 
 
-def _verdict(fd: int, size: int, sha256: str, tick: progress.Ticker | None) -> str | None:
+def hash_here(fd: int, size: int, sha256: str, tick: progress.Ticker | None) -> str | None:
     """Hash the open file `fd` (closing it), reading at most `size` + 1 bytes."""
     try:
         if size < safeopen.CHUNK:
@@ -67,6 +67,8 @@ class Hasher:
         # Files in flight at once (each holds a descriptor): a few per worker.
         self.slots = threading.BoundedSemaphore(max(self.workers * 2, 1))
         self.tick = progress.ticker()
+        # Files smaller than this are hashed where they are found (`hash_here`), not submitted.
+        self.here_below = PARALLEL_MIN if self.workers else MAX_SIZE + 1
 
     def __enter__(self) -> Hasher:
         return self
@@ -79,14 +81,14 @@ class Hasher:
         """Hash the open file `fd` (this closes it) against `size` and `sha256`: the verdict
         now (None, or the problem's message) for a file hashed here, or a Hashing to ask later."""
         if self.workers == 0 or size < PARALLEL_MIN:
-            return _verdict(fd, size, sha256, self.tick)
+            return hash_here(fd, size, sha256, self.tick)
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="gage-hash")
         self.slots.acquire()
 
         def task() -> str | None:
             try:
-                return _verdict(fd, size, sha256, self.tick)
+                return hash_here(fd, size, sha256, self.tick)
             finally:
                 self.slots.release()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +16,22 @@ from typing import Any
 from . import strictjson
 from .errors import MalformedError, UsageError
 from .keys import MAX_CLAIMED_NAME, key_text, parse_key
-from .sanitize import UNICODE_VERSION, first_not_plain
+
+# The files list lives in manifest_files; gage and its tests import these names from here.
+from .manifest_files import _HEX64 as _HEX64
+from .manifest_files import _PLAIN_ASCII_PATH as _PLAIN_ASCII_PATH
+from .manifest_files import FILE_FIELDS as FILE_FIELDS
+from .manifest_files import MAX_COMPONENT as MAX_COMPONENT
+from .manifest_files import MAX_FILES as MAX_FILES
+from .manifest_files import MAX_PATH as MAX_PATH
+from .manifest_files import MAX_SIZE as MAX_SIZE
+from .manifest_files import FileEntry as FileEntry
+from .manifest_files import _exact_fields as _exact_fields
+from .manifest_files import _fail as _fail
+from .manifest_files import _files as _files
+from .manifest_files import _plain_files as _plain_files
+from .manifest_files import check_path as check_path
+from .manifest_files import fold_path as fold_path
 
 VERSION = 1
 KINDS = ("share", "question", "answer", "review-request", "ack")
@@ -25,28 +39,17 @@ KINDS_NEEDING_PARENT = ("answer", "ack")
 # 4 MiB: 10,000 files (MAX_FILES) with paths of up to about 300 bytes each fit (an entry is
 # its path plus about 110 bytes); 1 MiB held 10,000 files only with paths of a few bytes.
 MANIFEST_LIMIT = 4 << 20
-MAX_FILES = 10_000
 MAX_RECIPIENTS = 100
 MAX_CHAIN = 16
 MAX_SUBJECT = 1000
-MAX_PATH = 1024  # bytes of UTF-8: with a home's own prefix, well under Linux's PATH_MAX of 4096
-MAX_COMPONENT = 255  # bytes of UTF-8 (NAME_MAX)
-MAX_SIZE = (1 << 53) - 1
 ID_CONTEXT = b"gage/id/v1\x00"
 
-_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
-# A path of printable ASCII that `check_path` accepts: components of at most MAX_COMPONENT
-# characters, none empty, none ending in a space or a dot (so never "." or ".."), and no
-# "/" at either end, no backslash, no colon. Anything else takes the rule-by-rule way.
-_COMPONENT = rf"[ -.0-9;-\[\]-~]{{0,{MAX_COMPONENT - 1}}}[!-\-0-9;-\[\]-~]"
-_PLAIN_ASCII_PATH = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
 # [0-9], never \d: in Python \d (and strptime) also match Arabic-Indic, full-width and other digits.
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 
 TOP_FIELDS = {"gage", "kind", "created", "nonce", "sender", "thread", "parent", "to", "subject", "files", "chain"}
 PARTY_FIELDS = {"key", "name"}
-FILE_FIELDS = {"path", "size", "sha256"}
 HOP_FIELDS = {"key", "name", "bundle", "kind", "created"}
 
 
@@ -70,16 +73,6 @@ class Party:
 
     def to_json(self) -> dict[str, str]:
         return {"key": key_text(self.key), "name": self.name}
-
-
-@dataclass(frozen=True)
-class FileEntry:
-    path: str
-    size: int
-    sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "size": self.size, "sha256": self.sha256}
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,12 @@ class Manifest:
 
     @property
     def id(self) -> str:
-        return bundle_id(self.raw)
+        # Remembered on first use: `raw` never changes (frozen), and a listing asks many times.
+        found: str | None = self.__dict__.get("_id")
+        if found is None:
+            found = bundle_id(self.raw)
+            object.__setattr__(self, "_id", found)
+        return found
 
     @property
     def total_size(self) -> int:
@@ -201,24 +199,6 @@ def check_fits(files: list[tuple[str, int]], **fields: Any) -> int:
     return size
 
 
-def _fail(message: str, field: str) -> MalformedError:
-    return MalformedError(message, path="manifest.json", field=field)
-
-
-def _exact_fields(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(obj, dict):
-        raise _fail("must be an object", where)
-    if obj.keys() == allowed:
-        return obj  # the usual case, without building two sets (10,000 file entries)
-    missing = allowed - set(obj)
-    if missing:
-        raise _fail(f"missing {', '.join(sorted(missing))}", where)
-    extra = set(obj) - allowed
-    if extra:
-        raise _fail(f"unknown field(s) {', '.join(sorted(repr(e) for e in extra))}", where)
-    return obj
-
-
 def _string(value: Any, where: str, *, limit: int, nullable: bool = False) -> str | None:
     if value is None and nullable:
         return None
@@ -275,98 +255,6 @@ def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
 def _party(value: Any, where: str) -> Party:
     key, name = _key_and_name(_exact_fields(value, PARTY_FIELDS, where), where)
     return Party(key=key, name=name)
-
-
-def check_path(path: Any, where: str) -> str:
-    """A payload path that cannot leave the bundle on any common file system.
-
-    Characters are judged by Unicode 14.0 (`sanitize.is_plain`), never by the running
-    Python's tables, so a path is valid or not the same way on every Python. Once every
-    character is assigned in 14.0, NFC and case folding give the same result on every later
-    version (Unicode's normalization and case-folding stability policies).
-    """
-    if isinstance(path, str) and len(path) <= MAX_PATH and _PLAIN_ASCII_PATH.fullmatch(path):
-        return path  # the common case, passing every rule below (a manifest may list 10,000)
-    if not isinstance(path, str) or not path:
-        raise _fail("must be a non-empty string", where)
-    if len(path) > MAX_PATH:
-        raise _fail(f"longer than {MAX_PATH} bytes", where)  # every character is at least one byte
-    if path.startswith("/") or path.endswith("/"):
-        raise _fail(f"path {path!r} must be relative and name a file", where)
-    if "\\" in path:
-        raise _fail(f"path {path!r} contains a backslash", where)
-    ch = first_not_plain(path)
-    if ch is not None:
-        raise _fail(
-            f"path {path!r} contains U+{ord(ch):04X}: a control or format character, or one that is "
-            f"private-use or unassigned in Unicode {UNICODE_VERSION[:-2]}",
-            where,
-        )
-    if len(path.encode("utf-8")) > MAX_PATH:
-        raise _fail(f"path {path!r} is longer than {MAX_PATH} bytes in UTF-8", where)
-    if unicodedata.normalize("NFC", path) != path:
-        raise _fail(f"path {path!r} is not in Unicode NFC form", where)
-    for part in path.split("/"):
-        if part in ("", ".", ".."):
-            raise _fail(f"path {path!r} has an empty, '.' or '..' component", where)
-        if len(part.encode("utf-8")) > MAX_COMPONENT:
-            raise _fail(f"path {path!r} has a component over {MAX_COMPONENT} bytes", where)
-        if part.endswith((" ", ".")) or ":" in part:
-            raise _fail(f"path {path!r} has a component that is unsafe on some file systems", where)
-    return path
-
-
-def fold_path(path: str) -> str:
-    """The key two paths collide on: Unicode canonical caseless matching, NFD(casefold(NFD(p))).
-
-    Plain `casefold` misses pairs such as "\u017f\u0301" (long s, combining acute) and
-    "\u015b" (s with acute): both NFC, different when case-folded, yet the same name on a
-    file system that folds case and normalisation (ext4 casefold, APFS).
-    """
-    if path.isascii():
-        return path.lower()  # the same for ASCII: NFD changes nothing, and casefold is lower
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", path).casefold())
-
-
-def _files(value: Any) -> tuple[FileEntry, ...]:
-    if not isinstance(value, list):
-        raise _fail("must be a list", "files")
-    if len(value) > MAX_FILES:
-        raise _fail(f"more than {MAX_FILES} files", "files")
-    entries: list[FileEntry] = []
-    folded: dict[str, str] = {}
-    order: list[tuple[int, str, str]] = []
-    plain = _PLAIN_ASCII_PATH.fullmatch
-    for i, item in enumerate(value):
-        # The field names (`files[i].size`) are only made for an error: 10,000 entries.
-        obj = item if type(item) is dict and item.keys() == FILE_FIELDS else _exact_fields(item, FILE_FIELDS, f"files[{i}]")
-        path = obj["path"]
-        if not (type(path) is str and len(path) <= MAX_PATH and plain(path)):
-            path = check_path(path, f"files[{i}].path")
-        size = obj["size"]
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_SIZE:
-            raise _fail("must be a whole number of bytes", f"files[{i}].size")
-        digest = obj["sha256"]
-        if not isinstance(digest, str) or not _HEX64.match(digest):
-            raise _fail("must be 64 lower-case hex digits", f"files[{i}].sha256")
-        key = fold_path(path)
-        if key in folded:
-            raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"files[{i}].path")
-        folded[key] = path
-        order.append((i, key, path))
-        entries.append(FileEntry(path=path, size=size, sha256=digest))
-    names = set(folded)
-    # In list order, so the error names the first entry (by index) whose path lies below
-    # another listed path: `files[i].path`, as a collision names its later entry.
-    for i, key, path in order:
-        # Slices at each "/" rather than re-joining the components: a 1 MiB manifest of
-        # deep paths would otherwise cost seconds to parse.
-        pos = key.find("/")
-        while pos != -1:
-            if key[:pos] in names:
-                raise _fail(f"path {path!r} lies inside another listed file {folded[key[:pos]]!r}", f"files[{i}].path")
-            pos = key.find("/", pos + 1)
-    return tuple(entries)
 
 
 def _hop(value: Any, where: str) -> Hop:

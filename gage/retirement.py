@@ -76,30 +76,27 @@ def is_statement_bundle(m: Manifest) -> bool:
 
 
 def read_capped(path: Path, limit: int) -> bytes:
-    """A statement file (in a bundle, or given by a person): a regular file, never through a
-    symlink, never blocking on a FIFO, at most `limit` bytes, else an error that says so."""
+    """A statement file given by a person: a regular file, never through a symlink as its last
+    component, never blocking on a FIFO, at most `limit` bytes, else an error that says so."""
     try:
-        fd, st = safeopen.open_regular(path)
+        fd, _st = safeopen.open_regular(path)
     except safeopen.NotRegularFileError as exc:
         raise RefusedError("is not a regular file", path=str(path)) from exc
     except OSError as exc:
         raise GageIOError(f"cannot open: {exc.strerror}", path=str(path)) from exc
+    return _read_fd_capped(fd, limit, str(path))
+
+
+def _read_fd_capped(fd: int, limit: int, shown: str) -> bytes:
+    """At most `limit` bytes from `fd` (closed here), else an error that says so."""
     try:
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = safeopen.read_fd(fd, limit)
     except OSError as exc:
-        raise GageIOError(f"cannot read: {exc.strerror}", path=str(path)) from exc
+        raise GageIOError(f"cannot read: {exc.strerror}", path=shown) from exc
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise MalformedError(f"is over the limit of {limit} bytes", path=str(path))
+        raise MalformedError(f"is over the limit of {limit} bytes", path=shown)
     return data
 
 
@@ -116,7 +113,16 @@ def statement_in(path: Path, *, in_home: bool) -> tuple[bundle_mod.Check, bytes 
     m = check.manifest
     if m is None or not is_statement_bundle(m) or not check.ok:
         return check, None
-    data = read_capped(path / bundle_mod.PAYLOAD / ks.FILE_NAME, ks.FILE_LIMIT)
+    rel = f"{bundle_mod.PAYLOAD}/{ks.FILE_NAME}"
+    try:
+        # Beneath the bundle, no link followed at any depth: a payload folder or file swapped
+        # for a symlink (or a FIFO) since the check is refused, never followed or waited on.
+        fd, _st = safeopen.open_regular_beneath(path, rel)
+    except OSError as exc:
+        why = "is not a regular file" if isinstance(exc, safeopen.NotRegularFileError) else exc.strerror
+        check.problems.append(bundle_mod.Problem("tampered", rel, f"changed while being read ({why})"))
+        return check, None
+    data = _read_fd_capped(fd, ks.FILE_LIMIT, rel)
     if hashlib.sha256(data).hexdigest() != m.files[0].sha256:
         # Changed since the check: read nothing rather than something else.
         check.problems.append(bundle_mod.Problem("tampered", f"payload/{ks.FILE_NAME}", "changed while being read"))

@@ -83,7 +83,14 @@ def open_at(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
     if not name or "/" in name or name in (".", ".."):
         raise OutsideError(name)
     fd = os.open(name, O_SAFE, dir_fd=dir_fd)
-    return fd, _regular(fd)
+    try:  # `_regular`, inline: called once per payload file (10,000 small files)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError()
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 def _regular(fd: int) -> os.stat_result:

@@ -118,8 +118,9 @@ def test_a_file_that_grows_while_it_is_copied_is_cut_off(world: World, tmp_path:
 
 
 def test_a_check_never_hashes_past_the_declared_size(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[int]) -> None:
-    """Attacker grows a file between the check's stat (right size) and its hash, hoping the hash
-    streams all of it. It reads one byte past the declared size and calls it changed."""
+    """Attacker grows a file between the check's look at it (right size: the fstat of the open
+    file) and its hash, hoping the hash streams all of it. It reads one byte past the declared
+    size and calls it changed."""
     bid = world.make(world.bob, "z" * 100)
     src = tmp_path / "t" / bid
     shutil.copytree(world.wire / bid, src)
@@ -127,10 +128,11 @@ def test_a_check_never_hashes_past_the_declared_size(world: World, tmp_path: Pat
     real_open = safeopen.open_at
 
     def grow_then_open(dir_fd: int, name: str):  # type: ignore[no-untyped-def]
-        if name == target.name:
+        opened = real_open(dir_fd, name)
+        if name == target.name:  # after the open and its fstat, before the read
             with open(target, "ab") as f:
                 f.truncate(BIG)
-        return real_open(dir_fd, name)
+        return opened
 
     monkeypatch.setattr(safeopen, "open_at", grow_then_open)
     c = bundle_mod.check(src)
