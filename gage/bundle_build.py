@@ -41,6 +41,7 @@ from .manifest import (
     check_path,
     fold_path,
 )
+from .vocab import Kind
 
 CHUNK = safeopen.CHUNK
 # Copies in flight while bundling: enough for the disk to commit several fsyncs at once.
@@ -177,7 +178,7 @@ def build(
     files: list[tuple[str, Path]],
     *,
     staging: Path,
-    kind: str,
+    kind: Kind,
     to: list[Party] | None = None,
     parent: str | None = None,
     thread: str | None = None,

@@ -32,10 +32,12 @@ from .manifest_files import _files as _files
 from .manifest_files import _plain_files as _plain_files
 from .manifest_files import check_path as check_path
 from .manifest_files import fold_path as fold_path
+from .vocab import KINDS as VOCAB_KINDS
+from .vocab import Kind
 
 VERSION = 1
-KINDS = ("share", "question", "answer", "review-request", "ack")
-KINDS_NEEDING_PARENT = ("answer", "ack")
+KINDS: tuple[Kind, ...] = VOCAB_KINDS
+KINDS_NEEDING_PARENT: tuple[Kind, ...] = ("answer", "ack")
 # 4 MiB: 10,000 files (MAX_FILES) with paths of up to about 300 bytes each fit (an entry is
 # its path plus about 110 bytes); 1 MiB held 10,000 files only with paths of a few bytes.
 MANIFEST_LIMIT = 4 << 20
@@ -82,7 +84,7 @@ class Hop:
     key: bytes
     name: str
     bundle: str
-    kind: str
+    kind: Kind
     created: str
 
     def to_json(self) -> dict[str, str]:
@@ -92,7 +94,7 @@ class Hop:
 @dataclass(frozen=True)
 class Manifest:
     raw: bytes
-    kind: str
+    kind: Kind
     created: str
     nonce: str
     sender: Party
@@ -130,7 +132,7 @@ class Manifest:
     def build(
         cls,
         *,
-        kind: str,
+        kind: Kind,
         sender: Party,
         files: list[FileEntry],
         nonce: str,
@@ -151,7 +153,7 @@ class Manifest:
 
 def _build_obj(
     *,
-    kind: str,
+    kind: Kind,
     sender: Party,
     files: list[FileEntry],
     nonce: str,
@@ -235,10 +237,11 @@ def _time(value: Any, where: str) -> str:
     return str(value)  # time_problem refuses anything but a str
 
 
-def _kind(value: Any, where: str) -> str:
-    if value not in KINDS:
-        raise _fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
-    return str(value)
+def _kind(value: Any, where: str) -> Kind:
+    for kind in KINDS:
+        if value == kind:
+            return kind
+    raise _fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
 
 
 def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
