@@ -18,7 +18,8 @@ check ran:
 
 Only a check that found no problem is remembered. Its tree holds exactly the manifest,
 the signature, `payload` and the folders and files the manifest lists, so the entries are
-found again from the manifest with one lstat each, without listing any folder: an entry
+found again from the manifest with one lstat each (relative to the bundle folder, opened
+once with O_NOFOLLOW, so a link put in its place is a miss), without listing any folder: an entry
 added, removed or renamed anywhere changes the ctime and mtime of the folder holding it,
 which is one of those. Any write, truncation or replacement of a file changes its ctime
 or inode, and a user process cannot set ctime back (utime sets mtime only), so a byte
@@ -78,11 +79,14 @@ def _entry(rel: str, st: os.stat_result) -> _Stat:
     return (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
+def _tree_digest(entries: list[_Stat]) -> str:
+    """The key's tree part."""
+    return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def _digest(entries: list[_Stat]) -> tuple[str, int]:
     """The key's tree part, and the newest mtime or ctime in it (for the racy guard)."""
-    entries = sorted(entries)
-    newest = max(max(e[3], e[4]) for e in entries)
-    return hashlib.sha256(repr(entries).encode("utf-8", "surrogateescape")).hexdigest(), newest
+    return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
 
 
 def _whole_tree(root: Path) -> list[_Stat] | None:
@@ -99,10 +103,11 @@ def _whole_tree(root: Path) -> list[_Stat] | None:
     return [_entry(".", top), *entries]
 
 
-def _listed_tree(root: str, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
-    """The entries of a tree that checked out, found from its manifest: one lstat each. Raises OSError."""
-    lstat = os.lstat
-    out = [_entry(".", lstat(root)), _entry(MANIFEST, m_st), _entry(SIGNATURE, s_st)]
+def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
+    """The entries of a tree that checked out, found from its manifest: one lstat each, relative
+    to the open bundle folder `dir_fd` (no walk of the whole path per entry). Raises OSError."""
+    stat_ = os.stat
+    out = [_entry(".", top), _entry(MANIFEST, m_st), _entry(SIGNATURE, s_st)]
     folders: set[str] = set()
     for f in manifest.files:
         cut = f.path.rfind("/")
@@ -112,23 +117,25 @@ def _listed_tree(root: str, manifest: Manifest, m_st: os.stat_result, s_st: os.s
                 break
             folders.add(folder)
             cut = folder.rfind("/")
-    base = f"{root}/{PAYLOAD}"
-    out.append(_entry(PAYLOAD, lstat(base)))
+    out.append(_entry(PAYLOAD, stat_(PAYLOAD, dir_fd=dir_fd, follow_symlinks=False)))
     for rel in [*folders, *(f.path for f in manifest.files)]:
-        out.append(_entry(f"{PAYLOAD}/{rel}", lstat(f"{base}/{rel}")))
+        name = f"{PAYLOAD}/{rel}"
+        out.append(_entry(name, stat_(name, dir_fd=dir_fd, follow_symlinks=False)))
     return out
 
 
-def _read_regular(path: str, limit: int) -> tuple[bytes, os.stat_result] | None:
-    """A regular file's bytes and stat, never through a symlink; None for anything else."""
+def _read_at(dir_fd: int, name: str, limit: int) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's bytes and stat, opened in the folder `dir_fd`, never through a symlink;
+    None for anything else. Reads the size fstat gave plus one byte (not `limit`: a buffer of
+    the whole limit per read was most of the cost), so a file that grew meanwhile is a miss."""
     try:
-        fd, st = safeopen.open_regular(path)  # no link, no blocking, regular files only
+        fd, st = safeopen.open_at(dir_fd, name)  # no link, no blocking, regular files only
     except OSError:
         return None
     try:
         if st.st_size > limit:
             return None
-        data = os.read(fd, limit + 1)
+        data = os.read(fd, st.st_size + 1)
         return (data, st) if len(data) == st.st_size else None
     except OSError:
         return None
@@ -213,15 +220,22 @@ class CheckCache:
             kept = _problems(warnings)
         except (ValueError, TypeError):
             return None
-        m = _read_regular(f"{key}/{MANIFEST}", MANIFEST_LIMIT)
-        s = _read_regular(f"{key}/{SIGNATURE}", SIGNATURE_LEN * 4)
-        if m is None or s is None or _sha(m[0]) != m_sha or _sha(s[0]) != s_sha:
+        try:
+            dir_fd = safeopen.open_dir(key)  # the bundle folder itself, never through a symlink
+        except OSError:
             return None
         try:
+            top = os.fstat(dir_fd)
+            m = _read_at(dir_fd, MANIFEST, MANIFEST_LIMIT)
+            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_LEN * 4)
+            if m is None or s is None or _sha(m[0]) != m_sha or _sha(s[0]) != s_sha:
+                return None
             manifest = parsed if parsed is not None and parsed.raw == m[0] else Manifest.parse(m[0])
-            now = _digest(_listed_tree(key, manifest, m[1], s[1]))[0]
+            now = _tree_digest(_listed_tree(dir_fd, top, manifest, m[1], s[1]))
         except (GageError, OSError):
             return None
+        finally:
+            os.close(dir_fd)
         if now != tree:
             return None
         return Check(path=root, manifest=manifest, signature=s[0], warnings=kept, signature_verified=True)
@@ -233,7 +247,7 @@ class CheckCache:
             gone = []
             for k in self._entries:
                 folder, _, name = k.rpartition("/")
-                if name not in keep and folder.rpartition("/")[2] == state:
+                if name not in keep and folder.endswith(state) and folder.rpartition("/")[2] == state:
                     gone.append(k)
             for k in gone:
                 del self._entries[k]

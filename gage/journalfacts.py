@@ -127,6 +127,14 @@ class _View(Mapping[str, Any]):
             raise KeyError(bundle_id)
         return value
 
+    def get(self, bundle_id: str, default: Any = None) -> Any:
+        # Not Mapping.get: that raises and catches KeyError for every absent fact (most bundles).
+        value = getattr(self._facts.of_bundle(bundle_id), self._field)
+        return default if value is None or value == 0 else value
+
+    def __contains__(self, bundle_id: object) -> bool:
+        return isinstance(bundle_id, str) and getattr(self._facts.of_bundle(bundle_id), self._field) not in (None, 0)
+
     def __iter__(self) -> Iterator[str]:
         return (b for b, f in self._facts.all().items() if getattr(f, self._field) not in (None, 0))
 
@@ -200,6 +208,23 @@ class _IndexedFacts(JournalFacts):
             found = self._index.bundles(wanted, sync=False)
             for b in wanted:
                 self._memo[b] = found.get(b, EMPTY)
+
+    def seen(self, bundle_id: str, parent: str | None) -> Seen:
+        """`JournalFacts.seen` from two lookups (the bundle's row and its parent's), not one per fact."""
+        from .verdict import Seen
+
+        own = self.of_bundle(bundle_id)
+        pstatus = None
+        if parent:
+            p = self.of_bundle(parent)
+            pstatus = "sent-by-me" if p.sent is not None else "received" if p.received else "unknown"
+        return Seen(
+            times_received=own.received,
+            first_received=own.first_received,
+            sent_by_me=own.sent is not None,
+            parent=parent,
+            parent_status=pstatus,
+        )
 
     def of_bundle(self, bundle_id: str) -> BundleFacts:
         facts = self._memo.get(bundle_id)

@@ -13,7 +13,6 @@ from typing import Any
 
 from . import authority as authority_mod
 from . import bundle as bundle_mod
-from . import keystatement
 from .bundle import Problem
 from .contacts import Contacts
 from .errors import GageError
@@ -22,6 +21,8 @@ from .journalfacts import (
     JournalFacts as JournalFacts,  # re-exported: it lives with the journal index
 )
 from .keys import key_text, short_fingerprint
+from .keytrust import KeyTrust as KeyTrust  # re-exported: a listing's memo type
+from .keytrust import key_trust
 from .manifest import Manifest
 from .sanitize import quoted
 from .store import Stored
@@ -260,34 +261,6 @@ class Verdict:
         }
 
 
-def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | None:
-    """What a key statement said about `key`, for a contact's key or one of this home's own."""
-    found = contacts.retirement_of(key)
-    if found is not None:
-        owner, r = found
-        return {
-            "contact": owner.name,
-            "reason": r.reason,
-            "retired_at": r.retired_at,
-            "replacement": key_text(r.replacement) if r.replacement else None,
-            "statement": r.statement,
-        }
-    mine = home.identity.retirement_of(key)
-    if mine is None:
-        return None
-    try:
-        statement: str | None = keystatement.parse(mine.statement.encode("utf-8")).statement.id
-    except GageError:
-        statement = None
-    return {
-        "contact": None,
-        "reason": mine.reason,
-        "retired_at": mine.retired_at,
-        "replacement": key_text(mine.replacement) if mine.replacement else None,
-        "statement": statement,
-    }
-
-
 def load_authority(home: Home, contacts: Contacts) -> authority_mod.AuthorityFile:
     """The authority file as a verdict reads it: a file that cannot be read is an error
     that withholds every grant, never a failure of the verdict."""
@@ -305,6 +278,7 @@ def compute(
     facts: JournalFacts | None = None,
     check: bundle_mod.Check | None = None,
     authority: authority_mod.AuthorityFile | None = None,
+    keys: dict[bytes, KeyTrust] | None = None,
 ) -> Verdict:
     """The verdict on `target` now.
 
@@ -315,6 +289,9 @@ def compute(
     `check`: a `bundle.check` of this same directory, made now or taken from the check
     cache (gage.checkcache), whose key guarantees it is a check of these exact bytes.
     Left None, the bytes are checked afresh.
+
+    `keys`: a memo of `key_trust` by signing key, filled here, for a caller computing many
+    verdicts from the same `contacts` and `authority` in one command (a listing); it must start empty.
     """
     if isinstance(target, Stored):
         path, state, in_home = target.path, target.state, True
@@ -340,14 +317,12 @@ def compute(
             authority_errors=[],
             chain=[],
         )
-    contact = contacts.by_key(m.sender.key)
-    status = contacts.status_of(m.sender.key)
-    retired = _retired(home, contacts, m.sender.key)
-    if retired is not None and retired["contact"] is not None:
-        # A retired key (spec/keys.md): superseded keeps its contact (still verified, shown
-        # as the contact's previous key); compromised keeps none: nothing it signs verifies.
-        owner = contacts.owner_of(m.sender.key)
-        contact = owner if retired["reason"] == "superseded" else None
+    trust = keys.get(m.sender.key) if keys is not None else None
+    if trust is None:
+        trust = key_trust(home, contacts, m.sender.key)
+        if keys is not None:
+            keys[m.sender.key] = trust
+    contact, status, retired = trust.contact, trust.status, trust.retired
     # A contact's name only for a key that really signed this manifest: a forged bundle
     # can write any confirmed key into `sender`, and must not be shown under its name.
     signed = check.signature_ok
@@ -357,8 +332,8 @@ def compute(
         status=status,
         claimed_name=m.sender.name,
         signature_ok=signed,
-        is_me=signed and home.identity.owns(m.sender.key),
-        retired=retired,
+        is_me=signed and trust.mine,
+        retired=dict(retired) if retired is not None else None,
     )
     verdict: VerdictLevel
     if check.problems:
@@ -374,7 +349,12 @@ def compute(
         # Used only now: after the signature verified and the key is confirmed.
         af = authority if authority is not None else load_authority(home, contacts)
         authority_errors = list(af.errors)
-        grants = [] if af.errors else af.for_bundle(contact.name, m.kind)
+        if not af.errors:
+            # Per kind, once per key in a listing (the memo lives as long as `keys`, this command).
+            found = trust.grants.get(m.kind)
+            if found is None or authority is None:
+                found = trust.grants[m.kind] = tuple(af.for_bundle(contact.name, m.kind))
+            grants = list(found)
 
     facts = facts if facts is not None else JournalFacts.of(home)
     bid = m.id  # a hash of the manifest bytes: computed once, not per use

@@ -201,9 +201,12 @@ def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any
     rows: list[dict[str, Any]] = []
     labels: dict[str, str] = {}
     listed = store.list_bundles(home, states)
-    facts.prefetch(s.id for s in listed)  # one index query for the listing, not one per bundle
-    for s in listed:
-        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts, check=cache.check(s), authority=authority)
+    checks = [cache.check(s) for s in listed]
+    # One index query for the listing's bundles and their parents, not one per bundle.
+    facts.prefetch([*(s.id for s in listed), *(c.manifest.parent for c in checks if c.manifest and c.manifest.parent)])
+    keys: dict[bytes, verdict_mod.KeyTrust] = {}  # each signing key's trust, computed once in this listing
+    for s, check in zip(listed, checks, strict=True):
+        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts, check=check, authority=authority, keys=keys)
         m = v.manifest
         verdict: str = v.verdict
         if s.state == "outbox" and v.sender.is_me and verdict != "invalid":
