@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import vocab
 from .errors import GageIOError, MalformedError
 
 GENESIS = "0" * 64
@@ -26,24 +27,8 @@ BLOCK = 1 << 16
 # Torn lines up to this size are also copied into their `repaired` entry; a larger one
 # (a gage line is at most LINE_LIMIT) would not fit in a line, and lives only in its file.
 TORN_INLINE_LIMIT = 16 * 1024
-EVENTS = (
-    "init",
-    "sent",
-    "imported",
-    "received",
-    "accepted",
-    "rejected",
-    "paired",
-    "unpaired",
-    "reconciled",
-    "repaired",
-    # Key statements (spec/keys.md): this home retired its key, or countersigned as a
-    # replacement; a statement from another key was applied, or refused and why.
-    "key-retired",
-    "key-countersigned",
-    "key-statement-applied",
-    "key-statement-refused",
-)
+# The journal's events (spec/journal.md); one list, in gage.vocab, for the type and the check.
+EVENTS = vocab.EVENTS
 
 
 def line_hash(line: bytes) -> str:
