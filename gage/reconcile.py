@@ -18,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import atomic
+from . import atomic, reconcilemark
 from .home import STATES, Home
 from .journalfacts import BundleFacts
 from .manifest import is_id
@@ -76,10 +76,22 @@ def reconcile(home: Home, *, timeout: float | None = None) -> list[str]:
     notes: list[str] = home.take_reconciled()
     with home.lock(timeout=timeout):
         home.ensure_layout()
-        notes += _staged(home)
-        notes += _scratch(home)
-        notes += _against_journal(home)
+        if reconcilemark.fresh(home):
+            return notes  # nothing reconcile reads has changed since a scan found the home consistent
+        started = reconcilemark.now_ns()
+        try:
+            before = reconcilemark.snapshot(home)
+        except OSError:
+            before = None
+        notes += _scan(home)
+        if before is not None:
+            reconcilemark.save(home, before, started)
     return notes
+
+
+def _scan(home: Home) -> list[str]:
+    """The full reconcile, under the lock: what it costs follows the inbox (every name in it)."""
+    return [*_staged(home), *_scratch(home), *_against_journal(home)]
 
 
 def _staged(home: Home) -> list[str]:
