@@ -21,7 +21,7 @@ from unittest import mock
 
 import nacl.signing
 from textual.app import App
-from textual.pilot import Pilot
+from textual.pilot import Pilot, WaitForScreenTimeout
 from textual.widgets import Input
 
 from gage import ceremony, store
@@ -247,6 +247,9 @@ async def settle(pilot: Pilot) -> None:
     raise AssertionError("the interface never finished its background work")
 
 
+SCREEN_WAIT_CAP = 120.0  # seconds: generous, for a loaded machine
+
+
 class SettlingPilot(Pilot):
     """A pilot whose pause() also waits for the inbox's rows (see `settle`).
 
@@ -257,6 +260,24 @@ class SettlingPilot(Pilot):
     async def pause(self, delay: float | None = None) -> None:
         await super().pause(delay)
         await settle(self)
+
+    async def _wait_for_screen(self, timeout: float = 30.0) -> bool:
+        """Textual's wait, in short rounds on whichever screen is shown, up to a generous cap.
+
+        Textual waits for every widget of the screen shown when the wait began. A key that
+        dismisses that screen (enter in a dialog) can remove it before its widgets handle the
+        wait's callback, and then the wait can only time out: seen under CI load as a
+        WaitForScreenTimeout in `test_reject_with_a_reason`. A screen that is really stuck
+        still fails, after SCREEN_WAIT_CAP seconds.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout, SCREEN_WAIT_CAP)
+        while True:
+            try:
+                return await super()._wait_for_screen(timeout=2.0)
+            except WaitForScreenTimeout:
+                if loop.time() >= deadline:
+                    raise
 
 
 class TestApp(GageApp):
