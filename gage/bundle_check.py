@@ -36,6 +36,7 @@ from .errors import (
 from .keys import SIGNATURE_LEN, verify_manifest_signature
 from .manifest import MANIFEST_LIMIT, FileEntry, Manifest, is_id
 from .sanitize import json_text
+from .vocab import ProblemStage
 
 CHUNK = safeopen.CHUNK
 # The order in which stages are checked; the first failing stage decides the exit code.
@@ -44,7 +45,7 @@ STAGE_ORDER = ("malformed", "signature", "tampered")
 
 @dataclass
 class Problem:
-    stage: str
+    stage: ProblemStage
     path: str | None
     message: str
     field: str | None = None

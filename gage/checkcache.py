@@ -60,6 +60,7 @@ from .keys import SIGNATURE_LEN
 from .manifest import MANIFEST_LIMIT, Manifest
 from .store import Stored
 from .treestat import UNREADABLE, tree_entries
+from .vocab import PROBLEM_STAGES
 
 FORMAT = f"gage-checkcache-1/{__version__}"
 FILE_NAME = "checks.json"
@@ -277,11 +278,12 @@ def _problems(raw: Any) -> list[Problem]:
     out = []
     for p in raw:
         stage, path, message, field = p
-        if not (isinstance(stage, str) and isinstance(message, str)):
+        known = next((s for s in PROBLEM_STAGES if s == stage), None)
+        if known is None or not isinstance(message, str):
             raise ValueError("not a problem")
         if not all(x is None or isinstance(x, str) for x in (path, field)):
             raise ValueError("not a problem")
-        out.append(Problem(stage=stage, path=path, message=message, field=field))
+        out.append(Problem(stage=known, path=path, message=message, field=field))
     return out
 
 

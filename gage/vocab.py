@@ -42,6 +42,9 @@ Stage = Literal[
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]
+# What a check's problem or warning is about: an error's stage, or "name" (a warning: the
+# folder is not named by its id, which matters only where a name is expected).
+ProblemStage = Stage | Literal["name"]
 # What a journal line records (spec/journal.md).
 Event = Literal[
     "init",
@@ -101,6 +104,7 @@ KEY_STATUSES: Final[tuple[KeyStatus, ...]] = get_args(KeyStatus)
 REASONS: Final[tuple[Reason, ...]] = get_args(Reason)
 STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
 CHECK_STAGES: Final[tuple[CheckStage, ...]] = get_args(CheckStage)
+PROBLEM_STAGES: Final[tuple[ProblemStage, ...]] = (*STAGES, "name")
 EVENTS: Final[tuple[Event, ...]] = get_args(Event)
 REFUSALS: Final[tuple[Refusal, ...]] = get_args(Refusal)
 WATCH_KINDS: Final[tuple[WatchKind, ...]] = get_args(WatchKind)
