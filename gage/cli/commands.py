@@ -5,9 +5,9 @@ its own module: the watcher (watchfiles), the A2A card fetcher (urllib, ssl), th
 interface (textual) and the signing library load when a command that uses them runs
 (issue 13: start-up). So this module imports nothing of gage's but `Lazy` targets by name.
 
-The choices the core defines (kinds, states, reasons, protocols) are written out here
-rather than imported, since importing them would load the core; tests/test_cli_startup.py
-checks that each equals the core's own.
+Kinds, states and reasons come from gage.vocab, which imports only `typing`. The A2A
+protocols are written out here, since importing them would load the A2A code;
+tests/test_cli_startup.py checks that the copies equal the core's own.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ import argparse
 import importlib
 from collections.abc import Callable
 
-# Copies of the core's values (see the module docstring): manifest.KINDS, home.ALL_STATES,
-# keystatement.REASONS, a2a.artifact.PROTOCOLS and DEFAULT_PROTOCOL.
-KINDS = ("share", "question", "answer", "review-request", "ack")
-ALL_STATES = ("pending", "accepted", "rejected", "outbox")
-REASONS = ("superseded", "compromised")
+from ..vocab import KINDS, REASONS
+from ..vocab import PLACES as ALL_STATES
+
+# Copies of a2a.artifact.PROTOCOLS and DEFAULT_PROTOCOL (see the module docstring).
 PROTOCOLS = ("1.0", "0.3")
 DEFAULT_PROTOCOL = "1.0"
 SHELLS = ("bash", "zsh", "fish")
