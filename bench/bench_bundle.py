@@ -11,7 +11,7 @@ nothing else, so this prints gage beside:
   (Linux only; skipped elsewhere). Cheaper for thousands of small files; shown for context.
 - `sha256 only`: hashing the sources in one thread, no copy (the hashing floor).
 
-gage runs in the same process (`gage.send.create`, what `gage bundle` calls, into a real
+gage runs in the same process (`gage.inbox.send.create`, what `gage bundle` calls, into a real
 home: sources collected, copied, hashed, fsynced, signed, renamed into the outbox, journaled),
 and, with `--cli`, as the `gage bundle` command (interpreter start-up included). Rounds are
 interleaved (and rotated) so every runner sees the same machine load and page cache; each output is
@@ -38,8 +38,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gage import send
-from gage.home import Home
+from gage.home.layout import Home
+from gage.inbox import send
 
 CHUNK = 1 << 20
 

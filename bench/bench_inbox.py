@@ -22,11 +22,11 @@ from pathlib import Path
 import nacl.signing
 
 from gage import bundle as bundle_mod
-from gage import ceremony
-from gage.home import Home
-from gage.keys import Identity
+from gage.format.keys import Identity
+from gage.format.words import derive
+from gage.home.layout import Home
+from gage.trust import ceremony
 from gage.tui.rows import CheckCache, load_rows
-from gage.words import derive
 
 
 def make_inbox(root: Path, count: int, size: int) -> Home:

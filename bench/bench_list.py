@@ -2,7 +2,7 @@
 
 The floor is what any listing must do: read every pending bundle's `manifest.json` once
 and parse it (`Manifest.parse`). A second `gage list` may add a stat of each bundle's
-files (the check cache's key: gage.checkcache), the verdict's trust half and the output,
+files (the check cache's key: gage.home.checkcache), the verdict's trust half and the output,
 but it must not hash payloads again; the target is within 3x of the floor. `verdict ID`
 and `read ID` must not grow with the inbox: each is run in a small home and a big one,
 and the ratio big/small is printed (target about 1).
@@ -43,8 +43,8 @@ from scale import make_home  # noqa: E402
 from gage import checkcache  # noqa: E402
 from gage.cli.cmd_core import list_rows  # noqa: E402
 from gage.cli.main import main as gage_main  # noqa: E402
-from gage.home import ALL_STATES, Home  # noqa: E402
-from gage.manifest import Manifest  # noqa: E402
+from gage.format.manifest import Manifest  # noqa: E402
+from gage.home.layout import ALL_STATES, Home  # noqa: E402
 
 
 def floor(home: Path) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 # Modules no small command should load: the watcher, the interface, the A2A SDK and the
 # card fetcher (urllib, ssl), the signing library only where a signature is checked.
-HEAVY = ("watchfiles", "textual", "rich", "a2a", "gage.a2a", "gage.watch", "gage.tui", "uvicorn", "httpx", "ssl")
+HEAVY = ("watchfiles", "textual", "rich", "a2a", "gage.carriers.a2a", "gage.carriers.watch", "gage.tui", "uvicorn", "httpx", "ssl")
 
 
 # Runs the gage package found in argv[1] (the editable install's finder removed, so it cannot
@@ -68,9 +68,10 @@ def _run(cmd: list[str], env: dict[str, str]) -> float:
 
 def make_home(root: Path, pending: int) -> tuple[Path, str]:
     """A small home with `pending` bundles from a confirmed contact; the id of one of them."""
-    from gage import ceremony, send, store
-    from gage.home import Home
-    from gage.words import derive
+    from gage.format.words import derive
+    from gage.home.layout import Home
+    from gage.inbox import send, store
+    from gage.trust import ceremony
 
     me = Home.init(root / "me", "me")
     them = Home.init(root / "them", "them")

@@ -10,7 +10,7 @@ interleaved between the sizes so both see the same machine load:
   does) until its row is on screen with its verdict, with the live watcher on;
 - tick: one run of the periodic age refresh with every row loaded;
 - restart rows, restart fill: the app closed and started again on the unchanged home, with
-  the check cache (gage.checkcache, `cache/checks.json`) the first app saved: first rows,
+  the check cache (gage.home.checkcache, `cache/checks.json`) the first app saved: first rows,
   and until every verdict is filled in.
 
 It prints the median of each, for each size, and the ratio big/small. Each round starts a
@@ -38,8 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home, person, write_bundle  # noqa: E402
 
-from gage import checkcache, store  # noqa: E402
-from gage.home import Home  # noqa: E402
+from gage import store  # noqa: E402
+from gage.home import checkcache
+from gage.home.layout import Home  # noqa: E402
 from gage.tui.app import GageApp  # noqa: E402
 
 SIZE = (120, 40)

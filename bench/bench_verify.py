@@ -43,7 +43,7 @@ from pathlib import Path
 import nacl.signing
 
 from gage import bundle as bundle_mod
-from gage.keys import Identity
+from gage.format.keys import Identity
 
 CHUNK = 1 << 20
 

@@ -22,13 +22,14 @@ from pathlib import Path
 
 import nacl.signing
 
-from gage import ceremony, strictjson
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.home import Home
-from gage.journal import GENESIS, line_hash
-from gage.keys import Identity, key_text
-from gage.manifest import FileEntry, Manifest, Party, now_text
-from gage.words import derive
+from gage.format import strictjson
+from gage.format.keys import Identity, key_text
+from gage.format.manifest import FileEntry, Manifest, Party, now_text
+from gage.format.words import derive
+from gage.home.journal.log import GENESIS, line_hash
+from gage.home.layout import Home
+from gage.trust import ceremony
 
 KINDS = ("share", "question", "review-request")  # answer and ack need a parent
 

@@ -44,9 +44,10 @@ from collections import Counter
 from pathlib import Path
 
 from gage import bundle as bundle_mod
-from gage import ceremony, gate, send, store
-from gage.home import STATES, Home
-from gage.words import derive
+from gage.format.words import derive
+from gage.home.layout import STATES, Home
+from gage.inbox import gate, send, store
+from gage.trust import ceremony
 
 OPS = ("accept", "reject", "import", "bundle")
 

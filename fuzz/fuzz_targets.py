@@ -18,10 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gage import strictjson
-from gage.errors import MalformedError
-from gage.keys import KEYFILE_LIMIT, KeyFile
-from gage.manifest import MAX_COMPONENT, MAX_PATH, Manifest, check_path, fold_path
+from gage.format import strictjson
+from gage.format.errors import MalformedError
+from gage.format.keys import KEYFILE_LIMIT, KeyFile
+from gage.format.manifest import (
+    MAX_COMPONENT,
+    MAX_PATH,
+    Manifest,
+    check_path,
+    fold_path,
+)
 
 # --- strict JSON ----------------------------------------------------------------------------
 
@@ -128,7 +134,7 @@ def path(data: bytes) -> None:
         accepted.append(p)
     if len(accepted) == 2 and accepted[0] != accepted[1]:
         # The manifest's own list check must agree with the fold.
-        from gage.manifest import _files
+        from gage.format.manifest import _files
 
         entries = [{"path": p, "size": 0, "sha256": "0" * 64} for p in accepted]
         clash = fold_path(accepted[0]) == fold_path(accepted[1])
@@ -164,9 +170,10 @@ def _world() -> dict[str, Any]:
     """Homes made once per process: me, bob (a confirmed contact of mine) and eve (a stranger)."""
     if _WORLD:
         return _WORLD
-    from gage import ceremony, send
-    from gage.home import Home
-    from gage.words import derive
+    from gage.format.words import derive
+    from gage.home.layout import Home
+    from gage.inbox import send
+    from gage.trust import ceremony
 
     root = Path(tempfile.mkdtemp(prefix="gage-fuzz-"))
     atexit.register(shutil.rmtree, root, True)
@@ -201,8 +208,8 @@ class Bytes:
 
 def journal(data: bytes) -> None:
     """Whatever a journal file holds, readers never crash, and `verify` says whether it is sound."""
-    from gage.journal import Journal
-    from gage.verdict import JournalFacts
+    from gage.home.journal.log import Journal
+    from gage.trust.verdict import JournalFacts
 
     w = _world()
     d = Path(tempfile.mkdtemp(dir=w["root"]))
@@ -214,7 +221,7 @@ def journal(data: bytes) -> None:
         entries = j.entries()
         assert all(isinstance(e, dict) for e in entries)
         JournalFacts(entries)
-        from gage import store
+        from gage.inbox import store
 
         class _H:
             journal = j
@@ -229,9 +236,9 @@ def journal(data: bytes) -> None:
 
 def verdict(data: bytes) -> None:
     """A real bundle from a confirmed contact, changed as the bytes say: verified exactly when unchanged."""
-    from gage import verdict as verdict_mod
-    from gage.manifest import Manifest as M
-    from gage.manifest import Party
+    from gage.format.manifest import Manifest as M
+    from gage.format.manifest import Party
+    from gage.trust import verdict as verdict_mod
 
     w = _world()
     me, base = w["me"], w["base"]

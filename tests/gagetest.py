@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gage import ceremony, send, store
 from gage.cli.main import main as cli_main
-from gage.home import Home
-from gage.manifest import Manifest
-from gage.words import derive
+from gage.format.manifest import Manifest
+from gage.format.words import derive
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.trust import ceremony
 
 
 @pytest.fixture

@@ -36,16 +36,17 @@ from gagetest import arrive, pair
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 
-from gage import ceremony, frame, send, store
-from gage import verdict as verdict_mod
-from gage.a2a import artifact
-from gage.a2a.artifact import EXTENSION_URI, Limits, decode_b64
-from gage.a2a.card import agent_card, parse_card
-from gage.contacts import Contacts
-from gage.errors import GageError, MalformedError, RefusedError
-from gage.home import Home
-from gage.keys import key_text
-from gage.manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
+from gage.carriers.a2a import artifact
+from gage.carriers.a2a.artifact import EXTENSION_URI, Limits, decode_b64
+from gage.carriers.a2a.card import agent_card, parse_card
+from gage.format.errors import GageError, MalformedError, RefusedError
+from gage.format.keys import key_text
+from gage.format.manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.trust import ceremony, frame
+from gage.trust import verdict as verdict_mod
 
 PROTOCOLS = ("1.0", "0.3")
 SHAPES = ("artifact", "message", "task")

@@ -15,13 +15,13 @@ from gagetest import pair
 from google.protobuf import json_format
 from test_ceremony import run_pair_in_terminal
 
-from gage import send, store
-from gage.a2a import artifact
-from gage.a2a import card as card_mod
-from gage.contacts import Contacts
-from gage.home import Home
-from gage.keys import key_text
-from gage.words import derive
+from gage.carriers.a2a import artifact
+from gage.carriers.a2a import card as card_mod
+from gage.format.keys import key_text
+from gage.format.words import derive
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 
 def _bundle(home: Home, tmp: Path, text: str = "the numbers\n") -> str:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gage import send
-from gage.a2a import artifact, landing
-from gage.a2a.reader import Carried
-from gage.home import Home
+from gage.carriers.a2a import artifact, landing
+from gage.carriers.a2a.reader import Carried
+from gage.home.layout import Home
+from gage.inbox import send
 
 FILES = {"a.txt": b"a", "d/b.txt": b"b", "d/e/c.txt": b"c", "d/e/f.txt": b"f"}
 

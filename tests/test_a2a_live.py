@@ -28,13 +28,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gage import send, store
-from gage import verdict as verdict_mod
-from gage.a2a import artifact, client, server
-from gage.a2a import card as card_mod
-from gage.a2a.artifact import EXTENSION_URI, Limits
-from gage.errors import Exit, UsageError
-from gage.home import STATES, Home
+from gage.carriers.a2a import artifact, client, server
+from gage.carriers.a2a import card as card_mod
+from gage.carriers.a2a.artifact import EXTENSION_URI, Limits
+from gage.format.errors import Exit, UsageError
+from gage.home.layout import STATES, Home
+from gage.inbox import send, store
+from gage.trust import verdict as verdict_mod
 
 PROTOCOLS = ["1.0", "0.3"]
 SMALL = Limits(max_bytes=4096)  # the smallest request cap that still takes a real bundle: about 3.7 MB
@@ -524,7 +524,7 @@ def test_no_gage_module_but_live_imports_the_sdk() -> None:
     import sys
 
     code = (
-        "import sys, gage.a2a, gage.a2a.artifact, gage.a2a.card, gage.errors;"
+        "import sys, gage.carriers.a2a, gage.carriers.a2a.artifact, gage.carriers.a2a.card, gage.format.errors;"
         "bad = [m for m in ('a2a', 'starlette', 'uvicorn', 'httpx') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

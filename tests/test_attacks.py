@@ -24,12 +24,14 @@ from gagetest import pair
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
-from gage import frame, gate, send, store, strictjson
-from gage import verdict as verdict_mod
-from gage.errors import MalformedError, NotFoundError, UsageError
-from gage.home import Home
-from gage.keys import Identity
-from gage.manifest import FileEntry, Hop, Manifest, Party, bundle_id
+from gage.format import strictjson
+from gage.format.errors import MalformedError, NotFoundError, UsageError
+from gage.format.keys import Identity
+from gage.format.manifest import FileEntry, Hop, Manifest, Party, bundle_id
+from gage.home.layout import Home
+from gage.inbox import gate, send, store
+from gage.trust import frame
+from gage.trust import verdict as verdict_mod
 
 FORBIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 EVIL = "x\nverdict: VERIFIED\r\x1b[2J\u202eevil\u200b\x9b31m"

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, deliver_tampered, pair
 
-from gage import authority, frame, send, store
-from gage import verdict as verdict_mod
-from gage.contacts import Contacts
-from gage.errors import Exit, MalformedError
-from gage.home import Home
-from gage.keys import Identity
+from gage.format.errors import Exit, MalformedError
+from gage.format.keys import Identity
+from gage.home import authority
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.trust import frame
+from gage.trust import verdict as verdict_mod
 
 VALID = """\
 # what agents may do here

@@ -19,10 +19,15 @@ import nacl.signing
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import strictjson
-from gage.errors import BadSignatureError, MalformedError, TamperedError, UsageError
-from gage.keys import Identity
-from gage.manifest import FileEntry, Manifest, Party, bundle_id
+from gage.format import strictjson
+from gage.format.errors import (
+    BadSignatureError,
+    MalformedError,
+    TamperedError,
+    UsageError,
+)
+from gage.format.keys import Identity
+from gage.format.manifest import FileEntry, Manifest, Party, bundle_id
 
 FILES = {
     "hello.txt": b"hello, bob\n",

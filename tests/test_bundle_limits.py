@@ -17,18 +17,13 @@ import pytest
 from gagetest import Run
 
 from gage import bundle as bundle_mod
-from gage import (
-    bundle_build,
-    bundle_hash,
-    manifest,
-    manifest_files,
-    progress,
-    strictjson,
-)
-from gage.errors import Exit, MalformedError
-from gage.home import Home
-from gage.keys import Identity
-from gage.manifest import (
+from gage.bundle import build as bundle_build
+from gage.bundle import hash as bundle_hash
+from gage.bundle import progress
+from gage.format import manifest, manifest_files, strictjson
+from gage.format.errors import Exit, MalformedError
+from gage.format.keys import Identity
+from gage.format.manifest import (
     MANIFEST_LIMIT,
     MAX_FILES,
     FileEntry,
@@ -37,6 +32,7 @@ from gage.manifest import (
     Party,
     check_fits,
 )
+from gage.home.layout import Home
 
 ALICE = Identity(name="alice", signing_key=nacl.signing.SigningKey(hashlib.sha256(b"limits alice").digest()))
 

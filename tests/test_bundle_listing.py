@@ -12,7 +12,7 @@ import pytest
 from test_attacks import ident, signed
 
 from gage import bundle as bundle_mod
-from gage import safeopen
+from gage.bundle import safeopen
 
 
 def _swap_before_open(monkeypatch: pytest.MonkeyPatch, name: str, swap: object) -> None:

@@ -17,11 +17,13 @@ import pytest
 from gagetest import pair
 
 import gage
-from gage import ceremony, demo, send, store
-from gage.a2a import client, server
-from gage.contacts import Contacts
-from gage.home import Home
-from gage.watch import Watcher
+from gage.carriers.a2a import client, server
+from gage.carriers.watch import Watcher
+from gage.cli import demo
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.trust import ceremony
 
 
 @pytest.fixture

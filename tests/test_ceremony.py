@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 from gagetest import pair, run_gage_process
 
-from gage import ceremony
 from gage.cli.main import build_parser
-from gage.contacts import Contacts
-from gage.errors import Exit, RefusedError
-from gage.home import Home
-from gage.keys import KeyFile, key_text
-from gage.wordlist import EVEN, ODD
-from gage.words import PAIRS, WordCache, derive
+from gage.format.errors import Exit, RefusedError
+from gage.format.keys import KeyFile, key_text
+from gage.format.wordlist import EVEN, ODD
+from gage.format.words import PAIRS, WordCache, derive
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.trust import ceremony
 
 PROMPT = b"their 8 words:"
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,13 +318,13 @@ def test_key_file_key_is_a_candidate_claim_before_the_ceremony(two, gage) -> Non
 
 
 def test_only_the_ceremony_calls_confirm() -> None:
-    """Nothing but gage/ceremony.py may turn a key into a confirmed contact."""
+    """Nothing but gage/trust/ceremony.py may turn a key into a confirmed contact."""
     callers = []
     for path in sorted((ROOT / "gage").rglob("*.py")):
         text = path.read_text("utf-8")
         if "._confirm(" in text or re.search(r"\b_confirm\s*\(", text.replace("def _confirm(", "")):
             callers.append(path.relative_to(ROOT).as_posix())
-    assert callers == ["gage/ceremony.py"]
+    assert callers == ["gage/trust/ceremony.py"]
 
 
 def test_confirm_refuses_a_second_key_under_the_same_name(make_home) -> None:
@@ -374,8 +374,8 @@ def test_contacts_remove_unpairs_and_journals(make_home, gage) -> None:
 
 def test_contacts_forget_drops_a_candidate_by_fingerprint_and_never_a_contact(make_home, gage, tmp_path) -> None:
     """A candidate is only a claim; forgetting it is allowed. A confirmed contact is unpaired, not forgotten."""
-    from gage.contacts import Contacts
-    from gage.keys import short_fingerprint
+    from gage.format.keys import short_fingerprint
+    from gage.home.contacts import Contacts
 
     me, stranger, friend = make_home("me"), make_home("stranger"), make_home("friend")
     ceremony.add_candidate(me, stranger.identity.key, "stranger", "key file")
@@ -394,7 +394,7 @@ def test_pairing_from_a_forged_bundle_is_refused(make_home, tmp_path: Path) -> N
     """A manifest can name any key; `pair ID` takes a key only from a bundle whose signature verifies."""
     import shutil
 
-    from gage import send
+    from gage.inbox import send
 
     alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
     src = tmp_path / "f.txt"
@@ -404,7 +404,7 @@ def test_pairing_from_a_forged_bundle_is_refused(make_home, tmp_path: Path) -> N
     shutil.copytree(dest, forged)
     raw = (forged / "manifest.json").read_bytes().replace(mallory.identity.key.hex().encode(), alice.identity.key.hex().encode())
     (forged / "manifest.json").write_bytes(raw)
-    from gage import store as store_mod
+    from gage.inbox import store as store_mod
 
     res = store_mod.import_bundle(bob, forged)
     r = run_gage_process("pair", res.id[:12], "--name", "alice", home=bob.root, input="")

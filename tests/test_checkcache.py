@@ -1,4 +1,4 @@
-"""The check cache (gage.checkcache): a changed byte is never served a stale good check, and
+"""The check cache (gage.home.checkcache): a changed byte is never served a stale good check, and
 the cache is only ever an optimisation (issue 13)."""
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from gagetest import Run, arrive, pair
 
-from gage import authority as authority_mod
 from gage import bundle as bundle_mod
-from gage import checkcache, send, store
-from gage.checkcache import CheckCache
-from gage.home import Home
-from gage.manifest import Manifest
-from gage.treestat import tree_entries
+from gage.bundle.treestat import tree_entries
+from gage.format.manifest import Manifest
+from gage.home import authority as authority_mod
+from gage.home import checkcache
+from gage.home.checkcache import CheckCache
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 
 @pytest.fixture(autouse=True)

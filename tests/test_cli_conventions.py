@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gage.home import Home
+from gage.home.layout import Home
 
 
 def test_home_is_taken_after_the_subcommand_too(make_home, gage, tmp_path: Path) -> None:

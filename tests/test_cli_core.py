@@ -17,12 +17,14 @@ import pytest
 from gagetest import Run, pair, run_gage_process
 
 from gage import bundle as bundle_mod
-from gage import bundle_build, gate, send, store, strictjson
-from gage.errors import Exit
-from gage.home import Home
-from gage.keys import KeyFile, key_text, parse_key
-from gage.manifest import FileEntry, is_id
-from gage.words import derive
+from gage.bundle import build as bundle_build
+from gage.format import strictjson
+from gage.format.errors import Exit
+from gage.format.keys import KeyFile, key_text, parse_key
+from gage.format.manifest import FileEntry, is_id
+from gage.format.words import derive
+from gage.home.layout import Home
+from gage.inbox import gate, send, store
 
 Gage = Callable[..., Run]
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

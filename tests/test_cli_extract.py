@@ -1,4 +1,4 @@
-"""`gage extract ID DIR` and gage.extract.extract: every byte checked, no link followed, nothing overwritten
+"""`gage extract ID DIR` and gage.inbox.extract.extract: every byte checked, no link followed, nothing overwritten
 without --force, nothing left half-written."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage import extract as extract_mod
-from gage import gate, send, store
 from gage.bundle import PAYLOAD
-from gage.errors import Exit, RefusedError, TamperedError
-from gage.home import Home
+from gage.format.errors import Exit, RefusedError, TamperedError
+from gage.home.layout import Home
+from gage.inbox import extract as extract_mod
+from gage.inbox import gate, send, store
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from gage.cli import completion, help, reference
 from gage.cli.main import build_parser, main
-from gage.errors import Exit
+from gage.format.errors import Exit
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "cli-reference.md"

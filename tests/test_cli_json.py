@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage import send, store, strictjson
+from gage.carriers.watch import WatchEvent
 from gage.cli.watch_log import WatchLog
-from gage.errors import Exit
-from gage.home import Home
-from gage.watch import WatchEvent
+from gage.format import strictjson
+from gage.format.errors import Exit
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage import send, store, strictjson
 from gage.cli.commands import Lazy
 from gage.cli.help import subcommands, walk
 from gage.cli.main import build_parser
-from gage.errors import Exit
-from gage.home import Home
+from gage.format import strictjson
+from gage.format.errors import Exit
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 SENDER_KEYS = {"key", "name", "status", "claimed_name", "signature_ok", "is_me"}
 MADE_KEYS = {"id", "state", "path", "copied_to", "kind", "created", "subject", "parent", "thread", "to", "files", "total_size", "sender"}

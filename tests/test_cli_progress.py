@@ -13,9 +13,10 @@ from pathlib import Path
 from gagetest import pair
 
 from gage import bundle as bundle_mod
-from gage import extract, gate, progress, send, store
+from gage.bundle import progress
 from gage.cli.progress import ProgressLine, progress_line
-from gage.home import Home
+from gage.home.layout import Home
+from gage.inbox import extract, gate, send, store
 
 BIG = 12 << 20  # over the CLI's threshold (8 MiB)
 

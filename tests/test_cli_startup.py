@@ -7,11 +7,11 @@ import subprocess
 import sys
 import typing
 
-from gage import home as home_mod
-from gage import keystatement, manifest, sanitize
-from gage.a2a import artifact
+from gage.carriers.a2a import artifact
 from gage.cli import commands, completion, help
 from gage.cli.main import build_parser
+from gage.format import keystatement, manifest, sanitize
+from gage.home import layout as home_mod
 
 # What `import gage.cli.main` and building the parser must not load: the watcher, the
 # interface, the A2A code and SDK, the signing library, the core's bundle code, every command.
@@ -21,10 +21,10 @@ HEAVY = (
     "rich",
     "nacl",
     "a2a",
-    "gage.a2a",
-    "gage.watch",
+    "gage.carriers.a2a",
+    "gage.carriers.watch",
     "gage.tui",
-    "gage.home",
+    "gage.home.layout",
     "gage.bundle",
     "gage.cli.cmd_core",
     "gage.cli.cmd_trust",
@@ -80,7 +80,7 @@ def test_a_command_loads_only_its_own_module() -> None:
         "    assert main(['--home', d + '/h', 'list']) == 0\n"
     )
     assert "gage.cli.cmd_core" in mods
-    assert _heavy(mods) and not {"watchfiles", "textual", "gage.watch", "gage.a2a", "gage.cli.cmd_a2a"} & mods
+    assert _heavy(mods) and not {"watchfiles", "textual", "gage.carriers.watch", "gage.carriers.a2a", "gage.cli.cmd_a2a"} & mods
 
 
 def test_every_command_names_a_function_that_exists() -> None:

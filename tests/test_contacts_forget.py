@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from gagetest import pair
 
-from gage import ceremony
-from gage.contacts import Candidate, Contacts
-from gage.home import Home
+from gage.home.contacts import Candidate, Contacts
+from gage.home.layout import Home
+from gage.trust import ceremony
 
 
 def test_forget_removes_only_that_candidate(make_home: Callable[[str], Home]) -> None:

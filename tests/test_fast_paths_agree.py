@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings
 
-from gage import manifest_files as manifest_mod
-from gage import strictjson
-from gage.errors import MalformedError
+from gage.format import manifest_files as manifest_mod
+from gage.format import strictjson
+from gage.format.errors import MalformedError
 
 MAX = strictjson.MAX_INTEGER
 H = "ab" * 32

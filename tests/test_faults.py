@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from gagetest import pair, run_gage_process
 
-from gage import send, store
-from gage.errors import Exit, GageError
-from gage.home import Home
-from gage.journal import Journal
+from gage.format.errors import Exit, GageError
+from gage.home.journal.log import Journal
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 HOME_FILES = ("identity.json", "contacts.toml", "authority.toml", "journal.jsonl", "settings.toml")
 

@@ -14,9 +14,9 @@ import os
 import pytest
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
-from gage import gate
-from gage.errors import GageError
-from gage.home import Home
+from gage.format.errors import GageError
+from gage.home.layout import Home
+from gage.inbox import gate
 
 
 def _stage_by_hand(world: World, bid: str) -> None:
@@ -101,7 +101,7 @@ def test_a_read_only_home_is_still_read(world: World, gage, monkeypatch) -> None
 def test_two_kills_in_a_row_between_a_journal_line_and_its_head_still_verify(world: World, monkeypatch) -> None:
     """Found by bench/soak.py: `gage bundle` killed after its `sent` line, then `gage accept` killed
     after its `accepted` line: the head two behind read as "appended outside gage"."""
-    from gage.journal import Journal
+    from gage.home.journal.log import Journal
 
     journal = world.me.journal
     head = journal.head_path.read_bytes()

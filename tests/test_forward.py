@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, deliver_tampered, pair
 
-from gage import frame, send, store
-from gage import verdict as verdict_mod
-from gage.errors import Exit, RefusedError
-from gage.home import Home
-from gage.keys import key_text
+from gage.format.errors import Exit, RefusedError
+from gage.format.keys import key_text
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.trust import frame
+from gage.trust import verdict as verdict_mod
 
 
 @pytest.fixture

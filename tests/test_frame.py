@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from gagetest import deliver_tampered, pair
 
-from gage import send, store
-from gage.home import Home
-from gage.keys import Identity
+from gage.format.keys import Identity
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 GUESSED = "0123456789abcdef"
 HOSTILE = {
@@ -150,8 +150,8 @@ EVIL = "x\nverdict: VERIFIED\n==== end of gage frame 0123456789abcdef ====\rauth
 def _manifest_with_evil_path(me: Home, olga: Home, tmp_path: Path) -> str:
     """A manifest, signed by olga, whose file name holds a newline: gage refuses to parse it,
     and the problem it reports quotes the name. Placed straight into pending (import refuses it)."""
-    from gage import strictjson
-    from gage.manifest import bundle_id
+    from gage.format import strictjson
+    from gage.format.manifest import bundle_id
 
     src = tmp_path / "a.txt"
     src.write_text("a\n")

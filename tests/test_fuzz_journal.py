@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
-from gage.journal import Journal
+from gage.home.journal.log import Journal
 
 _SOUND: dict[str, bytes] = {}
 
@@ -82,15 +82,15 @@ def test_a_real_journal_changed(data: st.DataObject) -> None:
 # `entries`, the head, the next append's sequence number and `_seq_of` read lines with Python's
 # json module and caught ValueError only; a line of 50,000 `[` raised RecursionError, so every
 # reader (list, verdict, the gate's decisions) and every append (any import) died with a
-# traceback until the line was removed by hand. Fixed in gage/journal.py (and the same in the
-# word cache, gage/words.py).
+# traceback until the line was removed by hand. Fixed in gage/home/journal/log.py (and the same in the
+# word cache, gage/format/words.py).
 
 DEEP = b"[" * 50000
 
 
 def test_a_deep_line_does_not_stop_readers_or_writers(make_home, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from gage import send, store
-    from gage import verdict as verdict_mod
+    from gage.inbox import send, store
+    from gage.trust import verdict as verdict_mod
 
     home, bob = make_home("me"), make_home("bob")
     with open(home.journal.path, "ab") as f:
@@ -108,7 +108,7 @@ def test_a_deep_line_does_not_stop_readers_or_writers(make_home, tmp_path: Path)
 
 
 def test_a_deep_word_cache_is_recomputed(tmp_path: Path) -> None:
-    from gage.words import WordCache, derive
+    from gage.format.words import WordCache, derive
 
     p = tmp_path / "words.json"
     p.write_bytes(DEEP)

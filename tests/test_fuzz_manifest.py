@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
-from gage import strictjson
-from gage.errors import MalformedError
-from gage.manifest import KINDS, Manifest
+from gage.format import strictjson
+from gage.format.errors import MalformedError
+from gage.format.manifest import KINDS, Manifest
 
 HEX = "0123456789abcdef"
 ids = st.text(HEX, min_size=64, max_size=64)

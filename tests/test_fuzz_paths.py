@@ -10,8 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
-from gage.errors import MalformedError
-from gage.manifest import MAX_PATH, check_path, fold_path
+from gage.format.errors import MalformedError
+from gage.format.manifest import MAX_PATH, check_path, fold_path
 
 tricky = st.sampled_from(
     ["a", "A", "s", "S", "\u017f", "\u00df", "SS", "\u0301", "\u015b", "\u00e9", "e\u0301", "/", ".", "..", " ", ":", "\\",

@@ -10,8 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
-from gage import strictjson
-from gage.errors import MalformedError
+from gage.format import strictjson
+from gage.format.errors import MalformedError
 
 MAX = strictjson.MAX_INTEGER
 

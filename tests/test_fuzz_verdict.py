@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
-from gage import strictjson
-from gage import verdict as verdict_mod
+from gage.format import strictjson
+from gage.trust import verdict as verdict_mod
 
 leaf = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4)
 junk = st.recursive(leaf, lambda c: st.lists(c, max_size=2) | st.dictionaries(st.text(max_size=3), c, max_size=2), max_leaves=4)

@@ -21,11 +21,12 @@ import pytest
 from gagetest import arrive, pair
 
 from gage import bundle as bundle_mod
-from gage import frame, gate, send, store
-from gage import verdict as verdict_mod
 from gage.bundle import PAYLOAD
-from gage.errors import NotFoundError
-from gage.home import STATES, Home
+from gage.format.errors import NotFoundError
+from gage.home.layout import STATES, Home
+from gage.inbox import gate, send, store
+from gage.trust import frame
+from gage.trust import verdict as verdict_mod
 
 # --- the world ----------------------------------------------------------------------------
 

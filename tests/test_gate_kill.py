@@ -4,7 +4,7 @@ After every kill, `reconcile` runs (as the next gage command would), and then: t
 is whole in exactly one state, nothing is left under the staging name, the journal
 verifies, and the journal's decision (accepted/rejected) matches the directory it is in.
 
-GAGE_TEST_SLOW_GATE (a test hook read only by gage.gate) stretches the two critical
+GAGE_TEST_SLOW_GATE (a test hook read only by gage.inbox.gate) stretches the two critical
 windows (staged but not decided; landed but not journaled) so kills land inside them.
 Half of the rounds kill at a random time after start; the other half wait until the
 bundle reaches the staging name and kill within the windows.
@@ -22,7 +22,7 @@ import time
 from test_gate import World, staging_left, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
-from gage import gate
+from gage.inbox import gate
 
 ROUNDS = 40
 SLOW = 0.08

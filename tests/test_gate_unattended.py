@@ -7,8 +7,9 @@ import shutil
 from test_gate import World, accepted_entries, flip_payload_byte, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
-from gage import frame, gate, store
-from gage import verdict as verdict_mod
+from gage.inbox import gate, store
+from gage.trust import frame
+from gage.trust import verdict as verdict_mod
 
 
 def _unattended(world: World) -> list[dict]:

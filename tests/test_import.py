@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import bundle_build, send, store
-from gage.errors import GageIOError, MalformedError, RefusedError
-from gage.home import Home
-from gage.manifest import FileEntry, Manifest, Party
+from gage.bundle import build as bundle_build
+from gage.format.errors import GageIOError, MalformedError, RefusedError
+from gage.format.manifest import FileEntry, Manifest, Party
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 
 def _bundle_from(home: Home, tmp_path: Path, files: dict[str, bytes], subject: str = "hi") -> Path:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from gagetest import run_gage_process
 
-from gage.errors import Exit
-from gage.home import Home
-from gage.journal import GENESIS
+from gage.format.errors import Exit
+from gage.home.journal.log import GENESIS
+from gage.home.layout import Home
 
 
 def _home_with_entries(make_home, n: int = 5) -> Home:
@@ -202,7 +202,7 @@ def test_unknown_events_are_refused_on_write_and_reported_on_read(make_home) -> 
 
 APPENDER = """
 import sys
-from gage.home import Home
+from gage.home.layout import Home
 home = Home(sys.argv[1])
 w = sys.argv[2]
 for i in range(int(sys.argv[3])):

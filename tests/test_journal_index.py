@@ -1,4 +1,4 @@
-"""The journal index (gage/journalindex.py) is a cache of the journal, never a source.
+"""The journal index (gage/home/journal/index.py) is a cache of the journal, never a source.
 
 Every answer it gives (decisions, where each bundle last was, the verdict's `seen` facts, the
 unattended thread and budget) must equal a brute-force scan of the journal, written here the
@@ -22,10 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gage import gate, store, unattended
-from gage.home import Home
-from gage.journal import Journal, line_hash
-from gage.journalfacts import JournalFacts
+from gage.home.journal.facts import JournalFacts
+from gage.home.journal.log import Journal, line_hash
+from gage.home.layout import Home
+from gage.inbox import gate, store
+from gage.trust import unattended
 
 IDS = [hashlib.sha256(bytes([i])).hexdigest() for i in range(8)]
 
@@ -411,8 +412,8 @@ def test_a_random_history_agrees_with_a_scan(steps: list[tuple[str, Any]]) -> No
 
 WRITER = """
 import sys
-from gage import store
-from gage.home import Home
+from gage.inbox import store
+from gage.home.layout import Home
 home = Home(sys.argv[1])
 w = sys.argv[2]
 for i in range(int(sys.argv[3])):

@@ -16,15 +16,16 @@ import nacl.signing
 import pytest
 from gagetest import Run, arrive, pair
 
-from gage import ceremony, frame, ownkey, retirement, send, store
-from gage import keystatement as ks
-from gage import verdict as verdict_mod
-from gage.contacts import Contacts
-from gage.errors import RefusedError
-from gage.home import Home
-from gage.keys import key_text
-from gage.manifest import now_text
-from gage.words import derive
+from gage.format import keystatement as ks
+from gage.format.errors import RefusedError
+from gage.format.keys import key_text
+from gage.format.manifest import now_text
+from gage.format.words import derive
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import ownkey, send, store
+from gage.trust import ceremony, frame, retirement
+from gage.trust import verdict as verdict_mod
 
 Gage = Callable[..., Run]
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import keystatement as ks
-from gage import ownkey, retirement
-from gage.home import Home
+from gage.format import keystatement as ks
+from gage.home.layout import Home
+from gage.inbox import ownkey
+from gage.trust import retirement
 
 REL = f"payload/{ks.FILE_NAME}"
 

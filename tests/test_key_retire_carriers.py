@@ -12,12 +12,12 @@ from pathlib import Path
 
 from gagetest import pair
 
-from gage import ownkey, store
-from gage import verdict as verdict_mod
-from gage.a2a import client, server
-from gage.contacts import Contacts
-from gage.home import Home
-from gage.watch import Watcher
+from gage.carriers.a2a import client, server
+from gage.carriers.watch import Watcher
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import ownkey, store
+from gage.trust import verdict as verdict_mod
 
 
 def _retired_alice(make_home: Callable[[str], Home], tmp_path: Path) -> tuple[Home, Home, str, str]:
@@ -26,7 +26,7 @@ def _retired_alice(make_home: Callable[[str], Home], tmp_path: Path) -> tuple[Ho
     pair(bob, "alice", alice)
     src = tmp_path / "report.txt"
     src.write_text("numbers")
-    from gage import send
+    from gage.inbox import send
 
     m, dest = send.create(alice, [src], kind="share")
     store.import_bundle(bob, dest)

@@ -16,15 +16,16 @@ from pathlib import Path
 import pytest
 from gagetest import Run, pair
 
-from gage import frame, ownkey, retirement, send, store
-from gage import keystatement as ks
-from gage import verdict as verdict_mod
 from gage.bundle import check
-from gage.contacts import Contacts
-from gage.errors import GageIOError, RefusedError
-from gage.home import Home
-from gage.keys import Identity, key_text
-from gage.manifest import Party
+from gage.format import keystatement as ks
+from gage.format.errors import GageIOError, RefusedError
+from gage.format.keys import Identity, key_text
+from gage.format.manifest import Party
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import ownkey, send, store
+from gage.trust import frame, retirement
+from gage.trust import verdict as verdict_mod
 
 Gage = Callable[..., Run]
 

@@ -8,15 +8,16 @@ import nacl.signing
 from gagetest import pair
 from textual.widgets import DataTable
 
-from gage import keystatement as ks
-from gage import ownkey, retirement
-from gage.contacts import Contacts
-from gage.home import Home
-from gage.manifest import now_text
+from gage.format import keystatement as ks
+from gage.format.manifest import now_text
+from gage.format.words import derive
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import ownkey
+from gage.trust import retirement
 from gage.tui.app import GageApp
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
-from gage.words import derive
 
 SIZE = (120, 36)
 
@@ -111,7 +112,7 @@ async def test_a_hostile_name_in_a_statement_is_shown_literally(make_home, tmp_p
 
 async def test_contacts_show_this_homes_own_retired_keys(make_home, tmp_path: Path) -> None:
     """Like `gage id`: my current key, and the keys I retired, with their reasons."""
-    from gage.keys import short_fingerprint
+    from gage.format.keys import short_fingerprint
 
     alice = make_home("alice")
     old = alice.identity.key

@@ -17,15 +17,16 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage import ceremony, retirement, store
-from gage import keystatement as ks
-from gage import verdict as verdict_mod
-from gage.contacts import Contacts
-from gage.errors import MalformedError, RefusedError
-from gage.home import Home
-from gage.keys import Identity, key_text, parse_key, verify_manifest_signature
-from gage.manifest import Manifest
-from gage.words import derive
+from gage.format import keystatement as ks
+from gage.format.errors import MalformedError, RefusedError
+from gage.format.keys import Identity, key_text, parse_key, verify_manifest_signature
+from gage.format.manifest import Manifest
+from gage.format.words import derive
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.trust import ceremony, retirement
+from gage.trust import verdict as verdict_mod
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 VECTORS = json.loads((SPEC / "key-statements.json").read_text("utf-8"))

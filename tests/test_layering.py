@@ -62,7 +62,7 @@ def test_the_check_catches_a_ui_import(tmp_path: Path) -> None:
 
 
 def test_nothing_but_the_ceremony_confirms_a_key() -> None:
-    """Never break #3: only gage/ceremony.py may call Contacts._confirm."""
+    """Never break #3: only gage/trust/ceremony.py may call Contacts._confirm."""
     callers = []
     for path in ROOT.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
@@ -85,7 +85,7 @@ def test_only_the_live_transport_imports_the_a2a_sdk() -> None:
         for name in _imports(path):
             if any(name == sdk or name.startswith(sdk + ".") for sdk in SDK_PACKAGES):
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
-    assert not offenders, "only gage/a2a/server.py and client.py may import the A2A SDK or its server:\n" + "\n".join(offenders)
+    assert not offenders, "only gage/carriers/a2a/server.py and client.py may import the A2A SDK or its server:\n" + "\n".join(offenders)
 
 
 def test_the_cli_loads_without_the_sdk() -> None:
@@ -101,7 +101,7 @@ def test_the_cli_loads_without_the_sdk() -> None:
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "from gage.cli.main import build_parser\n"
-        "import gage.a2a.artifact, gage.a2a.card, gage.tui.app\n"
+        "import gage.carriers.a2a.artifact, gage.carriers.a2a.card, gage.tui.app\n"
         "build_parser()\n"
         "print('ok')\n"
     )

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage import gate, send, settings, store
-from gage.a2a import artifact
-from gage.errors import Exit, MalformedError
-from gage.home import Home
-from gage.manifest import FileEntry, Manifest, Party
-from gage.settings import LimitError
-from gage.watch import Watcher, WatchEvent
+from gage.carriers.a2a import artifact
+from gage.carriers.watch import Watcher, WatchEvent
+from gage.format.errors import Exit, MalformedError
+from gage.format.manifest import FileEntry, Manifest, Party
+from gage.home import settings
+from gage.home.layout import Home
+from gage.home.settings import LimitError
+from gage.inbox import gate, send, store
 
 
 def set_limits(home: Home, **values: int) -> None:
@@ -341,7 +342,7 @@ def test_a2a_import_applies_the_limits(make_home: Callable[[str], Home], tmp_pat
 
 def test_a2a_serve_refuses_over_a_limit_and_says_which(make_home: Callable[[str], Home], tmp_path: Path) -> None:
     pytest.importorskip("uvicorn")
-    from gage.a2a import client, server
+    from gage.carriers.a2a import client, server
 
     me, bob = make_home("me"), make_home("bob")
     set_limits(me, max_files=0)
@@ -375,9 +376,9 @@ def test_a_bundle_no_setting_can_admit_says_so(make_home: Callable[[str], Home],
 
 def test_an_a2a_task_with_one_bundle_over_a_limit_lands_none(make_home, tmp_path: Path) -> None:
     """Every bundle a task carries is checked before any is written."""
-    from gage import send as send_mod
-    from gage.a2a import artifact as art
-    from gage.errors import RefusedError as Refused
+    from gage.carriers.a2a import artifact as art
+    from gage.format.errors import RefusedError as Refused
+    from gage.inbox import send as send_mod
 
     alice, bob = make_home("alice"), make_home("bob")
     (bob.root / "settings.toml").write_text("[limits]\nmax_files = 1\n")

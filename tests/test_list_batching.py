@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage import checkcache, send, store
-from gage import verdict as verdict_mod
-from gage.checkcache import CheckCache
 from gage.cli.cmd_core import list_rows
-from gage.contacts import Contacts
-from gage.home import ALL_STATES, Home
-from gage.journalindex import JournalIndex
+from gage.home import checkcache
+from gage.home.checkcache import CheckCache
+from gage.home.contacts import Contacts
+from gage.home.journal.index import JournalIndex
+from gage.home.layout import ALL_STATES, Home
+from gage.inbox import send, store
+from gage.trust import verdict as verdict_mod
 
 
 @pytest.fixture(autouse=True)

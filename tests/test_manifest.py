@@ -12,10 +12,10 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage import strictjson
-from gage.errors import MalformedError
-from gage.keys import KeyFile, key_text, parse_key
-from gage.manifest import (
+from gage.format import strictjson
+from gage.format.errors import MalformedError
+from gage.format.keys import KeyFile, key_text, parse_key
+from gage.format.manifest import (
     KINDS,
     MANIFEST_LIMIT,
     MAX_CHAIN,

@@ -18,9 +18,9 @@ from gagetest import pair
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
-from gage import gate, send, store
-from gage.home import Home
-from gage.manifest import Manifest
+from gage.format.manifest import Manifest
+from gage.home.layout import Home
+from gage.inbox import gate, send, store
 
 
 def carol_of(world: World, make_home: Callable[[str], Home]) -> Home:

@@ -20,10 +20,10 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_watch import Clock
 
 from gage import bundle as bundle_mod
-from gage import gate, safeopen, send, store
-from gage.bundle import PAYLOAD, SIGNATURE
-from gage.errors import GageError
-from gage.watch import Watcher
+from gage.bundle import PAYLOAD, SIGNATURE, safeopen
+from gage.carriers.watch import Watcher
+from gage.format.errors import GageError
+from gage.inbox import gate, send, store
 
 BIG = 128 << 20
 

@@ -18,8 +18,8 @@ import pytest
 from test_gate import World, accepted_entries, world_fixture  # noqa: F401  (the `world` fixture)
 from test_watch import Clock
 
-from gage import gate, store
-from gage.watch import Watcher
+from gage.carriers.watch import Watcher
+from gage.inbox import gate, store
 
 
 @pytest.fixture
@@ -157,7 +157,7 @@ def test_replay_of_a_decided_bundle_through_import_is_journaled_as_a_repeat(worl
 
 def test_replay_over_a2a_of_a_decided_bundle_lands_nothing(world: World) -> None:
     """Sibling: the same replay carried as an A2A artifact (the A2A import shares the store's)."""
-    from gage.a2a import artifact
+    from gage.carriers.a2a import artifact
 
     _q, a = reply(world)
     world.deliver(a)

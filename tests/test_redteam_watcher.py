@@ -25,11 +25,13 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_watch import Clock, big_bundle, until
 
 from gage import bundle as bundle_mod
-from gage import bundle_check, safeopen, store, watch
-from gage.bundle import PAYLOAD
+from gage.bundle import PAYLOAD, safeopen
+from gage.bundle import check as bundle_check
+from gage.carriers import watch
+from gage.carriers.watch import Watcher
 from gage.cli.output import show
-from gage.errors import GageError
-from gage.watch import Watcher
+from gage.format.errors import GageError
+from gage.inbox import store
 
 _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 

@@ -1,4 +1,4 @@
-"""gage.safeopen: the one way gage opens a file it did not write (issue 11).
+"""gage.bundle.safeopen: the one way gage opens a file it did not write (issue 11).
 
 Each refusal below is something a hostile bundle folder can hold; each must be refused by
 the opener itself, before any byte is read, and the same way for every reader.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gage import safeopen
+from gage.bundle import safeopen
 
 GAGE = Path(__file__).resolve().parent.parent / "gage"
 
@@ -115,7 +115,7 @@ def _reads_payload(tree: ast.Module) -> bool:
 
 def test_no_other_module_opens_payload_files_itself() -> None:
     """Every os.open in a module that handles payload paths writes, or opens a folder of the
-    reader's own (a destination): reading a payload file goes through gage.safeopen."""
+    reader's own (a destination): reading a payload file goes through gage.bundle.safeopen."""
     offenders = []
     for path in sorted(GAGE.rglob("*.py")):
         if path.name == "safeopen.py":

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from gagetest import Run, pair
 
-from gage import ownkey, send, store
-from gage import verdict as verdict_mod
 from gage.bundle import MANIFEST
-from gage.home import Home
+from gage.home.layout import Home
+from gage.inbox import ownkey, send, store
+from gage.trust import verdict as verdict_mod
 
 Gage = Callable[..., Run]
 

@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import send, store, strictjson
-from gage.errors import GageError, MalformedError
-from gage.home import Home
-from gage.keys import KEYFILE_LIMIT, KeyFile, key_text
-from gage.manifest import Manifest, check_path
-from gage.sanitize import looks_binary, visible
+from gage.format import strictjson
+from gage.format.errors import GageError, MalformedError
+from gage.format.keys import KEYFILE_LIMIT, KeyFile, key_text
+from gage.format.manifest import Manifest, check_path
+from gage.format.sanitize import looks_binary, visible
+from gage.home.layout import Home
+from gage.inbox import send, store
 
 KEY = bytes(range(32))
 H = "ab" * 32
@@ -322,7 +323,7 @@ def test_invalid_utf8_after_the_first_8k_is_shown_as_a_byte_escape(make_home, tm
 
 
 def test_a_character_cut_at_the_preview_limit_is_left_for_the_note(make_home, tmp_path: Path, gage) -> None:
-    from gage.frame import PREVIEW_LIMIT
+    from gage.trust.frame import PREVIEW_LIMIT
 
     data = b"a" * (PREVIEW_LIMIT - 1) + "\u20ac".encode() + b"tail\n"
     lines = _read_pending(make_home, tmp_path, gage, {"a.txt": data})

@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 
 from gage import bundle as bundle_mod
-from gage import sanitize, store, strictjson
-from gage.errors import GageError, MalformedError
-from gage.home import Home
-from gage.keys import KeyFile, parse_key
-from gage.manifest import check_path, fold_path
+from gage.format import sanitize, strictjson
+from gage.format.errors import GageError, MalformedError
+from gage.format.keys import KeyFile, parse_key
+from gage.format.manifest import check_path, fold_path
+from gage.home.layout import Home
+from gage.inbox import store
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 
@@ -241,7 +242,7 @@ def test_text_or_binary(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", FRAME["payload_lines"], ids=lambda c: c["name"])
 def test_payload_lines(case: dict[str, Any]) -> None:
-    from gage.frame import PREVIEW_LIMIT
+    from gage.trust.frame import PREVIEW_LIMIT
 
     assert FRAME["preview_limit_bytes"] == PREVIEW_LIMIT
     data = _bytes(case, "file")

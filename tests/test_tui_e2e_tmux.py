@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from gage import store
-from gage.demo import make_demo
-from gage.home import Home
-from gage.verdict import compute
+from gage.cli.demo import make_demo
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.trust.verdict import compute
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (.ci/run installs it); cannot run a real terminal")

@@ -19,12 +19,12 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage.a2a import artifact
-from gage.a2a.artifact import EXTENSION_URI, Limits
-from gage.errors import GageError
-from gage.home import Home
-from gage.keys import verify_manifest_signature
-from gage.manifest import ID_CONTEXT, Manifest
+from gage.carriers.a2a import artifact
+from gage.carriers.a2a.artifact import EXTENSION_URI, Limits
+from gage.format.errors import GageError
+from gage.format.keys import verify_manifest_signature
+from gage.format.manifest import ID_CONTEXT, Manifest
+from gage.home.layout import Home
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 VECTORS = json.loads((SPEC / "a2a.json").read_text("utf-8"))

@@ -17,15 +17,15 @@ import nacl.signing
 import pytest
 
 from gage import bundle as bundle_mod
-from gage.errors import BadSignatureError, Exit, MalformedError
-from gage.keys import (
+from gage.format.errors import BadSignatureError, Exit, MalformedError
+from gage.format.keys import (
     SIGNATURE_CONTEXT,
     key_text,
     parse_key,
     sign_manifest,
     verify_manifest_signature,
 )
-from gage.manifest import ID_CONTEXT, Manifest, bundle_id
+from gage.format.manifest import ID_CONTEXT, Manifest, bundle_id
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 BUNDLES = json.loads((VECTORS / "bundles.json").read_text(encoding="utf-8"))

@@ -16,12 +16,13 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage import ceremony, store
-from gage import verdict as verdict_mod
-from gage.home import Home
-from gage.keys import Identity, key_text, parse_key
-from gage.manifest import bundle_id
-from gage.words import derive
+from gage.format.keys import Identity, key_text, parse_key
+from gage.format.manifest import bundle_id
+from gage.format.words import derive
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.trust import ceremony
+from gage.trust import verdict as verdict_mod
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 VECTORS = json.loads((SPEC / "verdicts.json").read_text("utf-8"))

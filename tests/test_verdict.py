@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage import ceremony, send, store
-from gage import verdict as verdict_mod
-from gage.home import Home
-from gage.keys import key_text
-from gage.store import Stored
+from gage.format.keys import key_text
+from gage.home.layout import Home
+from gage.inbox import send, store
+from gage.inbox.store import Stored
+from gage.trust import ceremony
+from gage.trust import verdict as verdict_mod
 
 SENDERS = ("confirmed", "candidate", "unknown")
 INTEGRITY = ("valid", "tampered", "badsig")
@@ -178,7 +179,7 @@ def test_import_registers_a_candidate_only_for_a_good_signature(make_home, tmp_p
 
 def test_a_forged_bundle_naming_a_confirmed_key_is_never_shown_under_its_name(make_home, tmp_path: Path) -> None:
     """The manifest names olga's key, but the signature is not olga's: the frame must not say olga."""
-    from gage import frame
+    from gage.trust import frame
 
     me, olga = make_home("me"), make_home("sender-x")
     pair(me, "olga", olga)
@@ -252,7 +253,7 @@ def test_claimed_name_is_never_the_name(make_home, tmp_path: Path) -> None:
     me, olga, mallory = make_home("me"), make_home("olga"), make_home("olga2")
     pair(me, "olga", olga)
     # mallory's home claims exactly olga's local name.
-    from gage.keys import Identity
+    from gage.format.keys import Identity
 
     mallory._identity = Identity(name="olga", signing_key=mallory.identity.signing_key)
     _, dest = send.create(mallory, [_file(tmp_path, "a.txt", "a\n")], kind="share", subject="from olga, really")
@@ -305,8 +306,9 @@ def test_unreadable_manifest_is_invalid_with_no_sender(make_home, tmp_path: Path
 
 def test_a_bundle_signed_with_my_own_key_is_shown_as_mine_not_as_unknown(make_home, tmp_path) -> None:
     """My own bundle come back (say, from a restored outbox) must not be described as from a key I do not know."""
-    from gage import frame, send, store
-    from gage import verdict as verdict_mod
+    from gage.inbox import send, store
+    from gage.trust import frame
+    from gage.trust import verdict as verdict_mod
 
     me = make_home("me")
     src = tmp_path / "n.txt"

@@ -1,4 +1,4 @@
-"""gage/vocab.py spells each state, kind, verdict, stage and event once, as a `Literal` mypy
+"""gage/format/vocab.py spells each state, kind, verdict, stage and event once, as a `Literal` mypy
 checks. The run-time tuples other modules validate with must be exactly those words, in
 the same order, or a type-checked spelling and an accepted one could drift apart."""
 
@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import get_args
 
 import gage
-from gage import bundle, frame, home, journal, keystatement, manifest, retirement, vocab
-from gage.a2a import client  # noqa: F401  (its errors are GageErrors with stages of their own)
-from gage.contacts import Contacts
-from gage.errors import GageError
+from gage import bundle
+from gage.carriers.a2a import client  # noqa: F401  (its errors are GageErrors with stages of their own)
+from gage.format import keystatement, manifest, vocab
+from gage.format.errors import GageError
+from gage.home import layout as home
+from gage.home.contacts import Contacts
+from gage.home.journal import log as journal
+from gage.trust import frame, retirement
 
 GAGE = Path(gage.__file__).parent
 

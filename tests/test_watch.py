@@ -17,10 +17,11 @@ import pytest
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
-from gage import store, watch
-from gage import verdict as verdict_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.watch import Watcher, WatchEvent
+from gage.carriers import watch
+from gage.carriers.watch import Watcher, WatchEvent
+from gage.inbox import store
+from gage.trust import verdict as verdict_mod
 
 
 def until(pred: Callable[[], bool], timeout: float = 60.0) -> bool:  # a cap for a busy machine, not a wait
@@ -286,7 +287,7 @@ def test_paths_vanishing_mid_scan_are_tolerated(world: World, drop: Path, monkey
 
 
 def test_drop_folder_inside_the_home_is_refused(world: World) -> None:
-    from gage.errors import UsageError
+    from gage.format.errors import UsageError
 
     with pytest.raises(UsageError):
         Watcher(world.me, [world.me.state_dir("pending")])

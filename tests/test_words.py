@@ -13,9 +13,9 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage import words
-from gage.keys import parse_key
-from gage.wordlist import EVEN, ODD
+from gage.format import words
+from gage.format.keys import parse_key
+from gage.format.wordlist import EVEN, ODD
 
 VECTORS = json.loads((Path(__file__).resolve().parent.parent / "spec/vectors/keys-words.json").read_text(encoding="utf-8"))
 

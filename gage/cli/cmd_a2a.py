@@ -1,7 +1,7 @@
 """`gage a2a`: bundles as A2A artifacts (export, import), this home's card, and the live
 endpoint (serve, send; these need the optional extra `gage[a2a]`).
 
-The format and the card are core code (gage.a2a.artifact, gage.a2a.card); serve and
+The format and the card are core code (gage.carriers.a2a.artifact, gage.carriers.a2a.card); serve and
 send load the SDK only when run, so every other command starts without it.
 """
 
@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import atomic, retirement, store
-from ..a2a import artifact, card
-from ..errors import GageIOError, RefusedError, UsageError
-from . import cmd_keys
-from .output import emit_json, err, open_home, out, show
+from gage.bundle import atomic
+from gage.carriers.a2a import artifact, card
+from gage.cli import cmd_keys
+from gage.cli.output import emit_json, err, open_home, out, show
+from gage.format.errors import GageIOError, RefusedError, UsageError
+from gage.inbox import store
+from gage.trust import retirement
 
 
 def _limits(home: Any, args: Any) -> artifact.Limits:
@@ -59,11 +61,11 @@ def _read_bounded(source: str, limit: int) -> tuple[bytes, str]:
 
 
 def _sdk(module: str) -> Any:
-    """gage.a2a.server or gage.a2a.client, which need the optional extra; loaded only here."""
+    """gage.carriers.a2a.server or gage.carriers.a2a.client, which need the optional extra; loaded only here."""
     import importlib
 
     try:
-        return importlib.import_module(f"gage.a2a.{module}")
+        return importlib.import_module(f"gage.carriers.a2a.{module}")
     except ImportError as exc:
         raise UsageError(
             f"serve and send need the optional A2A extra ({exc.name or exc} is not installed): pip install 'gage-bundles[a2a]'"

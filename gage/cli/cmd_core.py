@@ -6,18 +6,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import bundle as bundle_mod
-from .. import send, store
-from .. import verdict as verdict_mod
-from ..contacts import Contacts
-from ..errors import Exit, GageError, GageIOError, UsageError
-from ..home import ALL_STATES, Home
-from ..keys import KeyFile, key_text
-from ..sanitize import json_text
-from ..vocab import Place
-from ..words import WordCache, format_pairs
-from . import cmd_keys, import_json, made_json
-from .output import emit_json, err, home_path, open_home, out, show
+from gage import bundle as bundle_mod
+from gage.cli import cmd_keys, import_json, made_json
+from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.format.errors import Exit, GageError, GageIOError, UsageError
+from gage.format.keys import KeyFile, key_text
+from gage.format.sanitize import json_text
+from gage.format.vocab import Place
+from gage.format.words import WordCache, format_pairs
+from gage.home.contacts import Contacts
+from gage.home.layout import ALL_STATES, Home
+from gage.inbox import send, store
+from gage.trust import verdict as verdict_mod
 
 
 def cmd_init(args: Any) -> int:
@@ -59,7 +59,7 @@ def cmd_key_export(args: Any) -> int:
     home = open_home(args)
     data = KeyFile(key=home.identity.key, name=home.identity.name).to_bytes()
     if args.output:
-        from .. import atomic
+        from gage.bundle import atomic
 
         atomic.write_bytes(Path(args.output), data, 0o644)
         err(f"wrote {args.output}")
@@ -123,7 +123,7 @@ def _key(m: Any) -> str:
 
 
 def cmd_import(args: Any) -> int:
-    from .. import ceremony
+    from gage.trust import ceremony
 
     home = open_home(args)
     worst = 0
@@ -189,10 +189,10 @@ def cmd_list(args: Any) -> int:
 def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The rows of `gage list`, and each bundle's sender as the line shows it.
 
-    Checks come through the home's check cache (gage.checkcache: a payload is hashed again
+    Checks come through the home's check cache (gage.home.checkcache: a payload is hashed again
     only when its tree changed, and each manifest is parsed once); contacts, journal and
     authority are read once, here, and the trust half of every verdict is computed fresh."""
-    from ..checkcache import CheckCache
+    from gage.home.checkcache import CheckCache
 
     contacts = Contacts.load(home.contacts_path)
     facts = verdict_mod.JournalFacts.of(home)
@@ -233,7 +233,7 @@ def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any
 
 
 def cmd_demo(args: Any) -> int:
-    from ..demo import make_demo
+    from gage.cli.demo import make_demo
 
     root = make_demo(Path(args.dir) if args.dir else None)
     if args.no_tui or args.json:
@@ -248,7 +248,7 @@ def cmd_demo(args: Any) -> int:
         err(f"try: GAGE_HOME={root} gage list")
         return 0
     try:
-        from ..tui.app import run as run_tui
+        from gage.tui.app import run as run_tui
     except ImportError:
         out(f"demo home: {root}")
         out(f"try: GAGE_HOME={root} gage list")
@@ -260,7 +260,7 @@ def cmd_tui(args: Any) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interface needs a terminal on standard input and output; use the commands (`gage --help`)")
     try:
-        from ..tui.app import run as run_tui
+        from gage.tui.app import run as run_tui
     except ImportError:
         err("gage: the interface is not available in this build; see `gage --help`")
         return int(Exit.USAGE)

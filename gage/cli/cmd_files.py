@@ -1,6 +1,6 @@
 """Commands that hand things to the person's own tools: extract, completion, man.
 
-`extract` is a thin layer over gage.extract (which the interface calls too); `completion`
+`extract` is a thin layer over gage.inbox.extract (which the interface calls too); `completion`
 prints a shell's completion script and `man` the manual page, both generated from the
 parser, so what `pipx install` or `uv tool install` put on the path describes itself
 without any file installed beside it.
@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import store
-from ..extract import extract
-from ..sanitize import json_text
-from . import completion
-from .output import emit_json, err, open_home, out, show
+from gage.cli import completion
+from gage.cli.output import emit_json, err, open_home, out, show
+from gage.format.sanitize import json_text
+from gage.inbox import store
+from gage.inbox.extract import extract
 
 
 def cmd_extract(args: Any) -> int:
@@ -34,15 +34,15 @@ def cmd_extract(args: Any) -> int:
 
 
 def cmd_completion(args: Any) -> int:
-    from .main import build_parser
+    from gage.cli.main import build_parser
 
     out(completion.script(args.shell, build_parser()).rstrip("\n"))
     return 0
 
 
 def cmd_man(args: Any) -> int:
-    from .main import build_parser
-    from .reference import man
+    from gage.cli.main import build_parser
+    from gage.cli.reference import man
 
     out(man(build_parser()).rstrip("\n"))
     return 0

@@ -1,6 +1,6 @@
 """Commands of the accept gate: accept, reject, watch.
 
-All logic lives in gage.gate and gage.watch; this module parses, prints (untrusted text
+All logic lives in gage.inbox.gate and gage.carriers.watch; this module parses, prints (untrusted text
 only through `show()`), and lets typed errors become exit codes in main.
 """
 
@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import gate
-from ..errors import UsageError
-from ..watch import Watcher, WatchEvent
-from .output import emit_json, err, open_home, out, show
-from .watch_log import WatchLog
+from gage.carriers.watch import Watcher, WatchEvent
+from gage.cli.output import emit_json, err, open_home, out, show
+from gage.cli.watch_log import WatchLog
+from gage.format.errors import UsageError
+from gage.inbox import gate
 
 
 def _encodable(line: str, stream: Any) -> str:

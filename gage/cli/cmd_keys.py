@@ -10,13 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import atomic, ownkey, retirement, store
-from ..errors import Exit, MalformedError, UsageError
-from ..home import Home
-from ..keys import KeyFile, key_text, short_fingerprint
-from ..keystatement import FILE_LIMIT
-from ..words import WordCache, format_pairs
-from .output import emit_json, err, open_home, out, show
+from gage.bundle import atomic
+from gage.cli.output import emit_json, err, open_home, out, show
+from gage.format.errors import Exit, MalformedError, UsageError
+from gage.format.keys import KeyFile, key_text, short_fingerprint
+from gage.format.keystatement import FILE_LIMIT
+from gage.format.words import WordCache, format_pairs
+from gage.home.layout import Home
+from gage.inbox import ownkey, store
+from gage.trust import retirement
 
 
 def _out_dir(args: Any) -> Path | None:
@@ -120,7 +122,7 @@ def cmd_publish(args: Any) -> int:
     assert done.bundle is not None
     err(f"the statement for {short_fingerprint(done.signed.statement.key)} is in bundle {done.bundle.id[:12]}")
     if args.json:
-        from .made_json import made
+        from gage.cli.made_json import made
 
         assert done.path is not None
         emit_json(made(home, done.bundle, done.path, _out_dir(args)))

@@ -6,15 +6,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import authority as authority_mod
-from .. import ceremony, frame, send, store
-from .. import verdict as verdict_mod
-from ..contacts import Contacts
-from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
-from ..keys import KeyFile, key_text, parse_key, short_fingerprint
-from ..sanitize import json_text
-from ..words import WordCache, format_pairs
-from .output import emit_json, err, open_home, out, show
+from gage.cli.output import emit_json, err, open_home, out, show
+from gage.format.errors import (
+    Exit,
+    MalformedError,
+    RefusedError,
+    UnknownKeyError,
+    UsageError,
+)
+from gage.format.keys import KeyFile, key_text, parse_key, short_fingerprint
+from gage.format.sanitize import json_text
+from gage.format.words import WordCache, format_pairs
+from gage.home import authority as authority_mod
+from gage.home.contacts import Contacts
+from gage.inbox import send, store
+from gage.trust import ceremony, frame
+from gage.trust import verdict as verdict_mod
 
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
@@ -26,7 +33,7 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
         kf = KeyFile.load(path)
         return kf.key, kf.name, f"key file {path.name}"
     stored = store.resolve(home, source)
-    from .. import bundle as bundle_mod
+    from gage import bundle as bundle_mod
 
     checked = bundle_mod.check(stored.path, expect_name=True)
     m = checked.manifest
@@ -46,7 +53,9 @@ def cmd_pair(args: Any) -> int:
     if (args.source is None) == (args.card is None):
         raise UsageError("give their key file (or key, or bundle id), or --card FILE|URL: one of the two")
     if args.card is not None:
-        from ..a2a import card  # urllib and ssl: loaded only when a card is asked for
+        from gage.carriers.a2a import (
+            card,  # urllib and ssl: loaded only when a card is asked for
+        )
 
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
         claim = card.load(home, args.card, refresh=args.refresh)
@@ -238,7 +247,7 @@ def cmd_authority_check(args: Any) -> int:
 
 
 def cmd_authority_init(args: Any) -> int:
-    from .. import atomic
+    from gage.bundle import atomic
 
     home = open_home(args)
     if home.authority_path.exists():
@@ -257,7 +266,7 @@ def cmd_forward(args: Any) -> int:
     manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to)
     err(f"forwarded as {manifest.kind} into {dest}; the earlier hop is recorded as your claim")
     if args.json:
-        from .made_json import made
+        from gage.cli.made_json import made
 
         doc = made(home, manifest, dest, copy_to)
         doc["forwarded"] = manifest.chain[-1].bundle if manifest.chain else None
@@ -271,7 +280,7 @@ def cmd_read(args: Any) -> int:
     home = open_home(args)
     v = verdict_mod.compute(home, store.resolve(home, args.id))
     if getattr(args, "json", False):
-        from .read_json import read_json
+        from gage.cli.read_json import read_json
 
         emit_json(read_json(v, show_pending=args.pending))
         return 0

@@ -5,7 +5,7 @@ its own module: the watcher (watchfiles), the A2A card fetcher (urllib, ssl), th
 interface (textual) and the signing library load when a command that uses them runs
 (issue 13: start-up). So this module imports nothing of gage's but `Lazy` targets by name.
 
-Kinds, states and reasons come from gage.vocab, which imports only `typing`. The A2A
+Kinds, states and reasons come from gage.format.vocab, which imports only `typing`. The A2A
 protocols are written out here, since importing them would load the A2A code;
 tests/test_cli_startup.py checks that the copies equal the core's own.
 """
@@ -16,8 +16,8 @@ import argparse
 import importlib
 from collections.abc import Callable
 
-from ..vocab import KINDS, REASONS
-from ..vocab import PLACES as ALL_STATES
+from gage.format.vocab import KINDS, REASONS
+from gage.format.vocab import PLACES as ALL_STATES
 
 # Copies of a2a.artifact.PROTOCOLS and DEFAULT_PROTOCOL (see the module docstring).
 PROTOCOLS = ("1.0", "0.3")

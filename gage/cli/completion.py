@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
-from .commands import SHELLS as SHELLS
-from .help import walk
+from gage.cli.commands import SHELLS as SHELLS
+from gage.cli.help import walk
 
 
 @dataclass

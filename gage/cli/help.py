@@ -1,6 +1,6 @@
 """What `--help` says beyond the options: an example for every command, and the exit codes.
 
-The exit-code table is generated from `gage.errors.Exit`, so it cannot drift from the codes
+The exit-code table is generated from `gage.format.errors.Exit`, so it cannot drift from the codes
 the commands return; a test checks every code has a meaning here and every command an
 example. `attach` puts both into each parser's epilog once all commands are registered.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
-from ..errors import Exit
+from gage.format.errors import Exit
 
 EXIT_MEANING: dict[Exit, str] = {
     Exit.OK: "it worked (for verify: well-formed, intact and signed)",

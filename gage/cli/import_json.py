@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import retirement
-from ..bundle import Problem
-from ..errors import GageError
-from ..home import Home
-from ..sanitize import json_text
-from ..store import ImportResult
-from .cmd_keys import report_outcomes
+from gage.bundle import Problem
+from gage.cli.cmd_keys import report_outcomes
+from gage.format.errors import GageError
+from gage.format.sanitize import json_text
+from gage.home.layout import Home
+from gage.inbox.store import ImportResult
+from gage.trust import retirement
 
 
 def result(path: str, res: ImportResult) -> dict[str, Any]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..contacts import Contacts
-from ..home import Home
-from ..manifest import Manifest
-from ..sanitize import json_text
-from ..verdict import Sender
-from ..words import WordCache
+from gage.format.manifest import Manifest
+from gage.format.sanitize import json_text
+from gage.format.words import WordCache
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.trust.verdict import Sender
 
 
 def my_sender(home: Home, m: Manifest) -> dict[str, Any]:

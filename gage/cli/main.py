@@ -13,10 +13,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from ..errors import Exit, GageError
-from . import commands
-from .help import attach as attach_help
+from gage import __version__
+from gage.cli import commands
+from gage.cli.help import attach as attach_help
+from gage.format.errors import Exit, GageError
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
@@ -73,14 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func = commands.Lazy("cmd_core", "cmd_tui")
     try:
         if _command_path(args) in PROGRESS:
-            from .progress import progress_line
+            from gage.cli.progress import progress_line
 
             with progress_line(args.command):
                 code = args.func(args)
         else:
             code = args.func(args)
     except GageError as exc:
-        from .output import show
+        from gage.cli.output import show
 
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
@@ -112,7 +112,7 @@ def _cut(name: str) -> str:
 
 def os_error_text(exc: OSError) -> str:
     """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it."""
-    from .output import show
+    from gage.cli.output import show
 
     what = exc.strerror or exc.__class__.__name__
     if exc.errno == errno.ENOSPC:

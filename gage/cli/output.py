@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..home import Home, default_home
-from ..sanitize import visible
+from gage.format.sanitize import visible
+from gage.home.layout import Home, default_home
 
 
 def out(line: str = "") -> None:

@@ -1,6 +1,6 @@
 """A progress line on standard error for long work, and nothing at all when it is not a terminal.
 
-Fed by the core's optional listener (`gage.progress.reporting`): the core reports bytes done,
+Fed by the core's optional listener (`gage.bundle.progress.reporting`): the core reports bytes done,
 this draws at most a few updates a second, on one line, and clears it when the work ends, so
 what a script reads is never touched. Used as `with progress_line("import"): ...`.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from .. import progress
+from gage.bundle import progress
 
 # Below this much work no line is drawn: it would only flicker.
 MIN_BYTES = 8 << 20

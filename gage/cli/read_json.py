@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .. import frame
-from ..bundle import PAYLOAD
-from ..safeopen import open_regular_beneath
-from ..sanitize import TEXT_SAMPLE, json_text, looks_binary
-from ..verdict import Verdict
+from gage.bundle import PAYLOAD
+from gage.bundle.safeopen import open_regular_beneath
+from gage.format.sanitize import TEXT_SAMPLE, json_text, looks_binary
+from gage.trust import frame
+from gage.trust.verdict import Verdict
 
 
 def _kind(v: Verdict, rel: str, size: int) -> str:

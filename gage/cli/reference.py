@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import Exit
-from .help import EXAMPLES, EXIT_MEANING, INTERRUPTED, walk
+from gage.cli.help import EXAMPLES, EXIT_MEANING, INTERRUPTED, walk
+from gage.format.errors import Exit
 
 HEADER = """\
 # gage command reference
@@ -119,7 +119,7 @@ def markdown(parser: argparse.ArgumentParser) -> str:
             out += EXAMPLES[path]
             out.append("```\n")
     out.append("## Exit codes\n")
-    out.append("Generated from `gage.errors.Exit`; the same for every command.\n")
+    out.append("Generated from `gage.format.errors.Exit`; the same for every command.\n")
     out.append("| code | name | meaning |\n|---:|---|---|")
     for code in Exit:
         out.append(f"| {int(code)} | {code.name} | {_clean(EXIT_MEANING[code])} |")
@@ -134,7 +134,7 @@ def _roff(text: str) -> str:
 
 
 def man(parser: argparse.ArgumentParser) -> str:
-    from .. import __version__
+    from gage import __version__
 
     out = [
         '.TH GAGE 1 "" "gage ' + __version__ + '" "User Commands"',
@@ -178,7 +178,7 @@ def man(parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .main import build_parser
+    from gage.cli.main import build_parser
 
     args = sys.argv[1:] if argv is None else argv
     parser = build_parser()

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..sanitize import json_text
-from ..watch import WatchEvent
-from .output import show
+from gage.carriers.watch import WatchEvent
+from gage.cli.output import show
+from gage.format.sanitize import json_text
 
 # What `-q` keeps: the events that change what the home holds, or need a person.
 QUIET_KINDS = frozenset({"imported", "accepted", "pending", "budget-spent", "key-statement", "error", "reconciled"})

@@ -19,18 +19,23 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from ..errors import GageError
-from ..home import Home
-from ..store import find
-from ..verdict import Verdict
-from . import export, pairing, safe
-from .bindings import GLOBAL, bindings_for, palette_entries
-from .bundle_view import BundleScreen
-from .ceremony import CeremonyScreen
-from .contacts import ContactsScreen
-from .help import HelpScreen
-from .inbox import InboxScreen
-from .messages import ArtifactExported, BundleDecided, ContactsChanged, InboxChanged
+from gage.format.errors import GageError
+from gage.home.layout import Home
+from gage.inbox.store import find
+from gage.trust.verdict import Verdict
+from gage.tui import export, pairing, safe
+from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
+from gage.tui.bundle_view import BundleScreen
+from gage.tui.ceremony import CeremonyScreen
+from gage.tui.contacts import ContactsScreen
+from gage.tui.help import HelpScreen
+from gage.tui.inbox import InboxScreen
+from gage.tui.messages import (
+    ArtifactExported,
+    BundleDecided,
+    ContactsChanged,
+    InboxChanged,
+)
 
 Clock = Callable[[], datetime]
 

@@ -25,13 +25,13 @@ from typing import Any, TypeVar
 from textual.app import App
 from textual.worker import Worker
 
-from ..errors import GageError, GageIOError
-from ..home import Home
-from . import safe
+from gage.format.errors import GageError, GageIOError
+from gage.home.layout import Home
+from gage.tui import safe
 
 try:
-    from ..home import LockBusy
-except ImportError:  # a gage.home whose lock has no timeout yet
+    from gage.home.layout import LockBusy
+except ImportError:  # a gage.home.layout whose lock has no timeout yet
 
     class LockBusy(GageIOError):  # type: ignore[no-redef]
         """The home lock was not free within the time given."""

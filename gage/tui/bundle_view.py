@@ -1,6 +1,6 @@
 """One bundle: gage's frame on top, the sender's payload below, never mixed.
 
-The frame is a bordered panel with a fixed title, filled only from `gage.frame.fields`
+The frame is a bordered panel with a fixed title, filled only from `gage.trust.frame.fields`
 (values already made visible) and coloured by severity through CSS classes, so nothing
 in the bundle can choose how the frame looks. The payload panel below has its own
 border and title; every preview line is literal text with controls escaped, drawn
@@ -30,14 +30,14 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
-from .. import store
-from ..errors import GageError
-from ..frame import PREVIEW_LIMIT, Field, fields, payload_status
-from ..store import Stored
-from ..verdict import Verdict, compute
-from . import decide, export, files, safe, via
-from .bindings import bindings_for
-from .payload_view import FileList, Preview, PreviewLines, read_preview
+from gage.format.errors import GageError
+from gage.inbox import store
+from gage.inbox.store import Stored
+from gage.trust.frame import PREVIEW_LIMIT, Field, fields, payload_status
+from gage.trust.verdict import Verdict, compute
+from gage.tui import decide, export, files, safe, via
+from gage.tui.bindings import bindings_for
+from gage.tui.payload_view import FileList, Preview, PreviewLines, read_preview
 
 FRAME_TITLE = "gage frame · written by gage, not by the sender"
 PAYLOAD_TITLE = "payload · the sender's files, shown literally"

@@ -1,7 +1,7 @@
 """The word-pair ceremony: read my words aloud, type theirs, and let gage compare.
 
 There is no "they match" button anywhere: the person types the eight words they hear
-and `gage.ceremony.confirm` compares them with the words derived from the key. The
+and `gage.trust.ceremony.confirm` compares them with the words derived from the key. The
 marks beside each pair only help the person find a mishearing; they confirm nothing.
 The key's claimed name and where it came from (a key file's name, a bundle) are shown
 as unchecked claims, literally.
@@ -19,13 +19,13 @@ from textual.screen import Screen
 from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
-from .. import ceremony
-from ..keys import key_text, short_fingerprint
-from ..wordlist import EVEN, ODD
-from ..words import PAIRS, WordPairs, derive, parse_spoken
-from . import background, safe
-from .bindings import bindings_for
-from .messages import ContactsChanged
+from gage.format.keys import key_text, short_fingerprint
+from gage.format.wordlist import EVEN, ODD
+from gage.format.words import PAIRS, WordPairs, derive, parse_spoken
+from gage.trust import ceremony
+from gage.tui import background, safe
+from gage.tui.bindings import bindings_for
+from gage.tui.messages import ContactsChanged
 
 _SEP = re.compile(r"[\s,\-]")
 

@@ -18,14 +18,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from .. import ceremony
-from ..contacts import Contact, Contacts, Retirement
-from ..errors import GageError
-from ..keys import short_fingerprint
-from . import background, safe
-from .bindings import bindings_for
-from .dialogs import ConfirmDialog
-from .messages import ContactsChanged
+from gage.format.errors import GageError
+from gage.format.keys import short_fingerprint
+from gage.home.contacts import Contact, Contacts, Retirement
+from gage.trust import ceremony
+from gage.tui import background, safe
+from gage.tui.bindings import bindings_for
+from gage.tui.dialogs import ConfirmDialog
+from gage.tui.messages import ContactsChanged
 
 
 class ContactsScreen(Screen[None]):
@@ -213,7 +213,7 @@ class ContactsScreen(Screen[None]):
         self.app.push_screen(ConfirmDialog("Remove contact?", body, yes="Remove", no="Keep"), answered)
 
     def forget(self, key: bytes) -> None:
-        """Forget a candidate key (never a confirmed one: gage.ceremony.forget_candidate checks)."""
+        """Forget a candidate key (never a confirmed one: gage.trust.ceremony.forget_candidate checks)."""
         cand = self.contacts.candidates.get(key) if self.contacts else None
         if cand is None:
             return

@@ -1,6 +1,6 @@
 """Accept and reject from any screen: the dialogs around the gate, and nothing more.
 
-The gate (gage.gate) decides whether a move is allowed and re-checks the bytes at the
+The gate (gage.inbox.gate) decides whether a move is allowed and re-checks the bytes at the
 moment it moves them; this module only asks the person the questions the gate needs
 answered (is an unconfirmed sender all right? why reject?) and reports what happened.
 An invalid bundle is refused here too, so the person is told why before anything runs.
@@ -13,12 +13,12 @@ from collections.abc import Callable
 from textual.content import Content
 from textual.screen import Screen
 
-from .. import gate
-from ..frame import VERDICT_MEANING
-from ..verdict import Verdict
-from . import background, safe
-from .dialogs import ConfirmDialog, ReasonDialog
-from .messages import BundleDecided
+from gage.inbox import gate
+from gage.trust.frame import VERDICT_MEANING
+from gage.trust.verdict import Verdict
+from gage.tui import background, safe
+from gage.tui.dialogs import ConfirmDialog, ReasonDialog
+from gage.tui.messages import BundleDecided
 
 Done = Callable[[str], None]  # called with the new state after a successful move
 

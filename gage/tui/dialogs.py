@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
-from . import safe
+from gage.tui import safe
 
 
 class ConfirmDialog(ModalScreen[bool]):

@@ -4,7 +4,7 @@ Any bundle this home holds can be exported: one that arrived (in any state) or o
 you made (the outbox). The work runs in a thread worker, because a bundle may be as
 large as the home's A2A limit and is read, hashed, base64-encoded and written whole;
 the UI thread only asks where to write and reports what happened. The artifact comes
-from `gage.a2a.artifact.export_artifact`, which refuses a bundle that does not verify,
+from `gage.carriers.a2a.artifact.export_artifact`, which refuses a bundle that does not verify,
 so nothing damaged leaves looking like the transport's fault.
 
 A file already at the chosen path is never replaced: the finished file is written
@@ -24,13 +24,14 @@ from pathlib import Path
 from textual.app import App
 from textual.screen import Screen
 
-from .. import atomic, store
-from ..a2a import artifact
-from ..errors import GageError, GageIOError, NotFoundError, RefusedError
-from ..home import Home
-from . import safe
-from .dialogs import ExportChoice, ExportDialog
-from .messages import ArtifactExported
+from gage.bundle import atomic
+from gage.carriers.a2a import artifact
+from gage.format.errors import GageError, GageIOError, NotFoundError, RefusedError
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.tui import safe
+from gage.tui.dialogs import ExportChoice, ExportDialog
+from gage.tui.messages import ArtifactExported
 
 EXPORT_GROUP = "export"
 # Where a hard link cannot be made (FAT, some network shares): fall back to a checked rename.
@@ -42,7 +43,7 @@ def _exists_error(dest: Path) -> RefusedError:
 
 
 def write_new(dest: Path, data: bytes) -> None:
-    """Write `data` to `dest` whole (crash-safe, via gage.atomic), never over an existing file."""
+    """Write `data` to `dest` whole (crash-safe, via gage.bundle.atomic), never over an existing file."""
     if dest.exists() or dest.is_symlink():
         raise _exists_error(dest)
     if not dest.parent.is_dir():

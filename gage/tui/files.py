@@ -6,7 +6,7 @@ to copy, and can put it on the clipboard. It is not offered for a pending bundle
 is not accepted: look at it in the bundle view, or save a copy with `s`) nor for a
 rejected one.
 
-`s` copies the files with `gage.extract.extract`, the same code as `gage extract`, so it
+`s` copies the files with `gage.inbox.extract.extract`, the same code as `gage extract`, so it
 has the same refusals: every byte is checked against the signed manifest as it is
 copied, no link is followed, a pending bundle is saved only after the person says so,
 a rejected one never, and nothing is overwritten unless the person says so after being
@@ -24,14 +24,14 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Static
 
-from .. import extract as extract_mod
-from .. import store
-from ..bundle import PAYLOAD
-from ..errors import NotFoundError
-from ..home import Home
-from ..manifest import Manifest
-from . import background, safe
-from .dialogs import ConfirmDialog, resolve_path
+from gage.bundle import PAYLOAD
+from gage.format.errors import NotFoundError
+from gage.format.manifest import Manifest
+from gage.home.layout import Home
+from gage.inbox import extract as extract_mod
+from gage.inbox import store
+from gage.tui import background, safe
+from gage.tui.dialogs import ConfirmDialog, resolve_path
 
 SHOWN_STATES = ("accepted", "outbox")
 

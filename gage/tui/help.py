@@ -9,8 +9,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..frame import VERDICT_MEANING
-from .bindings import GROUPS, key_name
+from gage.trust.frame import VERDICT_MEANING
+from gage.tui.bindings import GROUPS, key_name
 
 TITLES = {
     "everywhere": "Everywhere",

@@ -2,7 +2,7 @@
 
 Pending bundles come first (tab 1); accepted and rejected are one key away (2, 3), and
 the bundles you made (the outbox) are tab 4, so any of them can be opened and exported.
-Each row's verdict and sender come from `gage.verdict.compute`, never from what the
+Each row's verdict and sender come from `gage.trust.verdict.compute`, never from what the
 bundle says about itself; the subject is shown as the sender's words, literally. A
 bundle that arrived over A2A is marked in the Via column; who the transport says sent
 it is shown under the table as a claim (gage.tui.via).
@@ -26,16 +26,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
-from ..checkcache import CheckCache
-from ..home import ALL_STATES, Home
-from . import decide, export, files, via
-from .bindings import bindings_for
-from .inbox_cells import age_cell, age_text, cells, detail, row_cells
-from .inbox_sync import LazyChecks, SyncRequest, Wanted, sync
-from .inbox_table import InboxTable
-from .livefacts import LiveFacts
-from .messages import RowsArrived, SyncDone, VerdictsReady
-from .rows import Row
+from gage.home.checkcache import CheckCache
+from gage.home.layout import ALL_STATES, Home
+from gage.tui import decide, export, files, via
+from gage.tui.bindings import bindings_for
+from gage.tui.inbox_cells import age_cell, age_text, cells, detail, row_cells
+from gage.tui.inbox_sync import LazyChecks, SyncRequest, Wanted, sync
+from gage.tui.inbox_table import InboxTable
+from gage.tui.livefacts import LiveFacts
+from gage.tui.messages import RowsArrived, SyncDone, VerdictsReady
+from gage.tui.rows import Row
 
 ROWS_GROUP = "inbox-rows"
 VIEWS = ALL_STATES  # the tabs: the inbox's three states, then the outbox
@@ -59,7 +59,7 @@ class InboxScreen(Screen[None]):
         super().__init__(id="inbox")
         self.state = "pending"
         self.rows: dict[str, Row] = {}  # in display order
-        self._checks = LazyChecks()  # the home's check cache (gage.checkcache), loaded by the first sync
+        self._checks = LazyChecks()  # the home's check cache (gage.home.checkcache), loaded by the first sync
         self.live = LiveFacts()  # the journal index, and the journal read only where it grew
         self.wanted = Wanted()  # the ids in view: their verdicts are computed first
         self._run = 0  # the sync whose messages are shown; older ones are ignored

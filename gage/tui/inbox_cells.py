@@ -14,10 +14,10 @@ from datetime import datetime
 from rich.text import Text
 from textual.content import Content
 
-from ..sanitize import clip, quoted
-from ..verdict import Verdict
-from . import safe, via
-from .rows import Row
+from gage.format.sanitize import clip, quoted
+from gage.trust.verdict import Verdict
+from gage.tui import safe, via
+from gage.tui.rows import Row
 
 VERDICT_STYLE = {"verified": "bold green", "unverified": "bold yellow", "invalid": "bold red"}
 VERDICT_MARK = {"verified": "✔ verified", "unverified": "? unverified", "invalid": "✘ invalid"}

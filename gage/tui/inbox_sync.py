@@ -4,7 +4,7 @@ A verdict hashes every payload byte and checks a signature: about half a millise
 a small bundle, five seconds for 10,000 of them. So one run of `sync` (in a thread
 worker, nothing here touches a widget) works in the order the person needs:
 
-1. List the tab's folder and ask the journal index (gage.journalindex, through
+1. List the tab's folder and ask the journal index (gage.home.journal.index, through
    gage.tui.livefacts) for the listed bundles' facts, in one query: the journal itself is
    read only where it grew since the last run. The rows' order is the arrival order,
    which these give.
@@ -15,7 +15,7 @@ worker, nothing here touches a widget) works in the order the person needs:
 3. Verdicts: first for the bundles that arrived or changed (named by the watcher, or by
    new journal entries), then for every row still without one, the rows in view first
    (`Wanted`, updated by the screen as the person scrolls). Posted in batches. Checks come
-   through the home's persistent check cache (gage.checkcache: a bundle whose tree is
+   through the home's persistent check cache (gage.home.checkcache: a bundle whose tree is
    unchanged since it last checked out is not hashed again, even after a restart; its key
    covers every byte, see that module), saved when a fill completes and every
    SAVE_SECONDS while one runs. Contacts and the authority file are read once per run.
@@ -34,20 +34,20 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from .. import store
-from ..authority import AuthorityFile
-from ..checkcache import CheckCache
-from ..contacts import Contacts
-from ..errors import GageError
-from ..home import ALL_STATES, Home
-from ..journalfacts import JournalFacts
-from ..manifest import Manifest
-from ..store import Stored
-from ..verdict import Verdict, compute, load_authority
-from . import safe
-from .livefacts import LiveFacts
-from .messages import RowsArrived, SyncDone, VerdictsReady
-from .rows import Cancelled, Row, _recover_staged, cheap_row, parse_time
+from gage.format.errors import GageError
+from gage.format.manifest import Manifest
+from gage.home.authority import AuthorityFile
+from gage.home.checkcache import CheckCache
+from gage.home.contacts import Contacts
+from gage.home.journal.facts import JournalFacts
+from gage.home.layout import ALL_STATES, Home
+from gage.inbox import store
+from gage.inbox.store import Stored
+from gage.trust.verdict import Verdict, compute, load_authority
+from gage.tui import safe
+from gage.tui.livefacts import LiveFacts
+from gage.tui.messages import RowsArrived, SyncDone, VerdictsReady
+from gage.tui.rows import Cancelled, Row, _recover_staged, cheap_row, parse_time
 
 FIRST_CHUNK = 100  # rows posted before the rest of a first load: more than a screenful
 CHUNK = 1000
@@ -106,11 +106,11 @@ class Reads:
     contacts: Contacts
     authority: AuthorityFile
     facts: JournalFacts
-    parsed: dict[str, Manifest] = field(default_factory=dict)  # manifests the rows parsed (gage.checkcache reuses them)
+    parsed: dict[str, Manifest] = field(default_factory=dict)  # manifests the rows parsed (gage.home.checkcache reuses them)
 
 
 def verdict_of(home: Home, stored: Stored, reads: Reads, cache: CheckCache) -> Verdict | None:
-    """The row's verdict (its check through the check cache, gage.checkcache), or None if it vanished."""
+    """The row's verdict (its check through the check cache, gage.home.checkcache), or None if it vanished."""
     if not stored.path.is_dir():
         return None
     try:

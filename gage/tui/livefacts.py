@@ -1,11 +1,11 @@
 """The journal's facts for a live inbox: answered by the journal index, and what changed since the last look.
 
 Every row's verdict needs what the journal says about its bundle (when it arrived, how
-often, over which transport, how it was accepted). The journal index (gage.journalindex)
+often, over which transport, how it was accepted). The journal index (gage.home.journal.index)
 answers that per bundle, checked against the journal and caught up before each use, so
 opening the interface never reads the whole journal (100,000 entries took about 0.8 s to
 parse). What the index cannot say is what changed since the interface last looked: that
-is what this reads. The journal is append-only (gage.journal): a new entry only ever adds
+is what this reads. The journal is append-only (gage.home.journal.log): a new entry only ever adds
 bytes after the last newline. So the first look only notes where the journal's last whole
 line ends (reading backwards from the end, a block or so), and each later look reads only
 what follows it. A journal that shrank, was replaced (another inode) or no longer has a
@@ -30,9 +30,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..home import Home
-from ..journalfacts import JournalFacts
-from ..journallines import iter_lines, open_journal, rfind_newline
+from gage.home.journal.facts import JournalFacts
+from gage.home.journal.lines import iter_lines, open_journal, rfind_newline
+from gage.home.layout import Home
 
 # Entries after which no verdict can be trusted to be what it was: who is a contact, which key is retired.
 KEY_EVENTS = frozenset({"paired", "unpaired", "key-retired", "key-countersigned", "key-statement-applied"})

@@ -57,7 +57,7 @@ class VerdictsReady(Message):
 
     state: str
     run: int
-    verdicts: dict[str, Any] = field(default_factory=dict)  # id -> gage.verdict.Verdict | None
+    verdicts: dict[str, Any] = field(default_factory=dict)  # id -> gage.trust.verdict.Verdict | None
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Starting the word-pair ceremony: from a bundle's sender (`p`), a key file (`k`), or a candidate.
 
-What a bundle's key is comes from the verdict's sender (gage.verdict), never from a
+What a bundle's key is comes from the verdict's sender (gage.trust.verdict), never from a
 lookup of its own: a forged bundle proves nothing about its key, my own key is not a
 contact, and a key retired by its owner's statement (spec/keys.md) can never be
 confirmed again, so `p` on it offers the new key the statement named, or says why not.
@@ -16,14 +16,14 @@ from typing import Any
 from textual.app import App
 from textual.content import Content
 
-from ..ceremony import add_candidate
-from ..contacts import Contacts
-from ..errors import GageError
-from ..keys import KeyFile, parse_key, short_fingerprint
-from ..verdict import Verdict
-from . import background, safe
-from .ceremony import CeremonyScreen
-from .dialogs import ConfirmDialog, KeyFileDialog
+from gage.format.errors import GageError
+from gage.format.keys import KeyFile, parse_key, short_fingerprint
+from gage.home.contacts import Contacts
+from gage.trust.ceremony import add_candidate
+from gage.trust.verdict import Verdict
+from gage.tui import background, safe
+from gage.tui.ceremony import CeremonyScreen
+from gage.tui.dialogs import ConfirmDialog, KeyFileDialog
 
 
 def _say(app: App[Any], text: str, *, severity: str = "information", timeout: float = 8) -> None:

@@ -8,7 +8,7 @@ by `read_preview`, and draws only the lines in view. Lines are not wrapped: a li
 than the panel is cut, and says so (`gage read` prints it whole).
 
 Every name and line is made visible first (controls as escapes; a payload line as
-`gage read` prints it, through `gage.sanitize.payload_lines`), then drawn as plain
+`gage read` prints it, through `gage.format.sanitize.payload_lines`), then drawn as plain
 segments: nothing is parsed as markup.
 """
 
@@ -26,12 +26,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .. import safeopen
-from ..bundle import PAYLOAD
-from ..frame import PREVIEW_LIMIT
-from ..manifest import FileEntry
-from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines
-from . import safe
+from gage.bundle import PAYLOAD, safeopen
+from gage.format.manifest import FileEntry
+from gage.format.sanitize import TEXT_SAMPLE, looks_binary, payload_lines
+from gage.trust.frame import PREVIEW_LIMIT
+from gage.tui import safe
 
 CUT = "→"  # ends a line cut at the panel's edge
 LIST_HEIGHT = 8  # rows of the file list shown at once

@@ -2,7 +2,7 @@
 
 A row is shown first from cheap facts (`cheap_row`: the journal's arrival time and what the
 manifest claims) and given its verdict later, off the UI thread (gage.tui.inbox_sync).
-Checks come through the home's check cache (gage.checkcache), the same one `gage list`
+Checks come through the home's check cache (gage.home.checkcache), the same one `gage list`
 uses: a bundle is hashed again only when its tree changed (the cache's key covers every
 entry's size, times, inode and the manifest and signature bytes), and everything else in
 a verdict (contacts, journal, authority) is computed fresh on every reload.
@@ -21,17 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import bundle as bundle_mod
-from .. import store
-from ..checkcache import CheckCache
-from ..contacts import Contacts
-from ..errors import GageError
-from ..home import Home
-from ..manifest import Manifest
-from ..store import Stored
-from ..verdict import JournalFacts, Verdict, compute, load_authority
+from gage import bundle as bundle_mod
+from gage.format.errors import GageError
+from gage.format.manifest import Manifest
+from gage.home.checkcache import CheckCache
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.inbox.store import Stored
+from gage.trust.verdict import JournalFacts, Verdict, compute, load_authority
 
-__all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.checkcache's
+__all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.home.checkcache's
 
 
 _TIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
@@ -84,7 +84,7 @@ class Row:
 
 def cheap_row(stored: Stored, first_received: str | None, parsed: dict[str, Manifest] | None = None) -> Row:
     """A row from the manifest alone (no hashing, no signature check): shown while the verdict
-    is computed. The parse is kept in `parsed`, for the check cache to reuse (gage.checkcache)."""
+    is computed. The parse is kept in `parsed`, for the check cache to reuse (gage.home.checkcache)."""
     try:
         m: Manifest | None = bundle_mod.read_manifest(stored.path)[1]
     except (GageError, OSError):
@@ -106,7 +106,7 @@ def _recover_staged(home: Home) -> None:
     where the journal says (spec/gate.md) before the listing, so the open interface shows
     it straight away rather than after a restart. Never waits: a move in progress holds
     the lock, and the next reload looks again."""
-    from ..gate import staging_dir
+    from gage.inbox.gate import staging_dir
 
     try:
         staged = any(staging_dir(home).iterdir())

@@ -3,7 +3,7 @@
 Markup is on by default almost everywhere in Textual, and markup can carry actions
 (`[@click=app.quit]`), crash the app (`[/]`) or restyle what gage draws. Rich and
 Textual also let ESC through, which can retitle or clear the real terminal. So every
-untrusted string goes through `gage.sanitize.visible` (controls shown as escapes) and
+untrusted string goes through `gage.format.sanitize.visible` (controls shown as escapes) and
 then into a `Content` built literally, never parsed as markup. Widgets in gage/tui
 take `Content` from here; a test greps the package for risky calls.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from ..sanitize import clip, visible
+from gage.format.sanitize import clip, visible
 
 # Long enough for any subject or name worth reading, short enough that a hostile one
 # cannot push everything else off the screen.

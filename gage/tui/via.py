@@ -13,9 +13,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.content import Content
 
-from ..sanitize import clip, quoted
-from ..verdict import TransportClaim, Verdict
-from . import safe
+from gage.format.sanitize import clip, quoted
+from gage.trust.verdict import TransportClaim, Verdict
+from gage.tui import safe
 
 CLAIM_LIMIT = 40  # a claimed agent name: enough to recognise, too short to push the rest away
 MARK_STYLE = "bold cyan"

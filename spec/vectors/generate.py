@@ -5,7 +5,7 @@ depends only on the fixed seeds, times and nonces below and on Unicode 14.0.0 (P
 unicodedata, the version spec/bundle.md pins), so running it twice gives identical files; the
 committed JSON is the contract and the tests read it (tests/test_spec_agree_vectors.py also
 checks that this script still writes exactly it). `--sanitize-table` writes the Unicode 14.0
-table of plain code points into gage/sanitize.py.
+table of plain code points into gage/format/sanitize.py.
 
 Where it can, this script computes the expected values with the primitives directly
 (hashlib, PyNaCl's Ed25519 and Argon2id) rather than through gage's own functions, so
@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 MANIFEST_LIMIT = 4 << 20  # spec/bundle.md section 3: 4 MiB (4 194 304 bytes)
 sys.path.insert(0, str(HERE.parent.parent))
 
-from gage.wordlist import EVEN, ODD  # noqa: E402
+from gage.format.wordlist import EVEN, ODD  # noqa: E402
 
 ID_CONTEXT = b"gage/id/v1\x00"
 SIG_CONTEXT = b"gage/manifest/v1\x00"
@@ -922,12 +922,12 @@ BLOCK = re.compile(r'(# BEGIN GENERATED PLAIN RANGES\n_PLAIN_RANGES = """\n).*?(
 
 
 def sanitize_table() -> None:
-    """Write the plain ranges into gage/sanitize.py, between its markers."""
+    """Write the plain ranges into gage/format/sanitize.py, between its markers."""
     items = [range_text(r) for r in plain_ranges()]
     lines = [" ".join(items[i : i + 8]) for i in range(0, len(items), 8)]
     text = SANITIZE.read_text(encoding="utf-8")
     new, n = BLOCK.subn(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), text)
-    assert n == 1, "the markers in gage/sanitize.py are missing"
+    assert n == 1, "the markers in gage/format/sanitize.py are missing"
     SANITIZE.write_text(new, encoding="utf-8")
 
 

@@ -25,7 +25,7 @@ import nacl.signing
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from gage.manifest import FileEntry, Manifest, Party  # noqa: E402
+from gage.format.manifest import FileEntry, Manifest, Party  # noqa: E402
 
 OUT = HERE / "key-statements.json"
 RETIRING = b"gage/key-statement/v1/retiring\x00"

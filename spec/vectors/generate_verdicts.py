@@ -21,10 +21,10 @@ from typing import Any
 
 import nacl.signing
 
-from gage import strictjson
-from gage.keys import key_text, short_fingerprint, sign_manifest
-from gage.manifest import FileEntry, Hop, Manifest, Party, bundle_id
-from gage.words import derive
+from gage.format import strictjson
+from gage.format.keys import key_text, short_fingerprint, sign_manifest
+from gage.format.manifest import FileEntry, Hop, Manifest, Party, bundle_id
+from gage.format.words import derive
 
 OUT = Path(__file__).with_name("verdicts.json")
 CREATED = "2026-01-15T10:00:00Z"

@@ -1,6 +1,6 @@
 """A2A in the interface: where a bundle came from (a claim), the outbox, and export.
 
-A bundle that arrived over A2A (through `gage.a2a.artifact.receive`, as the live agent
+A bundle that arrived over A2A (through `gage.carriers.a2a.artifact.receive`, as the live agent
 and `gage a2a import` land it) is marked in the inbox, and the frame shows the carrier's
 claim and every way it disagrees with the signature, literally and in the bad colour.
 The outbox tab lists the bundles this home made. `x` exports any bundle, in either
@@ -19,10 +19,10 @@ import pytest
 from textual.widgets import Static
 from tuikit import TestApp, World, identity, make_bundle, screen_segments, screen_text
 
-from gage import send, store
-from gage.a2a import artifact
-from gage.errors import GageIOError, RefusedError
-from gage.keys import key_text
+from gage.carriers.a2a import artifact
+from gage.format.errors import GageIOError, RefusedError
+from gage.format.keys import key_text
+from gage.inbox import send, store
 from gage.tui import export, safe
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.dialogs import ExportChoice, ExportDialog

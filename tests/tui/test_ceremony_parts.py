@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tuikit import TestApp, World, identity, typed_keys
 
+from gage.format.wordlist import EVEN, ODD
 from gage.tui.ceremony import CeremonyScreen, PairWordSuggester, pair_marks
-from gage.wordlist import EVEN, ODD
 
 EXPECTED = (("aardvark", "adroitness"), ("absurd", "adviser"), ("accrue", "aftermath"), ("acme", "aggregate"))
 

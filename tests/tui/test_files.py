@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tuikit import TestApp, World
 
-from gage import gate, store
 from gage.bundle import PAYLOAD
+from gage.inbox import gate, store
 from gage.tui.bindings import GROUPS
 from gage.tui.dialogs import ConfirmDialog
 from gage.tui.files import FolderDialog, SaveDialog

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from tuikit import TestApp, World, screen_text, spoken, typed_keys
 
-from gage import store
-from gage.contacts import Contacts
+from gage.home.contacts import Contacts
+from gage.inbox import store
+from gage.trust.verdict import compute
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
 from gage.tui.dialogs import ConfirmDialog, ReasonDialog
 from gage.tui.help import HelpScreen
-from gage.verdict import compute
 
 SIZE = (80, 24)
 

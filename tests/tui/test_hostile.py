@@ -25,10 +25,10 @@ from tuikit import (
     write_key_file,
 )
 
-from gage import store
-from gage.errors import MalformedError
-from gage.manifest import check_path
-from gage.sanitize import _BIDI
+from gage.format.errors import MalformedError
+from gage.format.manifest import check_path
+from gage.format.sanitize import _BIDI
+from gage.inbox import store
 from gage.tui import safe
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen

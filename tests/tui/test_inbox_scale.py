@@ -16,8 +16,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 from tuikit import TestApp, World, drop_in, screen_text
 
-from gage import checkcache, store
 from gage.bundle import PAYLOAD
+from gage.home import checkcache
+from gage.inbox import store
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.inbox_table import InboxTable
 from gage.tui.livefacts import LiveFacts
@@ -166,7 +167,7 @@ def test_live_facts_read_only_what_the_journal_appended(world: World, tmp_path: 
 
 def test_the_first_rows_never_read_the_whole_journal(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The arrival order comes from the journal index: one look at the journal's end, no parse of its entries."""
-    from gage import journalindex
+    from gage.home.journal import index as journalindex
 
     home = world.home
     home.journal.index.sync()  # as every append leaves it
@@ -185,7 +186,7 @@ def test_the_first_rows_never_read_the_whole_journal(world: World, monkeypatch: 
 async def test_a_byte_changed_while_open_is_shown_invalid_after_the_watchers_change(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check cache (gage.checkcache) is the interface's: a same-size write with the
+    """The check cache (gage.home.checkcache) is the interface's: a same-size write with the
     mtime put back, seen only by the watcher, must turn the row invalid, now and after a restart."""
     trust_fresh_trees(monkeypatch)
     bid = world.ids["notes"]

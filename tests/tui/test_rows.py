@@ -27,9 +27,10 @@ from tuikit import (
     screen_text,
 )
 
-from gage import checkcache, gate, send, store
 from gage.bundle import PAYLOAD
-from gage.checkcache import CheckCache
+from gage.home import checkcache
+from gage.home.checkcache import CheckCache
+from gage.inbox import gate, send, store
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.help import HelpScreen

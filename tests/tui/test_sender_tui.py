@@ -15,9 +15,10 @@ import pytest
 from gagetest import pair
 from tuikit import TestApp, screen_text
 
-from gage import ownkey, retirement, send, store
 from gage.bundle import MANIFEST
-from gage.home import Home
+from gage.home.layout import Home
+from gage.inbox import ownkey, send, store
+from gage.trust import retirement
 from gage.tui import decide
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.dialogs import ConfirmDialog

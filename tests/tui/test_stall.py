@@ -35,10 +35,10 @@ from tuikit import (
     typed_keys,
 )
 
-from gage import gate, store
-from gage.frame import PREVIEW_LIMIT
-from gage.home import Home
-from gage.sanitize import payload_lines
+from gage.format.sanitize import payload_lines
+from gage.home.layout import Home
+from gage.inbox import gate, store
+from gage.trust.frame import PREVIEW_LIMIT
 from gage.tui import background, bundle_view
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
@@ -254,7 +254,7 @@ async def test_the_ceremony_never_waits_for_the_home_on_the_ui_thread(world: Wor
         await pilot.press("b", "enter")
         await pilot.pause()
         assert not isinstance(app.screen, CeremonyScreen)
-    from gage.contacts import Contacts
+    from gage.home.contacts import Contacts
 
     assert Contacts.load(world.home.contacts_path).by_name("bob") is not None
 

@@ -24,13 +24,14 @@ from textual.app import App
 from textual.pilot import Pilot, WaitForScreenTimeout
 from textual.widgets import Input
 
-from gage import ceremony, store
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.home import Home
-from gage.keys import Identity, KeyFile, sign_manifest
-from gage.manifest import FileEntry, Manifest, Party
+from gage.format.keys import Identity, KeyFile, sign_manifest
+from gage.format.manifest import FileEntry, Manifest, Party
+from gage.format.words import derive
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.trust import ceremony
 from gage.tui.app import GageApp
-from gage.words import derive
 
 NOW = datetime(2026, 3, 14, 15, 0, 0, tzinfo=UTC)
 
@@ -78,7 +79,7 @@ class Clock:
 
 @contextlib.contextmanager
 def frozen(clock: Clock) -> Iterator[Clock]:
-    with mock.patch("gage.journal.now_text", clock), mock.patch("gage.contacts.now_text", clock):
+    with mock.patch("gage.home.journal.log.now_text", clock), mock.patch("gage.home.contacts.now_text", clock):
         yield clock
 
 

@@ -1,0 +1,65 @@
+"""Bundles on disk: making them, and checking any directory that claims to be one.
+
+The work lives in four modules along its seams; this one keeps the names the rest of gage
+(and anyone scripting it) imports from `gage.bundle`:
+
+- `safeopen`: the one way a file someone else wrote is opened (no links, no blocking,
+  regular files only, never out of the bundle);
+- `bundle_walk`: the bounded walk of a bundle folder, listed entries and extras;
+- `bundle_check` (with `bundle_hash`): `check` and `verify`, every problem with its stage;
+- `bundle_build`: `collect_sources`, `build` and `copy_bundle`, durable before the rename.
+"""
+
+from __future__ import annotations
+
+import os  # noqa: F401  (tests stand in for os.read and os.scandir through `gage.bundle.os`)
+
+from gage.bundle.build import _copy_hashing, build, collect_sources, copy_bundle
+from gage.bundle.check import (
+    CHUNK,
+    STAGE_ORDER,
+    Check,
+    Problem,
+    check,
+    hash_file,
+    read_manifest,
+    read_signature,
+    read_small,
+    verify,
+)
+from gage.bundle.safeopen import open_beneath
+from gage.bundle.walk import (
+    EXTRAS_LOOKED_AT,
+    MANIFEST,
+    NAMED_EXTRAS_LIMIT,
+    PAYLOAD,
+    SIGNATURE,
+)
+from gage.format.manifest import MANIFEST_LIMIT, ManifestTooLargeError
+
+_read_small = read_small  # the name gage.carriers.a2a used before the split
+
+__all__ = [
+    "CHUNK",
+    "EXTRAS_LOOKED_AT",
+    "MANIFEST_LIMIT",
+    "MANIFEST",
+    "NAMED_EXTRAS_LIMIT",
+    "PAYLOAD",
+    "SIGNATURE",
+    "STAGE_ORDER",
+    "Check",
+    "ManifestTooLargeError",
+    "Problem",
+    "_copy_hashing",
+    "build",
+    "check",
+    "collect_sources",
+    "copy_bundle",
+    "hash_file",
+    "open_beneath",
+    "read_manifest",
+    "read_signature",
+    "read_small",
+    "verify",
+]

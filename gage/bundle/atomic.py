@@ -1,0 +1,117 @@
+"""Crash-safe file operations.
+
+Every write that another process (or a later run after a crash) might read goes to a
+temporary name in the same directory, is fsynced, and is renamed into place, so a
+reader sees the old bytes or the new ones, never half of each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+
+from gage.format.errors import GageIOError
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or create in `path` durable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+
+
+def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path` atomically with permissions `mode` from the first byte on."""
+    tmp = tmp_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise GageIOError(f"cannot write: {exc.strerror or exc}", path=str(path)) from exc
+
+
+def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path`, which must not exist yet, and fsync it (not the folder).
+
+    For a file inside a folder that is itself renamed into place once whole (a bundle being
+    built): its folders are fsynced once, by `fsync_dirs`, after everything in them is written.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dirs(root: Path, below: Iterable[str]) -> None:
+    """fsync the folders `below` (relative to `root`, "a/b/" style) deepest first, then `root`.
+
+    With every file in them already fsynced as it was written, this makes the whole tree
+    durable: one fsync per file and one per folder, never a second pass over the files.
+    """
+    for rel in sorted(set(below), key=lambda r: (-r.count("/"), r)):
+        if rel:
+            fsync_dir(root / rel)
+    fsync_dir(root)
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file and directory under `root` before it is renamed into view."""
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(Path(dirpath))
+
+
+def rename_noreplace(src: Path, dst: Path) -> bool:
+    """Rename `src` to `dst` unless `dst` exists. Returns False if it does.
+
+    os.rename onto an existing non-empty directory fails on POSIX, and onto an empty one
+    it silently replaces it; checking first under the home lock closes that gap.
+    """
+    if dst.exists() or dst.is_symlink():
+        return False
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        if dst.exists():
+            return False
+        raise GageIOError(f"cannot move to {dst}: {exc.strerror or exc}", path=str(src)) from exc
+    fsync_dir(dst.parent)
+    if src.parent != dst.parent:
+        fsync_dir(src.parent)
+    return True

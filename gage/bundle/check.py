@@ -1,0 +1,388 @@
+"""Checking any directory that claims to be a bundle: structure, signature, every byte.
+
+Checking never trusts the directory: it opens nothing through a symlink (`safeopen`),
+streams every payload file through SHA-256 (memory stays flat whatever the file size;
+large files several at once, one per core, since hashlib releases the GIL), and reports
+every problem it finds, each with the stage that caught it and the file it concerns, in
+the same order however the hashing was shared out.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gage.bundle import progress, safeopen
+from gage.bundle.hash import Hasher, Hashing, hash_here
+from gage.bundle.walk import (
+    EXTRAS_LOOKED_AT,
+    MANIFEST,
+    NAMED_EXTRAS_LIMIT,
+    PAYLOAD,
+    SIGNATURE,
+    layout,
+    top_extras,
+    walk_payload,
+)
+from gage.format.errors import (
+    BadSignatureError,
+    GageError,
+    GageIOError,
+    MalformedError,
+    TamperedError,
+)
+from gage.format.keys import SIGNATURE_LEN, verify_manifest_signature
+from gage.format.manifest import MANIFEST_LIMIT, FileEntry, Manifest, is_id
+from gage.format.sanitize import json_text
+from gage.format.vocab import ProblemStage
+
+CHUNK = safeopen.CHUNK
+# The order in which stages are checked; the first failing stage decides the exit code.
+STAGE_ORDER = ("malformed", "signature", "tampered")
+
+
+@dataclass
+class Problem:
+    stage: ProblemStage
+    path: str | None
+    message: str
+    field: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        # A name read from disk that is not UTF-8 holds lone surrogates, which no strict JSON
+        # reader (gage's own included) accepts: each such byte is U+FFFD here (spec/cli.md).
+        return {
+            "stage": self.stage,
+            "path": json_text(self.path) if self.path is not None else None,
+            "field": self.field,
+            "message": json_text(self.message),
+        }
+
+    def __str__(self) -> str:
+        where = self.path or ""
+        if self.field:
+            where = f"{where}: field {self.field}" if where else f"field {self.field}"
+        return f"{where}: {self.message}" if where else self.message
+
+    def to_error(self) -> GageError:
+        cls = {"malformed": MalformedError, "signature": BadSignatureError, "tampered": TamperedError, "io": GageIOError}.get(
+            self.stage, GageError
+        )
+        return cls(self.message, path=self.path, field=self.field)
+
+    @classmethod
+    def of(cls, err: GageError) -> Problem:
+        return cls(stage=err.stage, path=err.path, message=err.message, field=err.field)
+
+
+@dataclass
+class Check:
+    """What a directory turned out to be. `manifest` is None when it could not be parsed."""
+
+    path: Path
+    manifest: Manifest | None = None
+    signature: bytes | None = None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    # True only once the signature has been checked and verified. A manifest.sig that
+    # cannot be read safely (a symlink, a FIFO, a directory) is a `tampered` problem, not
+    # a `signature` one, yet proves nothing: the stages alone cannot say it verified.
+    signature_verified: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def id(self) -> str | None:
+        return self.manifest.id if self.manifest else None
+
+    @property
+    def signature_ok(self) -> bool:
+        return self.manifest is not None and self.signature_verified
+
+    def first_error(self) -> GageError | None:
+        for stage in STAGE_ORDER:
+            for p in self.problems:
+                if p.stage == stage:
+                    return p.to_error()
+        return self.problems[0].to_error() if self.problems else None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": json_text(str(self.path)),
+            "id": self.id,
+            "ok": self.ok,
+            "problems": [p.to_json() for p in self.problems],
+            "warnings": [p.to_json() for p in self.warnings],
+        }
+
+
+def read_small(path: Path, limit: int) -> bytes:
+    """Read a regular file without following a symlink, refusing anything over `limit`."""
+    try:
+        fd, st = safeopen.open_regular(path)
+    except safeopen.NotRegularFileError as exc:
+        raise TamperedError("is not a regular file", path=path.name) from exc
+    try:
+        if st.st_size > limit:
+            raise MalformedError(f"is {st.st_size} bytes, over the limit of {limit}", path=path.name)
+        data = safeopen.read_fd(fd, limit)
+        if len(data) > limit:
+            raise MalformedError(f"is over the limit of {limit} bytes", path=path.name)
+        return data
+    finally:
+        os.close(fd)
+
+
+def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
+    """Stream a regular file (never through a symlink) and return its size and SHA-256.
+
+    `limit`: read no more than `limit` + 1 bytes (enough to tell the file is longer), so a
+    file that grows while it is read, or reads past its size, costs no more than that.
+    """
+    try:
+        fd, _st = safeopen.open_regular(path)
+    except safeopen.NotRegularFileError as exc:
+        raise TamperedError("is not a regular file") from exc
+    try:
+        return safeopen.hash_fd(fd, limit=limit, on_bytes=progress.advance)
+    finally:
+        os.close(fd)
+
+
+def read_manifest(root: Path) -> tuple[bytes, Manifest]:
+    """Read and parse just the manifest: enough to know the id and what is claimed."""
+    mpath = root / MANIFEST
+    if not root.is_dir() or root.is_symlink():
+        raise MalformedError("is not a directory", path=str(root))
+    if not (mpath.exists() or mpath.is_symlink()):
+        raise MalformedError("is not a gage bundle: it has no manifest.json", path=str(root))
+    try:
+        raw = read_small(mpath, MANIFEST_LIMIT)
+    except OSError as exc:
+        if mpath.is_symlink():
+            raise TamperedError("is a symlink", path=MANIFEST) from exc
+        raise GageIOError(f"cannot read: {exc.strerror}", path=MANIFEST) from exc
+    return raw, Manifest.parse(raw)
+
+
+def read_signature(root: Path) -> tuple[bytes | None, Problem | None]:
+    """`manifest.sig` as both a check and an import read it, so both give the same stage.
+
+    Absent, or a regular file over its cap (256 bytes): stage `signature`, since neither
+    can be a 64-byte signature however large it is. A symlink (never followed), FIFO,
+    device, socket or directory: stage `tampered`.
+    """
+    try:
+        return read_small(root / SIGNATURE, SIGNATURE_LEN * 4), None
+    except FileNotFoundError:
+        return None, Problem("signature", SIGNATURE, "is missing")
+    except MalformedError as exc:
+        # Too big to be read is still a signature of the wrong length: the signature stage.
+        return None, Problem("signature", SIGNATURE, f"{exc.message}; a signature is {SIGNATURE_LEN} bytes")
+    except GageError as exc:
+        return None, Problem(exc.stage, SIGNATURE, exc.message, exc.field)
+    except OSError as exc:
+        return None, Problem("tampered", SIGNATURE, f"cannot be read safely ({exc.strerror})")
+
+
+def check(root: Path, *, expect_name: bool = False) -> Check:
+    """Check structure, signature and integrity of the directory `root`.
+
+    `expect_name`: the directory lives in a gage home, where it must be named by its id.
+    """
+    result = Check(path=root)
+    try:
+        raw, manifest = read_manifest(root)
+    except GageError as exc:
+        if exc.path is None:
+            exc.path = MANIFEST
+        result.problems.append(Problem.of(exc))
+        return result
+    result.manifest = manifest
+
+    # Signature.
+    sig, problem = read_signature(root)
+    if problem is not None:
+        result.problems.append(problem)
+    else:
+        assert sig is not None
+        result.signature = sig
+        try:
+            verify_manifest_signature(manifest.sender.key, raw, sig)
+            result.signature_verified = True
+        except GageError as exc:
+            if exc.path is None:
+                exc.path = SIGNATURE
+            result.problems.append(Problem.of(exc))
+
+    # The directory name.
+    if root.name != manifest.id:
+        if expect_name or is_id(root.name):
+            result.problems.append(
+                Problem("tampered", root.name, f"directory name does not match the bundle id {manifest.id}")
+            )
+        else:
+            result.warnings.append(Problem("name", root.name, f"directory is not named by its id {manifest.id}"))
+
+    with progress.phase("checking", lambda: manifest.total_size):  # summed only if someone listens
+        _check_payload(root, manifest, result)
+    return result
+
+
+def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
+    expected = dict(zip([f.path for f in manifest.files], manifest.files, strict=True))
+    seen: set[str] = set()
+    budget = [EXTRAS_LOOKED_AT]
+    named = 0
+    unnamed = 0
+    # Problems in walk order; a file being hashed (maybe on another thread) holds its place.
+    out: list[Problem | tuple[str, Hashing]] = []
+
+    def extra(path: str, message: str) -> None:
+        # Entries that are not part of the bundle: named one by one up to a limit, then counted.
+        nonlocal named, unnamed
+        if named < NAMED_EXTRAS_LIMIT:
+            named += 1
+            out.append(Problem("tampered", path, message))
+        else:
+            unnamed += 1
+
+    # Top level: only the manifest, the signature and the payload folder.
+    try:
+        top, more = top_extras(root, budget)
+    except OSError as exc:
+        result.problems.append(Problem("tampered", str(root), f"cannot list directory ({exc.strerror})"))
+        return
+    for entry in top:
+        extra(entry.name, "is not part of a bundle (not in the manifest)")
+    if more:
+        out.append(Problem("tampered", root.name, f"holds more than {EXTRAS_LOOKED_AT} entries that are not part of a bundle"))
+    payload = root / PAYLOAD
+    if payload.is_symlink():
+        result.problems.extend(p for p in out if isinstance(p, Problem))
+        result.problems.append(Problem("tampered", PAYLOAD, "is a symlink"))
+        return
+    if payload.exists() and not payload.is_dir():
+        out.append(Problem("tampered", PAYLOAD, "is not part of a bundle (not in the manifest)"))
+        out.append(Problem("tampered", PAYLOAD, "is not a directory"))
+    elif payload.is_dir():
+        with Hasher(manifest) as hasher:
+            for f in walk_payload(payload, layout(manifest), budget):
+                if f.kind == "files":  # most of them
+                    _hash_files(f.dir_fd, f.rel, f.names, expected, seen, hasher, out)
+                    continue
+                shown = f"{PAYLOAD}/{f.rel}"
+                if f.kind == "unlistable":
+                    assert f.error is not None
+                    out.append(Problem("tampered", shown, f"cannot list ({f.error.strerror})"))
+                    continue
+                if f.kind == "vanished":
+                    # Listed a moment ago, gone or unreadable now: changed while being checked
+                    # (or too deep for the OS to name: a path longer than it allows).
+                    assert f.error is not None
+                    why = "changed while being checked" if isinstance(f.error, FileNotFoundError) else "cannot be looked at"
+                    out.append(Problem("tampered", shown, f"{why} ({f.error.strerror})"))
+                    continue
+                if f.kind == "more":
+                    out.append(
+                        Problem(
+                            "tampered",
+                            shown,
+                            f"holds more than {EXTRAS_LOOKED_AT} entries not in the manifest; the rest were not looked at",
+                        )
+                    )
+                    continue
+                assert f.st is not None
+                mode = f.st.st_mode
+                if f.kind == "extra":
+                    if stat.S_ISLNK(mode):
+                        extra(shown, "is a symlink; bundles hold regular files only")
+                    elif not stat.S_ISREG(mode):
+                        extra(shown, "is a device, FIFO or socket, not a regular file")
+                    else:
+                        extra(shown, "is not in the manifest")
+                    continue
+                # A listed path, looked at with a stat (the listing did not show a regular file).
+                if stat.S_ISLNK(mode):
+                    out.append(Problem("tampered", shown, "is a symlink; bundles hold regular files only"))
+                    continue
+                if stat.S_ISDIR(mode):
+                    out.append(Problem("tampered", shown, "is a folder; the manifest lists a file here"))
+                    continue
+                if not stat.S_ISREG(mode):
+                    out.append(Problem("tampered", shown, "is a device, FIFO or socket, not a regular file"))
+                    continue
+                _hash_files(f.dir_fd, f.rel[: -len(f.name)], [f.name], expected, seen, hasher, out)
+    for item in out:
+        if isinstance(item, Problem):
+            result.problems.append(item)
+        elif (message := item[1].result()) is not None:
+            result.problems.append(Problem("tampered", item[0], message))
+    if unnamed:
+        result.problems.append(
+            Problem("tampered", None, f"and {unnamed} more entries not part of the bundle (not named one by one)")
+        )
+    # A set, not a scan of the problem list per file: 10,000 listed files that are all
+    # missing would otherwise cost 50 million comparisons on every check.
+    reported = {p.path for p in result.problems}
+    for path in sorted(set(expected) - seen):
+        if f"{PAYLOAD}/{path}" not in reported:
+            result.problems.append(Problem("tampered", f"{PAYLOAD}/{path}", "is listed in the manifest but missing"))
+
+
+def _hash_files(
+    dir_fd: int,
+    prefix: str,
+    names: list[str],
+    expected: dict[str, FileEntry],
+    seen: set[str],
+    hasher: Hasher,
+    out: list[Problem | tuple[str, Hashing]],
+) -> None:
+    """Open each listed file `names` in the folder `dir_fd` (`prefix` below payload) and hash
+    it, or say why not. Its size is the fstat's of what was opened, so a file swapped since
+    it was looked at is judged as it is. One loop, not a call per file: 10,000 small files
+    cost about what hashing them does."""
+    small = hasher.here_below
+    tick = hasher.tick
+    for name in names:
+        rel = prefix + name
+        seen.add(rel)
+        want = expected[rel]
+        try:
+            fd, st = safeopen.open_at(dir_fd, name)
+        except OSError as exc:
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"cannot be read safely ({_why(exc)})"))
+            continue
+        size = want.size
+        if st.st_size != size:
+            os.close(fd)
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"is {st.st_size} bytes; the manifest says {size}"))
+            continue
+        # Hashes (and closes) `fd`, here or on another thread; at most `size` + 1 bytes.
+        verdict = hash_here(fd, size, want.sha256, tick) if size < small else hasher.submit(fd, size, want.sha256)
+        if verdict is None:
+            continue
+        if isinstance(verdict, Hashing):
+            out.append((f"{PAYLOAD}/{rel}", verdict))  # holds its place until the thread is done
+        else:
+            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", verdict))
+
+
+def _why(exc: OSError) -> str:
+    if isinstance(exc, safeopen.NotRegularFileError):
+        return "is not a regular file"
+    return exc.strerror or str(exc)
+
+
+def verify(root: Path, *, expect_name: bool = False) -> Check:
+    """Check, and raise the first failing stage's error. Returns the check when all holds."""
+    result = check(root, expect_name=expect_name)
+    err = result.first_error()
+    if err is not None:
+        raise err
+    return result

@@ -1,0 +1,262 @@
+"""The gatekeeper of `gage a2a serve`: an ASGI layer that reads every request before the SDK does.
+
+The SDK re-encodes what it parses: its 1.0 parser accepts URL-safe and unpadded base64,
+and its 0.3 conversion has decoded such text into other bytes. So this layer, in front
+of the SDK, reads the raw body under a size cap and a time limit, checks the bearer
+token, and runs gage's own strict parser (`reader`) over the JSON-RPC `params.message`.
+A refusal is answered here and the SDK never sees it; an accepted read rides in the
+ASGI scope (under INTAKE) to the executor in `server`, which lands exactly those bytes.
+
+Split out of server.py (issue 11). It speaks plain ASGI (dicts and callables, typed
+below as starlette types them), so it imports no SDK, starlette or uvicorn: only
+server.py and client.py load the optional extra (tests/test_layering.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from gage.carriers.a2a import card as card_mod
+from gage.carriers.a2a.landing import Landed
+from gage.carriers.a2a.reader import Carried, parse
+from gage.carriers.a2a.wire import EXTENSION_URI, Limits
+from gage.format.errors import GageError, MalformedError
+from gage.format.sanitize import clip, quoted, visible
+from gage.format.strictjson import loads as strict_loads
+
+log = logging.getLogger(__name__)
+
+# ASGI, as starlette.types spells it (the same aliases, so the SDK's app fits).
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# JSON-RPC methods that carry a message, and the protocol version each belongs to.
+SEND_METHODS = {"SendMessage": "1.0", "SendStreamingMessage": "1.0", "message/send": "0.3", "message/stream": "0.3"}
+INTAKE = "gage.carriers.a2a.intake"  # the ASGI scope key, and the call-context state key, of gage's reading
+_INVALID_PARAMS = -32602
+_INVALID_REQUEST = -32600
+_PARSE_ERROR = -32700
+MAX_BODIES_AT_ONCE = 4  # request bodies read at the same time; more are answered 503
+BODY_SECONDS = 120.0  # the longest a request body may take to arrive
+
+
+@dataclass(frozen=True)
+class Intake:
+    """Gage's own reading of one request's message, made from the raw body before the SDK parsed it."""
+
+    protocol: str
+    message_id: object
+    carried: list[Carried]
+    peer: str
+
+
+def _peer(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown peer"
+
+
+def _rpc_error(request_id: object, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+def _request_id(doc: dict[str, Any]) -> object:
+    rid = doc.get("id")
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+async def _respond(send: Send, status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = json.dumps(body).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if status >= 400:
+        # The body may be unread: the connection cannot carry another request.
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": data})
+
+
+def _header(scope: Scope, name: bytes) -> list[bytes]:
+    return [v for k, v in scope.get("headers", []) if k.lower() == name]
+
+
+def _bearer_ok(scope: Scope, token: str) -> bool:
+    values = _header(scope, b"authorization")
+    if len(values) != 1:
+        return False
+    scheme, _, given = values[0].partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token.encode("utf-8"))
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Gone(Exception):
+    pass
+
+
+async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
+    """The whole body, or `_TooLarge` as soon as the declared or counted size passes `cap`."""
+    declared = _header(scope, b"content-length")
+    if declared:
+        try:
+            if int(declared[0]) > cap:
+                raise _TooLarge
+        except ValueError:
+            raise _TooLarge from None
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            raise _Gone
+        chunk = msg.get("body", b"")
+        total += len(chunk)
+        if total > cap:
+            raise _TooLarge  # chunked (or lying) bodies are counted as they stream
+        chunks.append(chunk)
+        if not msg.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the SDK the body gage already read, then the client's own events."""
+    done = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal done
+        if not done:
+            done = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return dict(await receive())
+
+    return replay
+
+
+class Events:
+    """The one-line reports `on_event` gets: every untrusted piece made visible first."""
+
+    def __init__(self, on_event: Callable[[str], None] | None) -> None:
+        self.on_event = on_event
+
+    def emit(self, line: str) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(line)
+        except Exception:  # a broken printer must not turn a delivery into an error reply
+            log.exception("on_event failed")
+
+    def refused(self, peer: str, why: str) -> None:
+        self.emit(f"refused a request via A2A from {visible(peer)}: {visible(clip(why, 500))}; nothing was written")
+
+    def landed(self, peer: str, c: Carried, landed: Landed) -> None:
+        short = landed.id[:12]
+        who = f" claiming to be {quoted(clip(c.claims['from_name'], 200))}" if c.claims.get("from_name") else ""
+        if not landed.new:
+            line = f"{short}: arrived again via A2A from {visible(peer)}{who}; already held, nothing changed"
+        else:
+            line = f"{short}: delivered to pending via A2A from {visible(peer)}{who} (unread; nothing is accepted until you say so)"
+            if not landed.ok:
+                line += f"; it does NOT verify: {visible(clip(landed.problem or 'see its verdict', 300))}"
+        for note in landed.notes:
+            line += f"; {visible(clip(note, 300))}"
+        self.emit(line)
+
+
+class Gatekeeper:
+    """ASGI layer in front of the SDK: bearer token, body cap, and gage's own parse of the message."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limits: Limits,
+        token: str | None,
+        events: Events,
+        bodies_at_once: int = MAX_BODIES_AT_ONCE,
+        body_seconds: float = BODY_SECONDS,
+    ) -> None:
+        self.app = app
+        self.limits = limits
+        self.token = token
+        self.events = events
+        # Each body in flight may hold up to max_request_bytes: a few at once bound the memory a
+        # crowd of (or a slow) sender can take, and a body that trickles in is cut off.
+        self._bodies = asyncio.Semaphore(bodies_at_once)
+        self.body_seconds = body_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        peer = _peer(scope)
+        is_card = scope["method"] in ("GET", "HEAD") and scope["path"] == card_mod.CARD_PATH
+        if self.token is not None and not is_card and not _bearer_ok(scope, self.token):
+            self.events.refused(peer, "no valid bearer token")
+            body = _rpc_error(None, _INVALID_REQUEST, "this gage agent needs Authorization: Bearer <token>")
+            await _respond(send, 401, body, [(b"www-authenticate", b'Bearer realm="gage"')])
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        cap = self.limits.max_request_bytes
+        if self._bodies.locked():
+            self.events.refused(peer, "busy: too many requests being read at once")
+            await _respond(send, 503, _rpc_error(None, _INVALID_REQUEST, "this gage agent is busy; try again"), [(b"retry-after", b"5")])
+            return
+        try:
+            async with self._bodies:
+                raw = await asyncio.wait_for(_read_capped(scope, receive, cap), self.body_seconds)
+        except TimeoutError:
+            self.events.refused(peer, f"the request body did not arrive within {self.body_seconds:.0f} s")
+            await _respond(send, 408, _rpc_error(None, _INVALID_REQUEST, "the request body took too long"))
+            return
+        except _TooLarge:
+            self.events.refused(peer, f"the request body is over {cap} bytes")
+            await _respond(send, 413, _rpc_error(None, _INVALID_REQUEST, f"the request body is over this agent's limit of {cap} bytes"))
+            return
+        except _Gone:
+            return
+        # Decoding up to max_bytes of base64 is real work: off the event loop, so other requests go on.
+        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer)
+        if refusal is not None:
+            self.events.refused(peer, why)
+            await _respond(send, 200, refusal)
+            return
+        if intake is not None:
+            scope = {**scope, INTAKE: intake}
+        await self.app(scope, _replay(raw, receive), send)
+
+    def _read(self, raw: bytes, peer: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
+        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods)."""
+        try:
+            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body")
+        except MalformedError as exc:
+            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}"), str(exc), None
+        if not isinstance(doc, dict):
+            return None, "", None  # a batch: the SDK refuses those itself
+        method = doc.get("method")
+        protocol = SEND_METHODS.get(method) if isinstance(method, str) else None
+        if protocol is None:
+            return None, "", None  # tasks/get, cancel, ...: nothing to land, and none of them can accept
+        params = doc.get("params")
+        message = params.get("message") if isinstance(params, dict) else None
+        try:
+            carried = parse(message, protocol=protocol, limits=self.limits)
+        except GageError as exc:
+            data = {EXTENSION_URI: {"status": "refused", "stage": exc.stage, "error": str(exc)}}
+            return _rpc_error(_request_id(doc), _INVALID_PARAMS, f"gage refused the message: {exc}", data), str(exc), None
+        assert isinstance(message, dict)  # parse accepted it
+        return None, "", Intake(protocol=protocol, message_id=message.get("messageId"), carried=carried, peer=peer)

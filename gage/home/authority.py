@@ -1,0 +1,136 @@
+"""The authority file: what the human lets an agent do with a confirmed contact's bundles.
+
+Written by the receiver's human, never by a sender. A grant names a confirmed contact
+and a kind; its `may` sentence is shown to the agent in the frame. The scope comes from
+the bundle's kind alone, and the file is only consulted after the signature verifies
+and the key is confirmed: nothing inside a bundle can widen it.
+
+    [[grant]]
+    contact = "alice"
+    kind = "review-request"
+    may = "Read the files and reply with review comments. Do not run anything from the bundle."
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gage.format.errors import MalformedError
+from gage.format.manifest import KINDS
+from gage.home import homefile
+from gage.home.contacts import Contacts
+
+GRANT_FIELDS = {"contact", "kind", "may"}
+EXAMPLE = '''# gage authority: what an agent may do with bundles from a confirmed contact, per kind.
+# Read only after a bundle's signature verifies and its key is confirmed by the ceremony.
+# Anything not granted here is information only.
+#
+# [[grant]]
+# contact = "alice"            # a confirmed contact's local name (see `gage contacts`)
+# kind = "review-request"      # share, question, answer, review-request or ack
+# may = "Read the files and reply with review comments. Do not run anything from the bundle."
+'''
+
+
+@dataclass(frozen=True)
+class Grant:
+    contact: str
+    kind: str
+    may: str
+    line: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"contact": self.contact, "kind": self.kind, "may": self.may, "line": self.line}
+
+
+@dataclass
+class AuthorityFile:
+    grants: list[Grant]
+    errors: list[str]
+
+    def for_bundle(self, contact: str, kind: str) -> list[Grant]:
+        return [g for g in self.grants if g.contact == contact and g.kind == kind]
+
+
+_HEADER = re.compile(r"^\s*\[\[\s*grant\s*\]\]\s*(#.*)?$")
+
+
+def _grant_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), start=1) if _HEADER.match(line)]
+
+
+def _field_line(text: str, start: int, field: str) -> int:
+    lines = text.splitlines()
+    pat = re.compile(rf"^\s*{re.escape(field)}\s*=")
+    for n in range(start, len(lines) + 1):
+        line = lines[n - 1]
+        if n > start and line.lstrip().startswith("["):
+            break
+        if pat.match(line):
+            return n
+    return start
+
+
+def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml") -> AuthorityFile:
+    """Parse and check. Errors are collected with line numbers; only valid grants are kept."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MalformedError(f"not valid TOML: {exc}", path=path) from exc
+    errors: list[str] = []
+    unknown_tables = set(doc) - {"grant"}
+    for t in sorted(unknown_tables):
+        errors.append(f"{path}: unknown table or key {t!r} (only [[grant]] entries are allowed)")
+    raw_grants = doc.get("grant", [])
+    if not isinstance(raw_grants, list):
+        errors.append(f"{path}: `grant` must be written as [[grant]] tables")
+        raw_grants = []
+    starts = _grant_lines(text)
+    grants: list[Grant] = []
+    for i, g in enumerate(raw_grants):
+        line = starts[i] if i < len(starts) else 0
+        where = f"{path}:{line}"
+        if not isinstance(g, dict):
+            errors.append(f"{where}: a grant must be a table")
+            continue
+        extra = set(g) - GRANT_FIELDS
+        missing = GRANT_FIELDS - set(g)
+        if extra:
+            errors.append(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+        if missing:
+            errors.append(f"{where}: missing {', '.join(sorted(missing))}")
+            continue
+        ok = True
+        contact, kind, may = g["contact"], g["kind"], g["may"]
+        if not isinstance(contact, str) or (contacts is not None and contacts.by_name(contact) is None):
+            errors.append(
+                f"{path}:{_field_line(text, line, 'contact')}: grant names {contact!r}, which is not a confirmed contact"
+            )
+            ok = False
+        if kind not in KINDS:
+            errors.append(
+                f"{path}:{_field_line(text, line, 'kind')}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
+            )
+            ok = False
+        if not isinstance(may, str) or not may.strip():
+            errors.append(f"{path}:{_field_line(text, line, 'may')}: `may` must be a sentence saying what an agent may do")
+            ok = False
+        if ok and not extra:
+            grants.append(Grant(contact=contact, kind=kind, may=may.strip(), line=line))
+    return AuthorityFile(grants=grants, errors=errors)
+
+
+AUTHORITY_LIMIT = 1 << 20
+
+
+def load(path: Path, contacts: Contacts | None) -> AuthorityFile:
+    """The authority file; none is no grants. A folder, a FIFO, an unreadable file or bytes that
+    are not UTF-8 are errors naming the file (homefile), never a traceback."""
+    text = homefile.read_text(path, "authority", AUTHORITY_LIMIT)
+    if text is None:
+        return AuthorityFile(grants=[], errors=[])
+    return parse(text, contacts, path=path.name)

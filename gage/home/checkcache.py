@@ -1,0 +1,291 @@
+"""Bundle checks remembered across commands, so a second `gage list` does not hash every payload again.
+
+A check (gage.bundle.check: structure, every payload byte against its SHA-256, the
+signature) costs a read of every byte; the inbox rarely changes between two listings.
+This cache remembers one thing only: "this exact tree state checked out". It never
+remembers anything about trust: contacts, the journal, the authority file and key
+retirements change without the bundle changing, so the verdict's trust parts are always
+computed fresh (gage.trust.verdict.compute) from a cached or fresh check.
+
+The key (spec/verdict.md, threat-model.md "Caches"). An entry is found by the bundle
+directory's absolute path, and used only when all of these are what they were when the
+check ran:
+
+- the SHA-256 of the `manifest.json` bytes and of the `manifest.sig` bytes read now;
+- for the directory itself and every entry under it: relative name, mode (type and
+  permissions), size, mtime_ns, ctime_ns, inode and device;
+- whether the directory must be named by its id, and the gage version and cache format.
+
+Only a check that found no problem is remembered. Its tree holds exactly the manifest,
+the signature, `payload` and the folders and files the manifest lists, so the entries are
+found again from the manifest with one lstat each (relative to the bundle folder, opened
+once with O_NOFOLLOW, so a link put in its place is a miss), without listing any folder: an entry
+added, removed or renamed anywhere changes the ctime and mtime of the folder holding it,
+which is one of those. Any write, truncation or replacement of a file changes its ctime
+or inode, and a user process cannot set ctime back (utime sets mtime only), so a byte
+changed with size and mtime restored is seen, and so is a file renamed over another.
+
+A check is remembered only if the whole tree (`treestat.tree_entries`, every folder
+listed) was the same before and after it, and only if no entry changed within RACY_NS of
+the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
+as the check could otherwise keep its ctime (git calls this "racy"). A tree of more than
+ENTRY_LIMIT entries, or with a part that cannot be read, is never remembered; nor is a
+bundle with a problem (it is checked afresh every time, so a repair shows at once).
+
+The file (`cache/checks.json` in the home) is only ever an optimisation: deleting it
+changes nothing but speed. A file that is damaged, from another gage version, or made for
+another home (its `home` is not this one) is ignored and rebuilt; an entry of the wrong
+shape is a miss. It is written atomically, and a write that fails (a read-only home) is
+skipped. It is as trusted as the rest of the home (contacts.toml beside it says more).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gage import __version__
+from gage import bundle as bundle_mod
+from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, atomic, safeopen
+from gage.bundle.treestat import UNREADABLE, tree_entries
+from gage.format.errors import GageError
+from gage.format.keys import SIGNATURE_LEN
+from gage.format.manifest import MANIFEST_LIMIT, Manifest
+from gage.format.vocab import PROBLEM_STAGES
+from gage.home.layout import Home
+from gage.inbox.store import Stored
+
+FORMAT = f"gage-checkcache-1/{__version__}"
+FILE_NAME = "checks.json"
+ENTRY_LIMIT = 20_000
+RACY_NS = 2_000_000_000
+_NO_SIGNATURE = "none"
+
+# (relative name, mode, size, mtime_ns, ctime_ns, inode, device): one entry, as treestat.Entry.
+_Stat = tuple[str, int, int, int, int, int, int]
+
+
+def _sha(data: bytes | None) -> str:
+    return _NO_SIGNATURE if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _entry(rel: str, st: os.stat_result) -> _Stat:
+    return (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _tree_digest(entries: list[_Stat]) -> str:
+    """The key's tree part."""
+    return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _digest(entries: list[_Stat]) -> tuple[str, int]:
+    """The key's tree part, and the newest mtime or ctime in it (for the racy guard)."""
+    return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
+
+
+def _whole_tree(root: Path) -> list[_Stat] | None:
+    """Every entry of the tree (every folder listed), or None when it cannot be remembered."""
+    try:
+        top = os.lstat(root)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(top.st_mode):
+        return None
+    entries, complete = tree_entries(root, limit=ENTRY_LIMIT)
+    if not complete or any(e[1] == UNREADABLE for e in entries):
+        return None
+    return [_entry(".", top), *entries]
+
+
+def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
+    """The entries of a tree that checked out, found from its manifest: one lstat each, relative
+    to the open bundle folder `dir_fd` (no walk of the whole path per entry). Raises OSError."""
+    stat_ = os.stat
+    out = [_entry(".", top), _entry(MANIFEST, m_st), _entry(SIGNATURE, s_st)]
+    folders: set[str] = set()
+    for f in manifest.files:
+        cut = f.path.rfind("/")
+        while cut > 0:
+            folder = f.path[:cut]
+            if folder in folders:
+                break
+            folders.add(folder)
+            cut = folder.rfind("/")
+    out.append(_entry(PAYLOAD, stat_(PAYLOAD, dir_fd=dir_fd, follow_symlinks=False)))
+    for rel in [*folders, *(f.path for f in manifest.files)]:
+        name = f"{PAYLOAD}/{rel}"
+        out.append(_entry(name, stat_(name, dir_fd=dir_fd, follow_symlinks=False)))
+    return out
+
+
+def _read_at(dir_fd: int, name: str, limit: int) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's bytes and stat, opened in the folder `dir_fd`, never through a symlink;
+    None for anything else. Reads the size fstat gave plus one byte (not `limit`: a buffer of
+    the whole limit per read was most of the cost), so a file that grew meanwhile is a miss."""
+    try:
+        fd, st = safeopen.open_at(dir_fd, name)  # no link, no blocking, regular files only
+    except OSError:
+        return None
+    try:
+        if st.st_size > limit:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        return (data, st) if len(data) == st.st_size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class CheckCache:
+    """`bundle.check` results, reused while the tree state they were made from is unchanged.
+
+    `file`: where to keep them between commands (None: this process only), made for the
+    home at `home_root`. Loaded here; `save` writes only if something changed. Safe to
+    share between threads. The interface's inbox can use it as it is (`check(stored)`,
+    `keep_only`, `hits`, `misses`).
+    """
+
+    def __init__(self, file: Path | None = None, *, home_root: Path | None = None) -> None:
+        self.file = file
+        self._home = os.path.abspath(home_root) if home_root is not None else None
+        self._entries: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+        self._dirty = False
+        self.hits = 0
+        self.misses = 0
+        if file is not None:
+            self._load(file)
+
+    @classmethod
+    def of(cls, home: Home) -> CheckCache:
+        return cls(home.cache / FILE_NAME, home_root=home.root)
+
+    def _load(self, file: Path) -> None:
+        try:
+            with open(file, "rb") as f:
+                doc = json.loads(f.read())
+        except (OSError, ValueError, RecursionError):
+            return  # none yet, or damaged: rebuilt as bundles are checked
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("home") != self._home:
+            return  # another version's or another home's: never used
+        entries = doc.get("entries")
+        if isinstance(entries, dict):
+            self._entries = entries
+
+    def check(self, target: Stored | Path, *, expect_name: bool | None = None, parsed: Manifest | None = None) -> Check:
+        """What `bundle.check(root, expect_name=...)` would say now. A `Stored` bundle (held in
+        a home) must be named by its id unless `expect_name` says otherwise. `parsed`: a parse
+        of this bundle's manifest the caller already made (the interface's rows), reused only
+        if its bytes are the ones read now, so a hit does not parse them again."""
+        root = target.path if isinstance(target, Stored) else Path(target)
+        named = expect_name if expect_name is not None else isinstance(target, Stored)
+        key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is not None:
+            hit = self._use(root, key, entry, named, parsed)
+            if hit is not None:
+                self.hits += 1
+                return hit
+        self.misses += 1
+        started = time.time_ns()
+        before = _whole_tree(root)
+        result = bundle_mod.check(root, expect_name=named)
+        after = _whole_tree(root) if before is not None else None
+        m = result.manifest
+        with self._lock:
+            if after is not None and after == before and m is not None and result.ok:
+                digest, newest = _digest(after)
+                if newest < started - RACY_NS:
+                    self._entries[key] = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
+                    self._dirty = True
+                    return result
+            if self._entries.pop(key, None) is not None:
+                self._dirty = True
+        return result
+
+    def _use(self, root: Path, key: str, entry: Any, named: bool, parsed: Manifest | None = None) -> Check | None:
+        """The remembered check, if `entry` is one of the tree state at `root` now; else None."""
+        try:
+            tree, m_sha, s_sha, was_named, warnings = entry
+            if was_named is not named:
+                return None
+            kept = _problems(warnings)
+        except (ValueError, TypeError):
+            return None
+        try:
+            dir_fd = safeopen.open_dir(key)  # the bundle folder itself, never through a symlink
+        except OSError:
+            return None
+        try:
+            top = os.fstat(dir_fd)
+            m = _read_at(dir_fd, MANIFEST, MANIFEST_LIMIT)
+            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_LEN * 4)
+            if m is None or s is None or _sha(m[0]) != m_sha or _sha(s[0]) != s_sha:
+                return None
+            manifest = parsed if parsed is not None and parsed.raw == m[0] else Manifest.parse(m[0])
+            now = _tree_digest(_listed_tree(dir_fd, top, manifest, m[1], s[1]))
+        except (GageError, OSError):
+            return None
+        finally:
+            os.close(dir_fd)
+        if now != tree:
+            return None
+        return Check(path=root, manifest=manifest, signature=s[0], warnings=kept, signature_verified=True)
+
+    def keep_only(self, state: str, ids: Iterable[str]) -> None:
+        """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
+        keep = set(ids)
+        with self._lock:
+            gone = []
+            for k in self._entries:
+                folder, _, name = k.rpartition("/")
+                if name not in keep and folder.endswith(state) and folder.rpartition("/")[2] == state:
+                    gone.append(k)
+            for k in gone:
+                del self._entries[k]
+            self._dirty = self._dirty or bool(gone)
+
+    def save(self) -> None:
+        """Write the file if anything changed; a cache that cannot be written only costs time next run."""
+        if self.file is None or not self._dirty:
+            return
+        with self._lock:
+            doc = {"format": FORMAT, "home": self._home, "entries": self._entries}
+            data = json.dumps(doc, separators=(",", ":")).encode("ascii")
+            self._dirty = False
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            atomic.write_bytes(self.file, data, 0o600)
+        except (OSError, GageError):
+            pass
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _problems(raw: Any) -> list[Problem]:
+    if not isinstance(raw, list):
+        raise ValueError("not a list")
+    out = []
+    for p in raw:
+        stage, path, message, field = p
+        known = next((s for s in PROBLEM_STAGES if s == stage), None)
+        if known is None or not isinstance(message, str):
+            raise ValueError("not a problem")
+        if not all(x is None or isinstance(x, str) for x in (path, field)):
+            raise ValueError("not a problem")
+        out.append(Problem(stage=known, path=path, message=message, field=field))
+    return out
+
+
+def _dump(ps: list[Problem]) -> list[list[str | None]]:
+    return [[p.stage, p.path, p.message, p.field] for p in ps]

@@ -1,0 +1,390 @@
+"""The buddy list: confirmed contacts, and candidates (keys seen but never confirmed).
+
+A key gets `confirmed` only from the word-pair ceremony (gage/trust/ceremony.py calls
+`_confirm`; a test enforces that nothing else does). Key files, keys that came with
+bundles, and agent cards only ever add candidates. The file is TOML the human may read;
+gage rewrites it atomically.
+
+A contact's key can be `retired` by a statement it signed (gage/trust/retirement.py): the
+contact keeps its name, the key keeps its place in the contact's history, and a
+replacement the statement names is only a candidate linked to the contact, until the
+ceremony confirms it under that name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from gage.bundle import atomic
+from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
+from gage.format.keys import check_local_name, key_text, parse_key
+from gage.format.manifest import now_text
+from gage.format.vocab import REASONS, KeyStatus, Reason
+from gage.home import homefile
+
+CONTACTS_LIMIT = 16 << 20
+
+
+def _tables(doc: dict[str, Any], name: str, path: Path) -> list[dict[str, Any]]:
+    """`[[name]]` entries: a list of tables, or the file is damaged."""
+    items = doc.get(name, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise MalformedError(f"`{name}` must be written as [[{name}]] tables", path=str(path), field=name)
+    return items
+
+
+_REQUIRED = object()
+
+
+def _text(item: dict[str, Any], name: str, where: str, default: Any = _REQUIRED) -> str:
+    """A text field of a hand-editable table; a number, a date or a list there is damage, not text."""
+    if name not in item:
+        if default is _REQUIRED:
+            raise MalformedError(f"{where}: field {name} is missing")
+        return str(default)
+    value = item[name]
+    if not isinstance(value, str):
+        raise MalformedError(f"{where}: field {name} must be text, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a table"}.get(
+        type(value), "a date or time" if hasattr(value, "isoformat") else type(value).__name__
+    )
+
+
+@dataclass
+class Retirement:
+    """A contact's key retired by a statement that key signed (spec/keys.md section 4)."""
+
+    reason: Reason
+    retired_at: str  # the contact's claim, never checked
+    replacement: bytes | None
+    statement: str  # the statement's id
+    applied_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "retired_at": self.retired_at,
+            "replacement": key_text(self.replacement) if self.replacement else None,
+            "statement": self.statement,
+            "applied_at": self.applied_at,
+        }
+
+    def to_toml(self) -> dict[str, str]:
+        out = {"reason": self.reason, "retired_at": self.retired_at, "statement": self.statement, "applied_at": self.applied_at}
+        if self.replacement is not None:
+            out["replacement"] = key_text(self.replacement)
+        return out
+
+    @classmethod
+    def from_toml(cls, item: Any) -> Retirement:
+        if not isinstance(item, dict) or item.get("reason") not in REASONS:
+            raise MalformedError("a retirement needs a reason: superseded or compromised")
+        replacement = item.get("replacement")
+        return cls(
+            reason=item["reason"],
+            retired_at=_text(item, "retired_at", "the retirement", ""),
+            replacement=parse_key(_text(item, "replacement", "the retirement")) if replacement is not None else None,
+            statement=_text(item, "statement", "the retirement", ""),
+            applied_at=_text(item, "applied_at", "the retirement", ""),
+        )
+
+
+@dataclass
+class PreviousKey:
+    """A key a contact used before: retired, then replaced by one the ceremony confirmed."""
+
+    key: bytes
+    confirmed_at: str
+    method: str
+    retirement: Retirement
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": key_text(self.key),
+            "status": "retired",
+            "confirmed_at": self.confirmed_at,
+            "method": self.method,
+            "retired": self.retirement.to_json(),
+        }
+
+
+@dataclass
+class Contact:
+    name: str
+    key: bytes
+    confirmed_at: str
+    method: str
+    # Set when a statement signed by `key` retired it; the contact keeps its name until
+    # the ceremony confirms a new key for it (or it is removed).
+    retired: Retirement | None = None
+    previous: list[PreviousKey] = field(default_factory=list)
+
+    @property
+    def status(self) -> KeyStatus:
+        return "retired" if self.retired is not None else "confirmed"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "key": key_text(self.key),
+            "status": self.status,
+            "confirmed_at": self.confirmed_at,
+            "method": self.method,
+        }
+        # The key history, only for a contact that has one (spec/keys.md section 8).
+        if self.retired is not None:
+            out["retired"] = self.retired.to_json()
+        if self.previous:
+            out["previous_keys"] = [p.to_json() for p in self.previous]
+        return out
+
+
+@dataclass
+class Candidate:
+    key: bytes
+    claimed_name: str
+    source: str
+    seen_at: str
+    # A replacement named by a contact's retired key: the key it replaces and the contact's
+    # local name. Still only a candidate: only the ceremony confirms it.
+    replaces: bytes | None = None
+    replaces_contact: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": None,
+            "claimed_name": self.claimed_name,
+            "key": key_text(self.key),
+            "status": "candidate",
+            "source": self.source,
+            "seen_at": self.seen_at,
+            "confirmed_at": None,
+            "method": None,
+        } | (
+            # Only for a replacement a contact's retired key named (spec/keys.md section 4).
+            {"replaces": key_text(self.replaces), "replaces_contact": self.replaces_contact} if self.replaces else {}
+        )
+
+
+class Contacts:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.confirmed: dict[str, Contact] = {}
+        self.candidates: dict[bytes, Candidate] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Contacts:
+        """Read contacts.toml. A file that is damaged in any way (not TOML, not UTF-8, a folder,
+        a field of the wrong type) is a MalformedError or GageIOError naming the file and what
+        is wrong: never a silent default, never a traceback."""
+        c = cls(path)
+        text = homefile.read_text(path, "contacts", CONTACTS_LIMIT)
+        if text is None:
+            return c
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
+        unknown = sorted(set(doc) - {"contact", "candidate"})
+        if unknown:
+            raise MalformedError(f"unknown entry {unknown[0]!r} (only [[contact]] and [[candidate]] tables)", path=str(path))
+        for i, item in enumerate(_tables(doc, "contact", path)):
+            where = f"contact #{i + 1}"
+            try:
+                key = parse_key(_text(item, "key", where))
+                name = check_local_name(_text(item, "name", where))
+                retired = Retirement.from_toml(item["retired"]) if "retired" in item else None
+                previous_items = item.get("previous", [])
+                if not isinstance(previous_items, list):
+                    raise MalformedError(f"{where}: field previous must be a list of tables")
+                previous = []
+                for j, p in enumerate(previous_items):
+                    pw = f"{where}, previous key #{j + 1}"
+                    if not isinstance(p, dict):
+                        raise MalformedError(f"{pw} is not a table")
+                    previous.append(
+                        PreviousKey(
+                            parse_key(_text(p, "key", pw)),
+                            _text(p, "confirmed_at", pw, ""),
+                            _text(p, "method", pw, ""),
+                            Retirement.from_toml(p.get("retired")),
+                        )
+                    )
+                c.confirmed[name] = Contact(
+                    name, key, _text(item, "confirmed_at", where, ""), _text(item, "method", where, ""), retired, previous
+                )
+            except MalformedError as exc:
+                raise MalformedError(f"{where} is damaged: {exc.message}", path=str(path), field=exc.field) from exc
+            except (KeyError, TypeError, ValueError, GageError) as exc:
+                raise MalformedError(f"{where} is damaged: {exc}", path=str(path)) from exc
+        for i, item in enumerate(_tables(doc, "candidate", path)):
+            where = f"candidate #{i + 1}"
+            try:
+                key = parse_key(_text(item, "key", where))
+                replaces = item.get("replaces")
+                c.candidates[key] = Candidate(
+                    key,
+                    _text(item, "claimed_name", where, ""),
+                    _text(item, "source", where, ""),
+                    _text(item, "seen_at", where, ""),
+                    parse_key(_text(item, "replaces", where)) if replaces is not None else None,
+                    _text(item, "replaces_contact", where) if "replaces_contact" in item else None,
+                )
+            except MalformedError as exc:
+                raise MalformedError(f"{where} is damaged: {exc.message}", path=str(path), field=exc.field) from exc
+            except (KeyError, TypeError, ValueError, GageError) as exc:
+                raise MalformedError(f"{where} is damaged: {exc}", path=str(path)) from exc
+        return c
+
+    def save(self) -> None:
+        doc = {
+            "contact": [_contact_toml(c) for c in sorted(self.confirmed.values(), key=lambda c: c.name.casefold())],
+            "candidate": [_candidate_toml(c) for c in sorted(self.candidates.values(), key=lambda c: c.seen_at)],
+        }
+        header = b"# gage contacts. Confirmed only by the word-pair ceremony (`gage pair`); edit with care.\n"
+        atomic.write_bytes(self.path, header + tomli_w.dumps(doc).encode("utf-8"), 0o600)
+
+    # --- queries ---------------------------------------------------------------------
+
+    def by_key(self, key: bytes) -> Contact | None:
+        for c in self.confirmed.values():
+            if c.key == key:
+                return c
+        return None
+
+    def by_name(self, name: str) -> Contact | None:
+        return self.confirmed.get(name)
+
+    def require(self, name: str) -> Contact:
+        c = self.by_name(name)
+        if c is None:
+            raise UnknownKeyError(f"no confirmed contact named {name!r} (see `gage contacts`)")
+        return c
+
+    def status_of(self, key: bytes) -> KeyStatus:
+        """confirmed, retired (a contact's key a statement retired), candidate or unknown."""
+        c = self.by_key(key)
+        if c is not None:
+            return c.status
+        if self.retirement_of(key) is not None:
+            return "retired"
+        if key in self.candidates:
+            return "candidate"
+        return "unknown"
+
+    def retirement_of(self, key: bytes) -> tuple[Contact, Retirement] | None:
+        """The contact whose key this is (its current one or an earlier one), if it is retired."""
+        for c in self.confirmed.values():
+            if c.key == key and c.retired is not None:
+                return c, c.retired
+            for p in c.previous:
+                if p.key == key:
+                    return c, p.retirement
+        return None
+
+    def owner_of(self, key: bytes) -> Contact | None:
+        """The contact this key is or was confirmed for: its current key or a previous one."""
+        c = self.by_key(key)
+        if c is not None:
+            return c
+        for c in self.confirmed.values():
+            if any(p.key == key for p in c.previous):
+                return c
+        return None
+
+    # --- changes ---------------------------------------------------------------------
+
+    def add_candidate(self, key: bytes, claimed_name: str, source: str) -> bool:
+        """Remember a key we were shown. Never confirms; a contact's key (current or previous) is left as it is."""
+        if self.owner_of(key) is not None or key in self.candidates:
+            return False
+        self.candidates[key] = Candidate(key, claimed_name[:200], source[:300], now_text())
+        return True
+
+    def set_retirement(self, key: bytes, retirement: Retirement) -> Contact:
+        """Record a retirement for a contact's key (gage/trust/retirement.py decides whether it applies)."""
+        for c in self.confirmed.values():
+            if c.key == key:
+                c.retired = retirement
+                return c
+            for p in c.previous:
+                if p.key == key:
+                    p.retirement = retirement
+                    return c
+        raise UnknownKeyError("no contact has this key")
+
+    def link_replacement(self, key: bytes, claimed_name: str, source: str, *, replaces: bytes, contact: str) -> bool:
+        """A replacement named by `contact`'s retired key: a candidate linked to the contact, never more.
+
+        False when the key is already a contact's (nothing to link: it was confirmed by the ceremony).
+        """
+        if self.owner_of(key) is not None:
+            return False
+        cand = self.candidates.get(key)
+        if cand is None:
+            cand = Candidate(key, claimed_name[:200], source[:300], now_text())
+            self.candidates[key] = cand
+        cand.replaces = replaces
+        cand.replaces_contact = contact
+        return True
+
+    def _confirm(self, name: str, key: bytes, method: str) -> Contact:
+        """Only the ceremony may call this (see module docstring).
+
+        A contact whose key is retired can be given a new key under the same name: the
+        retired key moves into the contact's history. A retired key is never confirmed again.
+        """
+        check_local_name(name)
+        if self.retirement_of(key) is not None:
+            raise RefusedError("this key was retired by a statement it signed; a retired key is never confirmed again")
+        existing = self.confirmed.get(name)
+        if existing is not None and existing.key != key and existing.retired is None:
+            raise RefusedError(f"a different key is already confirmed as {name!r}; remove it first")
+        other = self.by_key(key)
+        if other is not None and other.name != name:
+            raise RefusedError(f"this key is already confirmed as {other.name!r}")
+        previous: list[PreviousKey] = []
+        if existing is not None and existing.retired is not None:
+            previous = [*existing.previous, PreviousKey(existing.key, existing.confirmed_at, existing.method, existing.retired)]
+        elif existing is not None:
+            previous = existing.previous
+        contact = Contact(name, key, now_text(), method, None, previous)
+        self.confirmed[name] = contact
+        self.candidates.pop(key, None)
+        return contact
+
+    def remove(self, name: str) -> Contact:
+        c = self.confirmed.pop(name, None)
+        if c is None:
+            raise UnknownKeyError(f"no confirmed contact named {name!r}")
+        return c
+
+
+def _contact_toml(c: Contact) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": c.name, "key": key_text(c.key), "confirmed_at": c.confirmed_at, "method": c.method}
+    if c.retired is not None:
+        out["retired"] = c.retired.to_toml()
+    if c.previous:
+        out["previous"] = [
+            {"key": key_text(p.key), "confirmed_at": p.confirmed_at, "method": p.method, "retired": p.retirement.to_toml()}
+            for p in c.previous
+        ]
+    return out
+
+
+def _candidate_toml(c: Candidate) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": key_text(c.key), "claimed_name": c.claimed_name, "source": c.source, "seen_at": c.seen_at}
+    if c.replaces is not None:
+        out["replaces"] = key_text(c.replaces)
+    if c.replaces_contact is not None:
+        out["replaces_contact"] = c.replaces_contact
+    return out

@@ -1,0 +1,414 @@
+"""The journal index: per-bundle facts derived from the journal, so a question about one bundle
+(its decision, where it is, has it been seen, which thread, how much budget is used) costs the
+same at 100,000 entries as at 100.
+
+Derived, never a source. The journal is the one source of truth; the index is a cache in the
+home's `cache/` folder that says which bytes of the journal it covers: the journal's inode,
+the offset it has read up to (a line boundary), where its last line starts and that line's
+SHA-256, and the file's ctime when the index reached its end. Before every use it is checked
+against the journal (spec/journal.md, "The index"):
+
+- same inode, same size, same ctime, and the last covered line still hashes to what was
+  indexed: current;
+- grown: only the new lines are read, and the first of them must chain (`prev`) from the
+  last indexed line; otherwise it is rebuilt;
+- shorter, replaced, rewritten in place, or its last covered line changed: rebuilt from scratch.
+
+A missing, unreadable, corrupt or foreign index is rebuilt; a cache folder that cannot be
+written gives an index in memory for the process. Deleting it changes nothing but speed. The
+facts themselves are defined once, in gage/home/journal/facts.py.
+
+Why sqlite3 (standard library): a command asks about one or two bundles, and a keyed lookup
+in a B-tree file touches a few pages, where loading a JSON document of every bundle's facts
+costs time in proportion to the history on every command (about 0.3 s at 100,000 entries, more
+than the whole `gage import`; measured in bench/README.md). WAL mode with synchronous=NORMAL
+keeps it consistent through a crash without an fsync per append (a crash can lose the last
+updates, which the next use reads again from the journal), and readers never block the writer.
+Concurrency: every update is one transaction taken with BEGIN IMMEDIATE, which re-checks the
+index against the journal after it has the write lock, so two processes catching up at once
+apply each line once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gage.home.journal.facts import BundleFacts, Decisions, Fold, Row, row_facts
+from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
+
+if TYPE_CHECKING:
+    from gage.home.journal.log import Journal
+
+VERSION = 2
+T = TypeVar("T")
+FILE_NAME = "journal-index.sqlite"
+BUSY_SECONDS = 60.0
+# Ids per query when looking many up at once.
+BATCH = 500
+COLUMNS = "decision, location, received, first_received, transport, accepted_how, sent, arrival"
+# Ids, threads and digests are stored as UTF-8 blobs (lone surrogates included, which a JSON
+# string can hold); a fact that is an ASCII string as text; any other fact (a dict, any other
+# string) as a JSON blob, so every value the journal holds is read back exactly.
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (
+    one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
+    covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bundle (
+    id TEXT PRIMARY KEY, decision TEXT, location TEXT, received INTEGER NOT NULL, first_received TEXT,
+    transport TEXT, accepted_how TEXT, sent TEXT, arrival TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS placed ON bundle(id) WHERE decision IS NOT NULL AND coalesce(location, decision) != 'missing';
+CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+PLACED = "decision IS NOT NULL AND coalesce(location, decision) != 'missing'"
+
+
+class _Stale(Exception):
+    """The index does not continue the journal: it must be rebuilt."""
+
+
+def _key(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _unkey(blob: bytes) -> str:
+    return blob.decode("utf-8", "surrogatepass")
+
+
+def _encode(row: Row) -> tuple[Any, ...]:
+    return tuple(v if v is None or type(v) is int or (type(v) is str and v.isascii()) else json.dumps(v).encode() for v in row)
+
+
+def _decode(values: Iterable[Any]) -> Row:
+    # Decoded to text first: json.loads on bytes sniffs the encoding every time (a listing
+    # decodes tens of thousands of these); _encode wrote them as UTF-8 JSON.
+    return [_loads(v.decode("utf-8", "surrogatepass")) if type(v) is bytes else v for v in values]
+
+
+_loads = json.JSONDecoder().decode
+
+
+def _batches(ids: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(ids), BATCH):
+        yield ids[i : i + BATCH]
+
+
+def _reset(db: sqlite3.Connection) -> None:
+    """A fresh file, or another version's layout: it is only a cache, so it starts again."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:  # not done by another process meanwhile
+            for table in ("state", "bundle", "thread", "torn"):
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+class JournalIndex:
+    """The index of one journal. Thread-safe within a process; each process has its own connection."""
+
+    def __init__(self, journal: Journal, path: Path | None) -> None:
+        # The journal's path only, not the journal: no reference cycle, so a dropped Home closes its connection.
+        self.journal_path = journal.path
+        self.path = path
+        self._mutex = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
+        self._memory = path is None
+
+    # --- the connection ----------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is not None and self._pid == os.getpid():
+            return self._db
+        self._db = None  # a connection inherited across fork is never used
+        db: sqlite3.Connection | None = None
+        if not self._memory and self.path is not None:
+            try:
+                db = self._open_file(self.path)
+            except (sqlite3.Error, OSError):
+                self._memory = True
+        if db is None:
+            db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            db.executescript(SCHEMA)
+        self._db, self._pid = db, os.getpid()
+        # A connection is freed only by the cycle collector; close it as soon as its index goes,
+        # so a process that opens many homes (a reader loop, the interface) holds no stale descriptors.
+        weakref.finalize(self, db.close)
+        return db
+
+    @staticmethod
+    def _open_file(path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for attempt in (1, 2):
+            # Made 0600 before sqlite opens it (its -wal and -shm files take the same mode).
+            # Never by opening an existing file: closing any descriptor of it would drop the locks
+            # sqlite holds on it for this process's other connections.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600))
+            db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                    _reset(db)
+                return db
+            except sqlite3.DatabaseError:
+                db.close()
+                if attempt == 2:
+                    raise
+                # Not a database (damaged, or something else in its place): it is only a cache.
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{path}{suffix}")
+        raise sqlite3.DatabaseError("unreachable")
+
+    def _fall_back(self) -> None:
+        """The file index failed mid-use (a full disk, a damaged file): go on in memory."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        self._db, self._memory = None, True
+
+    # --- keeping it current ----------------------------------------------------------
+
+    def sync(self, *, rebuild: bool = True, before: tuple[int, int] | None = None) -> bool:
+        """Bring the index up to the journal's last whole line; True when it is current.
+
+        With `rebuild=False` (an append, under the home lock) only a cheap catch-up is done: an
+        index that would need rebuilding is marked stale for the next reader. `before`: the
+        journal's size and ctime before that append wrote, so an edit in place made since the
+        index last saw the file is caught even though the file has grown since."""
+        with self._mutex:
+            try:
+                return self._sync(rebuild, before)
+            except sqlite3.Error:
+                if self._memory:
+                    raise
+                self._fall_back()
+                return self._sync(rebuild, before)
+
+    def _sync(self, rebuild: bool, before: tuple[int, int] | None) -> bool:
+        db = self._conn()
+        fd = open_journal(self.journal_path)
+        try:
+            if before is None and self._current(db, fd):
+                return True
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                done = self._update(db, fd, rebuild, before)
+                if not done:
+                    db.execute("DELETE FROM state")  # stale: whoever reads next rebuilds it
+                db.execute("COMMIT")
+                return done
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    @staticmethod
+    def _stat(fd: int | None) -> tuple[int, int, int, int]:
+        if fd is None:
+            return 0, 0, 0, 0
+        st = os.fstat(fd)
+        return st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns
+
+    def _check(self, db: sqlite3.Connection, fd: int | None) -> tuple[Any, ...]:
+        """The index's state row if it continues the journal (raises _Stale if not)."""
+        found = db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count FROM state").fetchone()
+        if found is None or found[0] != VERSION:
+            raise _Stale
+        state: tuple[Any, ...] = tuple(found)
+        _v, dev, ino, covered, last_start, last_hash, _m, _s = state
+        sdev, sino, size, _mtime = self._stat(fd)
+        if covered == 0:
+            return state
+        if fd is None or (dev, ino) != (sdev, sino) or size < covered:
+            raise _Stale
+        line = os.pread(fd, covered - last_start, last_start)
+        if not line.endswith(b"\n") or line_hash(line[:-1]) != last_hash:
+            raise _Stale
+        if last_start > 0 and os.pread(fd, 1, last_start - 1) != b"\n":
+            raise _Stale
+        return state
+
+    def _current(self, db: sqlite3.Connection, fd: int | None) -> bool:
+        try:
+            state = self._check(db, fd)
+        except _Stale:
+            return False
+        _sdev, _sino, size, ctime = self._stat(fd)
+        covered, ctime_ns = state[3], state[6]
+        return size == covered and (ctime_ns is None or ctime_ns == ctime or fd is None)
+
+    def _update(self, db: sqlite3.Connection, fd: int | None, rebuild: bool, before: tuple[int, int] | None) -> bool:
+        """Under the write lock: catch up, or rebuild. False when a rebuild was needed and not allowed."""
+        try:
+            state = self._check(db, fd)
+            _sdev, _sino, size, ctime = self._stat(fd)
+            covered, ctime_ns = state[3], state[6]
+            if before is not None and before[0] == covered and ctime_ns is not None and before[1] != ctime_ns:
+                raise _Stale  # written in place between the index's last look and this append
+            if size == covered:
+                if ctime_ns is None or ctime_ns == ctime or fd is None:
+                    return True  # another process brought it up to date while we waited
+                raise _Stale  # the same size, written since: changed in place
+            assert fd is not None
+            self._grow(db, fd, state)
+            return True
+        except _Stale:
+            if not rebuild:
+                return False
+            self._rebuild(db, fd)
+            return True
+
+    def _grow(self, db: sqlite3.Connection, fd: int, state: tuple[Any, ...]) -> None:
+        _v, dev, ino, covered, last_start, last_hash, _m, sent_count = state
+        _sdev, _sino, size, ctime = self._stat(fd)
+        lines = list(iter_lines(fd, covered, size))
+        if not lines:
+            return  # only a torn tail follows: the next append repairs it
+        first = parse_line(lines[0][1])
+        if covered > 0 and (first is None or first.get("prev") != last_hash):
+            raise _Stale  # the new lines do not continue what was indexed
+        entries = [e for e in (parse_line(line) for _o, line in lines) if e is not None]
+        ids = sorted({b for e in entries if isinstance(b := e.get("bundle"), str)})
+        threads = sorted({t for e in entries if isinstance(t := e.get("thread"), str)})
+        rows = self._rows(db, ids)
+        have = {t: n for t in threads if (n := self._thread(db, t))}
+        fold = Fold(rows, have).add_all(entries)
+        self._write(db, fold, replace=True)
+        end_start, end_line = lines[-1]
+        self._set_state(db, fd, end_start + len(end_line) + 1, end_start, line_hash(end_line), sent_count + fold.new_sent, size, ctime)
+
+    def _rebuild(self, db: sqlite3.Connection, fd: int | None) -> None:
+        for table in ("state", "bundle", "thread", "torn"):
+            db.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+        fold = Fold()
+        covered = last_start = 0
+        last_hash = None
+        _sdev, _sino, size, ctime = self._stat(fd)
+        if fd is not None:
+            for start, line in iter_lines(fd, 0, size):
+                e = parse_line(line)
+                if e is not None:
+                    fold.add(e)
+                last_start, last_hash, covered = start, line, start + len(line) + 1
+        self._write(db, fold, replace=False)
+        digest = line_hash(last_hash) if last_hash is not None else None
+        self._set_state(db, fd, covered, last_start, digest, fold.new_sent, size, ctime)
+
+    def _set_state(
+        self, db: sqlite3.Connection, fd: int | None, covered: int, last_start: int, last_hash: str | None, sent: int, size: int, ctime: int
+    ) -> None:
+        dev, ino, _size, _mtime = self._stat(fd)
+        db.execute(
+            "INSERT OR REPLACE INTO state VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (VERSION, dev, ino, covered, last_start, last_hash, ctime if covered == size else None, sent),
+        )
+
+    @staticmethod
+    def _write(db: sqlite3.Connection, fold: Fold, *, replace: bool) -> None:
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted((_key(b), *_encode(r)) for b, r in fold.rows.items()))
+        db.executemany(f"{verb} INTO thread VALUES (?, ?)", ((_key(t), n) for t, n in fold.threads.items()))
+        db.executemany("INSERT OR IGNORE INTO torn VALUES (?)", ((_key(d),) for d in fold.torn))
+
+    @staticmethod
+    def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, Row]:
+        out: dict[str, Row] = {}
+        if len(ids) == 1:  # the common question: one bundle
+            found = db.execute(f"SELECT {COLUMNS} FROM bundle WHERE id = ?", (_key(ids[0]),)).fetchone()  # noqa: S608
+            return {ids[0]: _decode(found)} if found is not None else out
+        for chunk in _batches(ids):
+            marks = ",".join("?" * len(chunk))
+            for b, *values in db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE id IN ({marks})", [_key(b) for b in chunk]):  # noqa: S608
+                out[_unkey(b)] = _decode(values)
+        return out
+
+    @staticmethod
+    def _thread(db: sqlite3.Connection, thread: str) -> int:
+        found = db.execute("SELECT unattended FROM thread WHERE id = ?", (_key(thread),)).fetchone()
+        return int(found[0]) if found else 0
+
+    # --- questions -------------------------------------------------------------------
+
+    def _run(self, ask: Callable[[sqlite3.Connection], T], sync: bool) -> T:
+        """Answer `ask` from the index (brought up to date first when `sync`). A file index that
+        fails mid-use (a full disk, damage) gives way to one in memory, rebuilt before it answers."""
+        with self._mutex:
+            try:
+                if sync or self._db is None or self._pid != os.getpid():
+                    self._sync(True, None)  # a new connection in memory starts empty
+                return ask(self._conn())
+            except sqlite3.Error:
+                if self._memory:
+                    raise
+                self._fall_back()
+                self._sync(True, None)
+                return ask(self._conn())
+
+    def bundles(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, BundleFacts]:
+        """The facts for each of `ids` the journal names (ids it never names are absent)."""
+        wanted = sorted(set(ids))
+        return {b: row_facts(r) for b, r in self._run(lambda db: self._rows(db, wanted), sync).items()}
+
+    def bundle(self, bundle_id: str, *, sync: bool = True) -> BundleFacts:
+        return self.bundles([bundle_id], sync=sync).get(bundle_id, BundleFacts())
+
+    def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]:
+        """Every bundle the journal names: a read of the whole index, for tools and tests."""
+        rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle ORDER BY id").fetchall(), sync)  # noqa: S608
+        return ((_unkey(b), row_facts(_decode(values))) for b, *values in rows)
+
+    def placed(self, *, sync: bool = True) -> dict[str, BundleFacts]:
+        """Decided bundles the journal last put somewhere other than `missing`: the only decided
+        bundles `reconcile` must look for on disk besides those it finds there."""
+        rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE {PLACED}").fetchall(), sync)  # noqa: S608
+        return {_unkey(b): row_facts(_decode(values)) for b, *values in rows}
+
+    def decisions(self, *, sync: bool = True) -> Decisions:
+        if sync:
+            self.sync()
+        return Decisions(self)
+
+    def unattended(self, thread: str, *, sync: bool = True) -> int:
+        return self._run(lambda db: self._thread(db, thread), sync)
+
+    def sent_count(self, *, sync: bool = True) -> int:
+        found = self._run(lambda db: db.execute("SELECT sent_count FROM state").fetchone(), sync)
+        return int(found[0]) if found else 0
+
+    def recorded_torn(self, digests: Iterable[str], *, sync: bool = True) -> set[str]:
+        """Which of `digests` (saved torn lines) a `repaired` entry records."""
+        wanted = sorted(set(digests))
+
+        def ask(db: sqlite3.Connection) -> set[str]:
+            out: set[str] = set()
+            for chunk in _batches(wanted):
+                marks = ",".join("?" * len(chunk))
+                found = db.execute(f"SELECT digest FROM torn WHERE digest IN ({marks})", [_key(d) for d in chunk])  # noqa: S608
+                out.update(_unkey(d) for (d,) in found)
+            return out
+
+        return self._run(ask, sync)

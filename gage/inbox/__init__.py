@@ -1,0 +1,1 @@
+"""Acts on a home: opening and reconciling it, importing, the gate, sending and forwarding, the inbox read model."""
