@@ -39,9 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home, person, write_bundle  # noqa: E402
 
-from gage import store  # noqa: E402
 from gage.home.layout import Home  # noqa: E402
-from gage.inbox import gate
+from gage.inbox import (
+    gate,
+    store,  # noqa: E402
+)
 from gage.trust import verdict as verdict_mod  # noqa: E402
 
 OPS = ("append", "import", "accept", "reject", "verdict")

@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home  # noqa: E402
 
-from gage import checkcache  # noqa: E402
 from gage.cli.cmd_core import list_rows  # noqa: E402
 from gage.cli.main import main as gage_main  # noqa: E402
 from gage.format.manifest import Manifest  # noqa: E402
+from gage.home import checkcache  # noqa: E402
 from gage.home.layout import ALL_STATES, Home  # noqa: E402
 
 

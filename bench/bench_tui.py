@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home, person, write_bundle  # noqa: E402
 
-from gage import store  # noqa: E402
 from gage.home import checkcache
 from gage.home.layout import Home  # noqa: E402
+from gage.inbox import store  # noqa: E402
 from gage.tui.app import GageApp  # noqa: E402
 
 SIZE = (120, 40)

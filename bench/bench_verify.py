@@ -12,7 +12,7 @@ Runners, interleaved round by round so all see the same machine load and page ca
 
 - `sha256, one thread` (the floor): in this process, each payload file opened by path and
   read in 1 MiB chunks through hashlib.sha256, one after another. No signature, no walk.
-- `gage check`: `gage.bundle.check(root)` in this process, what `gage verify` runs once the
+- `gage check`: `gage.bundle.checking(root)` in this process, what `gage verify` runs once the
   interpreter is up: manifest parse, signature, the walk, every byte hashed.
 - `gage verify (command)` with `--cli`: the command, interpreter start-up included.
 - `sha256sum`, `minisign -V`, `signify -C`: when installed (`shutil.which`), else "not installed".

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.format.words import derive
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import STATES, Home
 from gage.inbox import gate, send, store
 from gage.trust import ceremony
@@ -271,7 +272,7 @@ class Soak:
         if op == "bundle" and not touched:
             self.totals["bundle killed before landing"] += 1
 
-        report = self.me.journal.verify()
+        report = verify_journal(self.me.journal)
         if not report.ok:
             raise SoakFailure(f"round {rnd} ({op}): the journal does not verify: {report.problems}")
         decided = store.decisions(self.me)

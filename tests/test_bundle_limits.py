@@ -17,8 +17,8 @@ import pytest
 from gagetest import Run
 
 from gage import bundle as bundle_mod
-from gage.bundle import build as bundle_build
 from gage.bundle import hash as bundle_hash
+from gage.bundle import making as bundle_build
 from gage.bundle import progress
 from gage.format import manifest, manifest_files, strictjson
 from gage.format.errors import Exit, MalformedError

@@ -172,4 +172,4 @@ def test_every_caller_of_the_store_import_also_remembers_the_signer() -> None:
                 assert "remember_signer" in names, f"{path.name}:{fn.name} imports a bundle but records no candidate"
     # The carriers: `gage import`, the watcher, A2A (file and live) and the demo.
     files = {p for p, _ in callers}
-    assert any(p.startswith("cli/") for p in files) and files >= {"watch.py", "a2a/landing.py", "demo.py"}
+    assert any(p.startswith("cli/") for p in files) and files >= {"carriers/watch.py", "carriers/a2a/landing.py", "cli/demo.py"}

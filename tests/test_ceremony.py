@@ -23,9 +23,11 @@ from gage.cli.main import build_parser
 from gage.format.errors import Exit, RefusedError
 from gage.format.keys import KeyFile, key_text
 from gage.format.wordlist import EVEN, ODD
-from gage.format.words import PAIRS, WordCache, derive
+from gage.format.words import PAIRS, derive
 from gage.home.contacts import Contacts
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
+from gage.home.wordcache import WordCache
 from gage.trust import ceremony
 
 PROMPT = b"their 8 words:"
@@ -127,7 +129,7 @@ def test_right_words_typed_at_a_terminal_confirm(two) -> None:
     assert doc.get("candidate", []) == []
     paired = _events(alice, "paired")
     assert [(e["name"], e["key"], e["method"]) for e in paired] == [("bob", key_text(bob.identity.key), "word-pairs")]
-    assert alice.journal.verify().ok
+    assert verify_journal(alice.journal).ok
 
 
 @pytest.mark.parametrize(
@@ -369,7 +371,7 @@ def test_contacts_remove_unpairs_and_journals(make_home, gage) -> None:
     assert Contacts.load(alice.contacts_path).status_of(bob.identity.key) == "unknown"
     r = gage(alice, "contacts", "remove", "bob")
     assert r.code == Exit.UNKNOWN_KEY
-    assert alice.journal.verify().ok
+    assert verify_journal(alice.journal).ok
 
 
 def test_contacts_forget_drops_a_candidate_by_fingerprint_and_never_a_contact(make_home, gage, tmp_path) -> None:

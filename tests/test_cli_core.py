@@ -17,12 +17,13 @@ import pytest
 from gagetest import Run, pair, run_gage_process
 
 from gage import bundle as bundle_mod
-from gage.bundle import build as bundle_build
+from gage.bundle import making as bundle_build
 from gage.format import strictjson
 from gage.format.errors import Exit
 from gage.format.keys import KeyFile, key_text, parse_key
 from gage.format.manifest import FileEntry, is_id
 from gage.format.words import derive
+from gage.home.identity import load_key_file
 from gage.home.layout import Home
 from gage.inbox import gate, send, store
 
@@ -128,7 +129,7 @@ def test_key_export_round_trips(gage: Gage, alice: Path, tmp_path: Path) -> None
     out = tmp_path / "alice.gagekey"
     r = gage(alice, "key", "export", "-o", str(out))
     assert r.code == 0
-    assert KeyFile.load(out) == kf
+    assert load_key_file(out) == kf
     assert out.read_bytes() == kf.to_bytes()
 
 

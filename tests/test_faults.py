@@ -23,6 +23,7 @@ from gagetest import pair, run_gage_process
 
 from gage.format.errors import Exit, GageError
 from gage.home.journal.log import Journal
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import send, store
 
@@ -135,7 +136,7 @@ def test_a_full_disk_for_the_journal_is_an_error_and_writes_no_torn_line(two, mo
     assert isinstance(caught, GageError), caught
     assert caught.exit_code == Exit.IO and "short write" in str(caught)
     assert me.journal.path.read_bytes() == before
-    assert me.journal.verify().ok
+    assert verify_journal(me.journal).ok
 
 
 def test_a_full_disk_raised_by_the_journal_write_leaves_it_whole(two, monkeypatch) -> None:  # noqa: ANN001

@@ -15,6 +15,7 @@ import pytest
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage.format.errors import GageError
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import gate
 
@@ -34,7 +35,7 @@ def test_list_shows_a_bundle_left_staged_by_a_killed_accept(world: World, gage) 
     rows = json.loads(r.out)
     assert [(x["id"], x["state"]) for x in rows] == [(bid, "pending")]
     assert world.where(bid) == ["pending"]
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
 
 
 def test_verdict_and_read_find_a_staged_bundle(world: World, gage) -> None:  # noqa: ANN001
@@ -121,7 +122,7 @@ def test_two_kills_in_a_row_between_a_journal_line_and_its_head_still_verify(wor
     with pytest.raises(GageError):
         journal.append("accepted", bundle="b" * 64)
     monkeypatch.undo()
-    report = journal.verify()
+    report = verify_journal(journal)
     assert report.ok, report.problems
     assert any("interrupted" in n for n in report.notes)
 

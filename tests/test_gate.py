@@ -23,6 +23,7 @@ from gagetest import arrive, pair
 from gage import bundle as bundle_mod
 from gage.bundle import PAYLOAD
 from gage.format.errors import NotFoundError
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import STATES, Home
 from gage.inbox import gate, send, store
 from gage.trust import frame
@@ -103,7 +104,7 @@ def test_accept_verified_moves_and_journals(world: World, gage) -> None:
     [e] = accepted_entries(world.me, bid)
     assert e["how"] == "human" and e["verdict"] == "verified" and e["kind"] == "share"
     assert e["sender"] == world.bob.identity.key_text
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
     assert staging_left(world.me) == []
     v = verdict_mod.compute(world.me, store.find(world.me, bid))
     assert v.accepted_how == "human"
@@ -270,7 +271,7 @@ def test_reconcile_returns_staged_bundle_to_pending(world: World) -> None:
     [e] = [e for e in world.me.journal.entries() if e.get("event") == "reconciled"]
     assert e["bundle"] == bid and e["state"] == "pending" and e["found"] == "staging"
     assert gate.reconcile(world.me) == []  # idempotent
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
 
 
 def test_reconcile_returns_unjournaled_accept_to_pending(world: World, gage) -> None:
@@ -330,7 +331,7 @@ def test_concurrent_accepts_exactly_one_wins(world: World) -> None:
     assert all("already accepted" in e for c, _, e in results if c == 9)
     assert world.where(bid) == ["accepted"]
     assert len(accepted_entries(world.me, bid)) == 1
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
     assert staging_left(world.me) == []
 
 

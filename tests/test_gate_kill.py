@@ -22,6 +22,7 @@ import time
 from test_gate import World, staging_left, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
+from gage.home.journal.verify import verify as verify_journal
 from gage.inbox import gate
 
 ROUNDS = 40
@@ -61,7 +62,7 @@ def test_kills_at_random_instants_leave_one_whole_bundle_and_a_consistent_journa
         assert len(where) == 1, f"round {rnd}: bundle in {where}"
         assert staging_left(world.me) == [], f"round {rnd}: staging not empty"
         assert bundle_mod.check(world.me.state_dir(where[0]) / current, expect_name=True).ok
-        report = world.me.journal.verify()
+        report = verify_journal(world.me.journal)
         assert report.ok, report.problems
         said = gate.journal_states(world.me).get(current, "pending")
         assert said == where[0], f"round {rnd}: journal says {said}, bundle is in {where[0]}"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage.bundle import build as bundle_build
+from gage.bundle import making as bundle_build
 from gage.format.errors import GageIOError, MalformedError, RefusedError
 from gage.format.manifest import FileEntry, Manifest, Party
 from gage.home.layout import Home

@@ -14,6 +14,7 @@ from gagetest import run_gage_process
 
 from gage.format.errors import Exit
 from gage.home.journal.log import GENESIS
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 
 
@@ -42,7 +43,7 @@ def test_a_fresh_journal_verifies_and_chains(make_home) -> None:
         assert after["prev"] == hashlib.sha256(before).hexdigest()
     head = json.loads(home.journal.head_path.read_bytes())
     assert head == {"seq": len(lines), "hash": hashlib.sha256(lines[-1]).hexdigest()}
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert (report.ok, report.entries, report.problems) == (True, 6, [])
 
 
@@ -51,7 +52,7 @@ def test_an_edited_line_is_detected(make_home, gage) -> None:
     lines = _lines(home)
     lines[2] = lines[2].replace(b'"sent"', b'"rejected"')
     _write_lines(home, lines)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any(p.startswith("line 4: chain broken") for p in report.problems), report.problems
     r = gage(home, "journal", "verify")
@@ -63,7 +64,7 @@ def test_an_edited_last_line_is_detected_by_the_head(make_home) -> None:
     lines = _lines(home)
     lines[-1] = lines[-1].replace(b'"sent"', b'"accepted"')
     _write_lines(home, lines)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any("does not match journal.head" in p for p in report.problems), report.problems
 
@@ -73,7 +74,7 @@ def test_a_deleted_line_is_detected(make_home) -> None:
     lines = _lines(home)
     del lines[3]
     _write_lines(home, lines)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any("chain broken" in p for p in report.problems)
     assert any("sequence number" in p for p in report.problems)
@@ -85,7 +86,7 @@ def test_truncation_is_detected_by_the_head(make_home, cut: int) -> None:
     home = _home_with_entries(make_home)
     lines = _lines(home)
     _write_lines(home, lines[: len(lines) - cut])
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any(p.startswith("truncated") for p in report.problems), report.problems
     assert report.entries == len(lines) - cut
@@ -94,7 +95,7 @@ def test_truncation_is_detected_by_the_head(make_home, cut: int) -> None:
 def test_a_missing_head_is_reported(make_home) -> None:
     home = _home_with_entries(make_home)
     home.journal.head_path.unlink()
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok and any("journal.head is missing" in p for p in report.problems)
 
 
@@ -104,7 +105,7 @@ def test_lines_appended_outside_gage_are_reported(make_home) -> None:
     home.journal.append("sent", bundle="a" * 64)
     home.journal.append("sent", bundle="b" * 64)
     home.journal.head_path.write_bytes(head)  # as if written by something that did not update the head
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok and any("follow the recorded head" in p for p in report.problems)
 
 
@@ -113,7 +114,7 @@ def test_a_torn_last_line_is_reported_then_kept_in_a_repaired_entry(make_home, g
     torn = b'{"seq": 7, "time": "2026-01-01T00:00:00Z", "event": "acc\xc3'
     with open(home.journal.path, "ab") as f:
         f.write(torn)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any("torn" in p and f"{len(torn)} bytes" in p for p in report.problems), report.problems
     assert gage(home, "journal", "verify").code == Exit.FAILED
@@ -127,7 +128,7 @@ def test_a_torn_last_line_is_reported_then_kept_in_a_repaired_entry(make_home, g
     assert base64.b64decode(repaired["torn_bytes"]) == torn  # the exact bytes, nothing dropped
     assert repaired["torn_length"] == len(torn)
     assert (after["event"], after["seq"], after["bundle"]) == ("sent", 8, "c" * 64)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert report.ok, report.problems
     assert any("torn line" in n for n in report.notes)
     r = gage(home, "journal", "verify", "--json")
@@ -145,7 +146,7 @@ def test_a_torn_line_too_big_for_an_entry_is_kept_in_its_file_and_appends_go_on(
     assert repaired["event"] == "repaired" and "torn_bytes" not in repaired
     assert (home.journal.path.parent / repaired["torn_file"]).read_bytes() == torn
     assert repaired["torn_sha256"] == hashlib.sha256(torn).hexdigest()
-    assert home.journal.verify().ok
+    assert verify_journal(home.journal).ok
 
 
 def test_a_repair_interrupted_after_the_cut_is_finished_by_the_next_append(make_home) -> None:
@@ -158,12 +159,12 @@ def test_a_repair_interrupted_after_the_cut_is_finished_by_the_next_append(make_
     j._save_torn(torn)  # the repair's first step ...
     data = j.path.read_bytes()
     j._truncate(len(data) - len(torn))  # ... and its second; then the process dies
-    report = j.verify()
+    report = verify_journal(j)
     assert not report.ok and any("no entry records it yet" in p for p in report.problems)
     j.append("sent", bundle="d" * 64)
     repaired = j.entries()[-2]
     assert repaired["event"] == "repaired" and base64.b64decode(repaired["torn_bytes"]) == torn
-    assert j.verify().ok
+    assert verify_journal(j).ok
 
 
 def test_a_kept_torn_line_that_changes_or_vanishes_is_reported(make_home) -> None:
@@ -173,9 +174,9 @@ def test_a_kept_torn_line_that_changes_or_vanishes_is_reported(make_home) -> Non
     home.journal.append("sent", bundle="e" * 64)
     kept = home.journal.path.parent / home.journal.entries()[-2]["torn_file"]
     kept.write_bytes(b"something else")
-    assert any("has changed" in p for p in home.journal.verify().problems)
+    assert any("has changed" in p for p in verify_journal(home.journal).problems)
     kept.unlink()
-    assert any("is missing" in p for p in home.journal.verify().problems)
+    assert any("is missing" in p for p in verify_journal(home.journal).problems)
 
 
 def test_the_head_not_updated_after_the_last_write_is_a_note_not_a_failure(make_home) -> None:
@@ -184,7 +185,7 @@ def test_the_head_not_updated_after_the_last_write_is_a_note_not_a_failure(make_
     head = home.journal.head_path.read_bytes()
     home.journal.append("sent", bundle="d" * 64)
     home.journal.head_path.write_bytes(head)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert report.ok and any("head was not updated" in n for n in report.notes)
 
 
@@ -197,12 +198,13 @@ def test_unknown_events_are_refused_on_write_and_reported_on_read(make_home) -> 
     obj["event"] = "trusted"
     lines[-1] = json.dumps(obj).encode()
     _write_lines(home, lines)
-    assert any("unknown event" in p for p in home.journal.verify().problems)
+    assert any("unknown event" in p for p in verify_journal(home.journal).problems)
 
 
 APPENDER = """
 import sys
 from gage.home.layout import Home
+from gage.home.journal.verify import verify as verify_journal
 home = Home(sys.argv[1])
 w = sys.argv[2]
 for i in range(int(sys.argv[3])):
@@ -220,7 +222,7 @@ def test_concurrent_appends_from_several_processes(make_home, tmp_path: Path) ->
     for p in procs:
         _, stderr = p.communicate(timeout=120)
         assert p.returncode == 0, stderr
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert report.ok, report.problems
     entries = home.journal.entries()
     assert len(entries) == 1 + writers * each
@@ -258,10 +260,10 @@ def test_damage_stays_detected_after_the_next_append(make_home, damage: str) -> 
     else:
         lines[-1] = lines[-1].replace(b'"sent"', b'"accepted"')
     _write_lines(home, lines)
-    assert not home.journal.verify().ok
+    assert not verify_journal(home.journal).ok
     home.journal.append("sent", bundle="9" * 64)
     home.journal.append("sent", bundle="8" * 64)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert not report.ok
     assert any(("sequence number" in p or "chain broken" in p) for p in report.problems), report.problems
     # ... and the new entries themselves are kept whole.
@@ -273,4 +275,4 @@ def test_a_missing_journal_with_no_head_starts_afresh(make_home) -> None:
     home.journal.path.unlink()
     home.journal.head_path.unlink()
     home.journal.append("sent", bundle="7" * 64)
-    assert home.journal.verify().ok
+    assert verify_journal(home.journal).ok

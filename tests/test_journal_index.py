@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gage.home.journal.facts import JournalFacts
 from gage.home.journal.log import Journal, line_hash
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import gate, store
 from gage.trust import unattended
@@ -119,7 +119,7 @@ class _H:
 def answers(journal: Journal, ids: list[str] = IDS) -> dict[str, Any]:
     """Everything the readers ask, answered through the index."""
     h: Any = _H(journal)
-    facts = JournalFacts.of(h)
+    facts = h.journal.index.facts()
     decided = store.decisions(h)
     return {
         "decisions": {b: decided.get(b) for b in ids},
@@ -321,7 +321,7 @@ def test_a_torn_tail_and_its_repair(journal: Journal) -> None:
     entries = journal.entries()
     assert [e["event"] for e in entries[-2:]] == ["repaired", "rejected"]
     agree(journal)
-    assert journal.verify().ok
+    assert verify_journal(journal).ok
 
 
 def test_a_deleted_journal_empties_the_answers(journal: Journal) -> None:
@@ -348,7 +348,7 @@ def test_append_and_one_bundle_s_facts_never_read_the_whole_journal(journal: Jou
     journal.append("sent", bundle=IDS[6], parent=IDS[3], to=[])
     h: Any = _H(journal)
     assert store.decisions(h).get(IDS[4]) == "rejected"
-    assert JournalFacts.of(h).seen(IDS[7], IDS[6]).parent_status == "sent-by-me"
+    assert h.journal.index.facts().seen(IDS[7], IDS[6]).parent_status == "sent-by-me"
     assert unattended.unattended_used(h, IDS[0]) == 1
 
 
@@ -434,7 +434,7 @@ def test_two_processes_appending_and_reading_keep_a_valid_chain_and_index(make_h
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     assert report.ok, report.problems
     entries = home.journal.entries()
     assert [e["seq"] for e in entries] == list(range(1, len(entries) + 1))

@@ -22,6 +22,7 @@ from gage.format.keys import key_text
 from gage.format.manifest import now_text
 from gage.format.words import derive
 from gage.home.contacts import Contacts
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import ownkey, send, store
 from gage.trust import ceremony, frame, retirement
@@ -317,4 +318,4 @@ def test_hostile_claimed_names_never_reach_the_terminal_raw(alice_and_bob, tmp_p
             assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
             assert "\nverdict: VERIFIED" not in text
     assert Contacts.load(bob.contacts_path).candidates[bytes(new.verify_key)].claimed_name == hostile
-    assert bob.journal.verify().ok
+    assert verify_journal(bob.journal).ok

@@ -22,6 +22,8 @@ from gage.format.errors import GageIOError, RefusedError
 from gage.format.keys import Identity, key_text
 from gage.format.manifest import Party
 from gage.home.contacts import Contacts
+from gage.home.identity import load_identity
+from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import ownkey, send, store
 from gage.trust import frame, retirement
@@ -89,7 +91,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     ]
     entry = [e for e in fresh.journal.entries() if e["event"] == "key-retired"][-1]
     assert entry["key"] == key_text(old_key) and entry["new_key_here"] is True
-    assert fresh.journal.verify().ok
+    assert verify_journal(fresh.journal).ok
 
 
 def test_retire_with_no_successor_signs_nothing_more(make_home, tmp_path: Path, gage: Gage) -> None:
@@ -159,7 +161,7 @@ def test_countersign_refuses_a_statement_the_old_key_did_not_sign(make_home, tmp
     f.write_bytes(forged.to_bytes())
     r = gage(laptop, "key", "countersign", str(f))
     assert r.code == 9 and "not signed by the key it retires" in r.err
-    assert Identity.load(laptop.identity_path).retired == ()
+    assert load_identity(laptop.identity_path).retired == ()
 
 
 def test_publish_sends_a_held_statement_again(make_home, tmp_path: Path, gage: Gage) -> None:
@@ -178,10 +180,10 @@ def test_a_failed_identity_write_leaves_everything_as_it_was(make_home, monkeypa
     before = alice.identity_path.read_bytes()
     events = len(alice.journal.entries())
 
-    def fail(self: Identity, path: Path) -> None:
+    def fail(identity: Identity, path: Path) -> None:
         raise GageIOError("disk full", path=str(path))
 
-    monkeypatch.setattr(Identity, "rewrite", fail)
+    monkeypatch.setattr(ownkey, "rewrite_identity", fail)
     with pytest.raises(GageIOError):
         ownkey.retire(alice, reason="superseded", new=True)
     assert alice.identity_path.read_bytes() == before
@@ -202,7 +204,7 @@ def test_new_and_replace_with_are_exclusive(make_home, gage: Gage) -> None:
     with pytest.raises(SystemExit) as caught:
         gage(alice, "key", "retire", "--reason", "superseded", "--new", "--replace-with", "x.key")
     assert caught.value.code == 2
-    assert Identity.load(alice.identity_path).retired == ()
+    assert load_identity(alice.identity_path).retired == ()
 
 
 def test_a_key_retired_as_superseded_here_can_be_retired_again_as_compromised(make_home, tmp_path: Path, gage: Gage) -> None:

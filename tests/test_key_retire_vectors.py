@@ -23,6 +23,7 @@ from gage.format.keys import Identity, key_text, parse_key, verify_manifest_sign
 from gage.format.manifest import Manifest
 from gage.format.words import derive
 from gage.home.contacts import Contacts
+from gage.home.identity import save_identity
 from gage.home.layout import Home
 from gage.inbox import store
 from gage.trust import ceremony, retirement
@@ -43,7 +44,7 @@ def _receiver(root: Path) -> Home:
     root.mkdir(mode=0o700)
     home = Home(root)
     home.ensure_layout()
-    Identity(name="me", signing_key=nacl.signing.SigningKey(bytes.fromhex(me["seed"]))).save(home.identity_path)
+    save_identity(Identity(name="me", signing_key=nacl.signing.SigningKey(bytes.fromhex(me["seed"]))), home.identity_path)
     return home
 
 

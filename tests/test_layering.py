@@ -39,8 +39,8 @@ def _imports(path: Path, pkg: str | None = None) -> list[str]:
 
 
 def test_core_modules_exist() -> None:
-    names = {p.stem for p in CORE}
-    assert {"bundle", "manifest", "keys", "words", "verdict", "journal", "store", "ceremony"} <= names
+    names = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in CORE}
+    assert {"bundle.__init__", "format.manifest", "format.keys", "format.words", "trust.verdict", "home.journal.log", "inbox.store", "trust.ceremony"} <= names
 
 
 def test_no_core_module_imports_a_ui() -> None:
@@ -73,7 +73,7 @@ def test_nothing_but_the_ceremony_confirms_a_key() -> None:
 
 SDK_PACKAGES = ("a2a", "starlette", "uvicorn", "httpx", "sse_starlette", "google.protobuf", "pydantic")
 # The modules that may load the optional A2A extra; the CLI imports them only inside serve and send.
-SDK_USERS = {ROOT / "a2a" / "server.py", ROOT / "a2a" / "client.py"}
+SDK_USERS = {ROOT / "carriers" / "a2a" / "server.py", ROOT / "carriers" / "a2a" / "client.py"}
 
 
 def test_only_the_live_transport_imports_the_a2a_sdk() -> None:

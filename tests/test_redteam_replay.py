@@ -19,6 +19,7 @@ from test_gate import World, accepted_entries, world_fixture  # noqa: F401  (the
 from test_watch import Clock
 
 from gage.carriers.watch import Watcher
+from gage.home.journal.verify import verify as verify_journal
 from gage.inbox import gate, store
 
 
@@ -138,7 +139,7 @@ def test_reconcile_records_where_a_decided_bundle_went_without_erasing_it(world:
     assert gate.journal_states(world.me)[a] == "accepted" and gate.decisions(world.me)[a] == "accepted"
     assert gate.reconcile(world.me) == []
     assert len(accepted_entries(world.me, a)) == 1
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
 
 
 def test_replay_of_a_decided_bundle_through_import_is_journaled_as_a_repeat(world: World) -> None:

@@ -26,11 +26,12 @@ from test_watch import Clock, big_bundle, until
 
 from gage import bundle as bundle_mod
 from gage.bundle import PAYLOAD, safeopen
-from gage.bundle import check as bundle_check
+from gage.bundle import checking as bundle_check
 from gage.carriers import watch
 from gage.carriers.watch import Watcher
 from gage.cli.output import show
 from gage.format.errors import GageError
+from gage.home.journal.verify import verify as verify_journal
 from gage.inbox import store
 
 _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -323,7 +324,7 @@ def test_names_that_are_not_utf8(world: World, tmp_path: Path, gage) -> None:
         show(e.message).encode("utf-8")  # printable as the CLI prints it
     [arrival] = [e for e in world.me.journal.entries() if e.get("event") == "received" and e.get("bundle") == bid]
     assert arrival["via"].startswith("drop folder ") and "\\xff" in arrival["via"]
-    assert world.me.journal.verify().ok
+    assert verify_journal(world.me.journal).ok
 
     other = world.make(world.bob, "again")
     src = Path(os.fsdecode(os.fsencode(tmp_path) + b"/src-\xfc")) / other

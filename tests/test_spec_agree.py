@@ -22,6 +22,7 @@ from gage.format.errors import GageError, MalformedError
 from gage.format.keys import KEYFILE_LIMIT, KeyFile, key_text
 from gage.format.manifest import Manifest, check_path
 from gage.format.sanitize import looks_binary, visible
+from gage.home.identity import load_key_file
 from gage.home.layout import Home
 from gage.inbox import send, store
 
@@ -96,7 +97,7 @@ def test_key_file_over_the_cap_is_refused_even_when_the_excess_is_newlines(tmp_p
     p = tmp_path / "k.json"
     p.write_bytes(data + b"\n" * 100_000)
     with pytest.raises(MalformedError, match="over the limit"):
-        KeyFile.load(p)
+        load_key_file(p)
 
 
 @pytest.mark.parametrize("version", [b"true", b'"1"', b"2", b"0"])

@@ -27,6 +27,7 @@ from gage.format import sanitize, strictjson
 from gage.format.errors import GageError, MalformedError
 from gage.format.keys import KeyFile, parse_key
 from gage.format.manifest import check_path, fold_path
+from gage.home.identity import load_key_file
 from gage.home.layout import Home
 from gage.inbox import store
 
@@ -220,10 +221,10 @@ def test_key_file(case: dict[str, Any], tmp_path: Path) -> None:
     path = tmp_path / "k.json"
     path.write_bytes(data)
     if case["valid"]:
-        for kf in (KeyFile.parse(data), KeyFile.load(path)):
+        for kf in (KeyFile.parse(data), load_key_file(path)):
             assert kf.key == parse_key(case["key"]) and kf.name == case["claimed_name"]
     else:
-        for attempt in (lambda: KeyFile.parse(data), lambda: KeyFile.load(path)):
+        for attempt in (lambda: KeyFile.parse(data), lambda: load_key_file(path)):
             with pytest.raises(MalformedError) as info:
                 attempt()
             assert info.value.field == case["field"], info.value.message

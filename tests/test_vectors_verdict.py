@@ -19,6 +19,7 @@ import pytest
 from gage.format.keys import Identity, key_text, parse_key
 from gage.format.manifest import bundle_id
 from gage.format.words import derive
+from gage.home.identity import save_identity
 from gage.home.layout import Home
 from gage.inbox import store
 from gage.trust import ceremony
@@ -37,7 +38,7 @@ def _receiver_home(root: Path) -> Home:
     home.ensure_layout()
     ident = Identity(name=me["name"], signing_key=nacl.signing.SigningKey(bytes.fromhex(me["seed"])))
     assert ident.key_text == me["key"]
-    ident.save(home.identity_path)
+    save_identity(ident, home.identity_path)
     home.journal.append("init", name=ident.name, key=ident.key_text)
     return home
 

@@ -84,7 +84,7 @@ def _string_args(path: Path, func: str) -> set[str]:
 def test_the_watcher_reports_only_kinds_of_the_vocabulary() -> None:
     from gage.cli.watch_log import QUIET_KINDS
 
-    said = _string_args(GAGE / "watch.py", "WatchEvent")
+    said = _string_args(GAGE / "carriers" / "watch.py", "WatchEvent")
     assert said and said <= set(vocab.WATCH_KINDS)
     assert set(QUIET_KINDS) <= set(vocab.WATCH_KINDS)
 

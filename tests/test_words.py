@@ -16,6 +16,7 @@ import pytest
 from gage.format import words
 from gage.format.keys import parse_key
 from gage.format.wordlist import EVEN, ODD
+from gage.home.wordcache import WordCache
 
 VECTORS = json.loads((Path(__file__).resolve().parent.parent / "spec/vectors/keys-words.json").read_text(encoding="utf-8"))
 
@@ -138,7 +139,7 @@ def test_cache_returns_the_same_words_and_persists(tmp_path: Path, monkeypatch: 
     key = bytes(nacl.signing.SigningKey(b"\x07" * 32).verify_key)
     expected = words.derive(key)
     path = tmp_path / "cache" / "words.json"
-    assert words.WordCache(path).words_for(key) == expected
+    assert WordCache(path).words_for(key) == expected
     assert path.exists()
     assert (path.stat().st_mode & 0o777) == 0o600
 
@@ -147,7 +148,7 @@ def test_cache_returns_the_same_words_and_persists(tmp_path: Path, monkeypatch: 
         raise AssertionError("derived although the cache holds the words")
 
     monkeypatch.setattr(words, "derive", no_derive)
-    assert words.WordCache(path).words_for(key) == expected
+    assert WordCache(path).words_for(key) == expected
 
 
 @pytest.mark.parametrize(
@@ -165,12 +166,12 @@ def test_damaged_cache_entry_is_recomputed(tmp_path: Path, damage: Any) -> None:
     key = bytes(nacl.signing.SigningKey(b"\x08" * 32).verify_key)
     expected = words.derive(key)
     path = tmp_path / "words.json"
-    words.WordCache(path).words_for(key)
+    WordCache(path).words_for(key)
     data = json.loads(path.read_bytes())
     entry = data[words.VERSION][key.hex()]
     data[words.VERSION][key.hex()] = damage(entry)
     path.write_text(json.dumps(data))
-    assert words.WordCache(path).words_for(key) == expected
+    assert WordCache(path).words_for(key) == expected
     assert json.loads(path.read_bytes())[words.VERSION][key.hex()] == [list(p) for p in expected]
 
 
@@ -179,7 +180,7 @@ def test_unreadable_cache_file_is_recomputed(tmp_path: Path, content: bytes) -> 
     key = bytes(nacl.signing.SigningKey(b"\x09" * 32).verify_key)
     path = tmp_path / "words.json"
     path.write_bytes(content)
-    assert words.WordCache(path).words_for(key) == words.derive(key)
+    assert WordCache(path).words_for(key) == words.derive(key)
 
 
 def test_format_pairs() -> None:

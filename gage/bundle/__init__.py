@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import os  # noqa: F401  (tests stand in for os.read and os.scandir through `gage.bundle.os`)
 
-from gage.bundle.build import _copy_hashing, build, collect_sources, copy_bundle
-from gage.bundle.check import (
+from gage.bundle.checking import (
     CHUNK,
     STAGE_ORDER,
     Check,
@@ -27,6 +26,7 @@ from gage.bundle.check import (
     read_small,
     verify,
 )
+from gage.bundle.making import _copy_hashing, build, collect_sources, copy_bundle
 from gage.bundle.safeopen import open_beneath
 from gage.bundle.walk import (
     EXTRAS_LOOKED_AT,

@@ -13,9 +13,10 @@ from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keys import KeyFile, key_text
 from gage.format.sanitize import json_text
 from gage.format.vocab import Place
-from gage.format.words import WordCache, format_pairs
+from gage.format.words import format_pairs
 from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
+from gage.home.wordcache import WordCache
 from gage.inbox import send, store
 from gage.trust import verdict as verdict_mod
 
@@ -195,7 +196,7 @@ def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any
     from gage.home.checkcache import CheckCache
 
     contacts = Contacts.load(home.contacts_path)
-    facts = verdict_mod.JournalFacts.of(home)
+    facts = home.journal.index.facts()
     authority = verdict_mod.load_authority(home, contacts)
     cache = CheckCache.of(home)
     rows: list[dict[str, Any]] = []

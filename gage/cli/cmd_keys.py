@@ -13,10 +13,12 @@ from typing import Any
 from gage.bundle import atomic
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, MalformedError, UsageError
-from gage.format.keys import KeyFile, key_text, short_fingerprint
+from gage.format.keys import key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
-from gage.format.words import WordCache, format_pairs
+from gage.format.words import format_pairs
+from gage.home.identity import load_key_file
 from gage.home.layout import Home
+from gage.home.wordcache import WordCache
 from gage.inbox import ownkey, store
 from gage.trust import retirement
 
@@ -60,7 +62,7 @@ def cmd_retire(args: Any) -> int:
             atomic.write_bytes(Path(args.statement), done.signed.to_bytes(), 0o644)
         _report_retired(done, args, "retired again, as compromised,")
         return 0
-    replacement = KeyFile.load(Path(args.replace_with)) if args.replace_with else None
+    replacement = load_key_file(Path(args.replace_with)) if args.replace_with else None
     done = ownkey.retire(home, reason=args.reason, new=args.new, replacement=replacement, copy_to=_out_dir(args))
     if args.statement:
         atomic.write_bytes(Path(args.statement), done.signed.to_bytes(), 0o644)

@@ -14,11 +14,14 @@ from gage.format.errors import (
     UnknownKeyError,
     UsageError,
 )
-from gage.format.keys import KeyFile, key_text, parse_key, short_fingerprint
+from gage.format.keys import key_text, parse_key, short_fingerprint
 from gage.format.sanitize import json_text
-from gage.format.words import WordCache, format_pairs
+from gage.format.words import format_pairs
 from gage.home import authority as authority_mod
 from gage.home.contacts import Contacts
+from gage.home.identity import load_key_file
+from gage.home.journal.verify import verify as verify_journal
+from gage.home.wordcache import WordCache
 from gage.inbox import send, store
 from gage.trust import ceremony, frame
 from gage.trust import verdict as verdict_mod
@@ -30,7 +33,7 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
         return parse_key(source), "", "typed key"
     path = Path(source)
     if path.exists():
-        kf = KeyFile.load(path)
+        kf = load_key_file(path)
         return kf.key, kf.name, f"key file {path.name}"
     stored = store.resolve(home, source)
     from gage import bundle as bundle_mod
@@ -171,7 +174,7 @@ def _candidate_key(contacts: Contacts, text: str) -> bytes:
 
 def cmd_journal_verify(args: Any) -> int:
     home = open_home(args)
-    report = home.journal.verify()
+    report = verify_journal(home.journal)
     if args.json:
         emit_json(report.to_json())
     else:

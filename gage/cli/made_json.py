@@ -14,9 +14,9 @@ from typing import Any
 
 from gage.format.manifest import Manifest
 from gage.format.sanitize import json_text
-from gage.format.words import WordCache
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
+from gage.home.wordcache import WordCache
 from gage.trust.verdict import Sender
 
 

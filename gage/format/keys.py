@@ -8,27 +8,20 @@ same key might sign (and vice versa).
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import nacl.exceptions
 import nacl.signing
 
-from gage.bundle import atomic
 from gage.format import strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
-    GageIOError,
     MalformedError,
-    RefusedError,
     UsageError,
 )
-from gage.home import homefile
 
 KEY_PREFIX = "ed25519:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
@@ -187,26 +180,16 @@ class Identity:
     def sign(self, manifest_bytes: bytes) -> bytes:
         return sign_manifest(self.signing_key, manifest_bytes)
 
-    def _bytes(self) -> bytes:
+    def to_bytes(self) -> bytes:
         obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
         if self.retired:
             obj["retired"] = [r.to_json() for r in self.retired]
         return strictjson.dumps(obj) + b"\n"
 
-    def save(self, path: Path) -> None:
-        if path.exists():
-            raise RefusedError("an identity already exists here; gage will not replace it", path=str(path))
-        atomic.write_bytes(path, self._bytes(), mode=0o600)
-
-    def rewrite(self, path: Path) -> None:
-        """Replace the identity file in one atomic step (a key retired or replaced; under the home lock)."""
-        atomic.write_bytes(path, self._bytes(), mode=0o600)
-
     @classmethod
-    def load(cls, path: Path) -> Identity:
-        raw = homefile.read_bytes(path, "identity", IDENTITY_LIMIT)
-        if raw is None:
-            raise GageIOError("no identity here: run `gage init --name NAME` first", path=str(path))
+    def parse(cls, raw: bytes, *, path: str | None = None) -> Identity:
+        """An identity file's bytes to an Identity (spec/bundle.md section 7); the file itself,
+        its caps and its mode are gage.home.identity's."""
         try:
             obj = strictjson.loads(raw, limit=IDENTITY_LIMIT, what="identity")
             if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
@@ -225,15 +208,9 @@ class Identity:
                 raise TypeError("retired must be a list")
             retired = tuple(RetiredKey.from_json(r) for r in retired_list)
         except KeyError as exc:
-            raise MalformedError(f"identity file is damaged: field {exc} is missing", path=str(path)) from exc
+            raise MalformedError(f"identity file is damaged: field {exc} is missing", path=path) from exc
         except (ValueError, TypeError, GageError) as exc:
-            raise MalformedError(f"identity file is damaged: {exc}", path=str(path)) from exc
-        try:
-            mode = os.stat(path).st_mode & 0o777
-        except OSError as exc:
-            raise GageIOError(f"cannot read the identity: {exc.strerror}", path=str(path)) from exc
-        if mode & 0o077:
-            raise RefusedError(f"identity is readable by others (mode {mode:o}); run chmod 600 on it", path=str(path))
+            raise MalformedError(f"identity file is damaged: {exc}", path=path) from exc
         return cls(name=name, signing_key=sk, retired=retired)
 
 
@@ -272,16 +249,3 @@ class KeyFile:
         if not isinstance(name, str) or len(name) > MAX_CLAIMED_NAME:
             raise MalformedError(f"name must be a string of at most {MAX_CLAIMED_NAME} characters", path=path, field="name")
         return cls(key=key, name=name)
-
-    @classmethod
-    def load(cls, path: Path) -> KeyFile:
-        try:
-            # O_NONBLOCK: a FIFO named as a key file must not hang the command.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    raise MalformedError("a key file must be a regular file", path=str(path))
-                data = f.read(KEYFILE_LIMIT + 1)
-        except OSError as exc:
-            raise GageIOError(f"cannot read key file: {exc.strerror}", path=str(path)) from exc
-        return cls.parse(data, path=str(path))

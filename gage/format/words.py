@@ -9,14 +9,10 @@ even list and odd positions from the odd list, so a swapped or dropped word show
 from __future__ import annotations
 
 import functools
-import json
 import re
-from pathlib import Path
 
 import nacl.pwhash
 
-from gage.bundle import atomic
-from gage.format import strictjson
 from gage.format.wordlist import EVEN, ODD
 
 VERSION = "gage/words/v1"
@@ -30,8 +26,8 @@ PAIRS = 4
 assert len(SALT) == nacl.pwhash.argon2id.SALTBYTES
 
 WordPairs = tuple[tuple[str, str], ...]
-_EVEN_INDEX = {w: i for i, w in enumerate(EVEN)}
-_ODD_INDEX = {w: i for i, w in enumerate(ODD)}
+EVEN_INDEX = {w: i for i, w in enumerate(EVEN)}
+ODD_INDEX = {w: i for i, w in enumerate(ODD)}
 
 
 def stretch(key: bytes) -> bytes:
@@ -49,48 +45,6 @@ def words_from_bytes(data: bytes) -> WordPairs:
 @functools.lru_cache(maxsize=256)
 def derive(key: bytes) -> WordPairs:
     return words_from_bytes(stretch(key)[: 2 * PAIRS])
-
-
-class WordCache:
-    """Derived words on disk, so listing contacts never pays Argon2id twice for a key.
-
-    The cache only saves time: a damaged or edited entry is recomputed, never believed,
-    because `words_for` re-derives when an entry does not decode to valid list words.
-    Comparisons in the ceremony always use a fresh derivation.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._data: dict[str, list[list[str]]] | None = None
-
-    def _load(self) -> dict[str, list[list[str]]]:
-        if self._data is None:
-            try:
-                obj = json.loads(self.path.read_bytes())
-                data = obj.get(VERSION) if isinstance(obj, dict) else None
-                # Anything but an object of entries is damage: start afresh rather than crash.
-                self._data = data if isinstance(data, dict) else {}
-            except (OSError, ValueError, RecursionError):  # RecursionError: a file nested thousands deep
-                self._data = {}
-        return self._data
-
-    def words_for(self, key: bytes) -> WordPairs:
-        data = self._load()
-        entry = data.get(key.hex())
-        if (
-            isinstance(entry, list)
-            and len(entry) == PAIRS
-            and all(isinstance(p, list) and len(p) == 2 and p[0] in _EVEN_INDEX and p[1] in _ODD_INDEX for p in entry)
-        ):
-            return tuple((p[0], p[1]) for p in entry)
-        words = derive(key)
-        data[key.hex()] = [list(p) for p in words]
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_bytes(self.path, strictjson.dumps({VERSION: data}), 0o600)
-        except Exception:  # noqa: BLE001 - the cache is an optimisation; failing to write it is not an error
-            pass
-        return words
 
 
 def format_pairs(words: WordPairs) -> str:
@@ -118,11 +72,11 @@ def compare(expected: WordPairs, typed: list[str]) -> list[int]:
 
 
 def is_even_word(word: str) -> bool:
-    return word in _EVEN_INDEX
+    return word in EVEN_INDEX
 
 
 def is_odd_word(word: str) -> bool:
-    return word in _ODD_INDEX
+    return word in ODD_INDEX
 
 
 ALL_WORDS: tuple[str, ...] = tuple(sorted(set(EVEN) | set(ODD)))

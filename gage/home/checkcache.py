@@ -1,6 +1,6 @@
 """Bundle checks remembered across commands, so a second `gage list` does not hash every payload again.
 
-A check (gage.bundle.check: structure, every payload byte against its SHA-256, the
+A check (gage.bundle.checking: structure, every payload byte against its SHA-256, the
 signature) costs a read of every byte; the inbox rarely changes between two listings.
 This cache remembers one thing only: "this exact tree state checked out". It never
 remembers anything about trust: contacts, the journal, the authority file and key

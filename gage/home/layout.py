@@ -18,6 +18,7 @@ from pathlib import Path
 from gage.format import vocab
 from gage.format.errors import GageError, GageIOError, RefusedError
 from gage.format.keys import Identity, check_local_name
+from gage.home.identity import load_identity, save_identity
 from gage.home.journal.log import Journal
 
 # The inbox's states, then every place a bundle is held (gage/format/vocab.py spells them).
@@ -150,7 +151,7 @@ class Home:
             raise GageIOError(f"cannot create home: {exc.strerror}", path=str(home.root)) from exc
         with home.lock():
             identity = Identity.generate(name)
-            identity.save(home.identity_path)
+            save_identity(identity, home.identity_path)
             home._identity = identity
             from gage.bundle import atomic
             from gage.home.authority import EXAMPLE
@@ -214,7 +215,7 @@ class Home:
         from gage.home.contacts import Contacts
 
         loaders = (
-            lambda: Identity.load(self.identity_path),
+            lambda: load_identity(self.identity_path),
             lambda: Contacts.load(self.contacts_path),
             lambda: authority.load(self.authority_path, None),
             lambda: settings.load(self),
@@ -233,5 +234,5 @@ class Home:
     @property
     def identity(self) -> Identity:
         if self._identity is None:
-            self._identity = Identity.load(self.identity_path)
+            self._identity = load_identity(self.identity_path)
         return self._identity

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from gage.format.keys import check_local_name, key_text
 from gage.format.words import (
     PAIRS,
-    WordCache,
     WordPairs,
     derive,
     is_even_word,
@@ -23,6 +22,7 @@ from gage.format.words import (
 )
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
+from gage.home.wordcache import WordCache
 
 if TYPE_CHECKING:
     from gage.inbox.store import ImportResult

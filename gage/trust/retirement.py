@@ -31,6 +31,7 @@ from gage.format.keys import Identity, key_text, short_fingerprint
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Refusal, StatementWhy
 from gage.home.contacts import Contact, Contacts, Retirement
+from gage.home.identity import load_identity
 from gage.home.layout import Home
 from gage.inbox.store import Stored
 
@@ -240,7 +241,7 @@ def apply_bytes(home: Home, data: bytes, *, carrier: str | None = None, source: 
     st = signed.statement
     with home.lock():
         contacts = Contacts.load(home.contacts_path)
-        me = Identity.load(home.identity_path)  # afresh: another process may have retired a key of ours
+        me = load_identity(home.identity_path)  # afresh: another process may have retired a key of ours
         why, message = evaluate(signed, contacts, me)
         if why != APPLIED:
             return _refuse(home, why, message, st, carrier=carrier, source=source)

@@ -20,9 +20,7 @@ from gage.format.sanitize import quoted
 from gage.format.vocab import KeyStatus, Place, VerdictLevel
 from gage.home import authority as authority_mod
 from gage.home.contacts import Contacts
-from gage.home.journal.facts import (
-    JournalFacts as JournalFacts,  # re-exported: it lives with the journal index
-)
+from gage.home.journal.facts import JournalFacts, Seen
 from gage.home.layout import Home
 from gage.inbox.store import Stored
 from gage.trust.keytrust import (
@@ -83,46 +81,6 @@ class Sender:
             # Only for a key a statement retired (spec/keys.md section 5).
             out["retired"] = self.retired
         return out
-
-
-@dataclass
-class Seen:
-    times_received: int
-    first_received: str | None
-    sent_by_me: bool
-    parent: str | None
-    parent_status: str | None  # sent-by-me, received, unknown; None without a parent
-
-    @property
-    def summary(self) -> list[str]:
-        out = []
-        if self.sent_by_me:
-            out.append("a bundle I sent myself")
-        elif self.times_received <= 1:
-            out.append("first time received")
-        else:
-            out.append(f"already received: this same bundle arrived {self.times_received} times")
-        if self.parent is None:
-            out.append("starts a new thread")
-        elif self.parent_status == "sent-by-me":
-            out.append(f"a reply to a bundle I sent ({self.parent[:12]})")
-        elif self.parent_status == "received":
-            out.append(f"a reply to a bundle I received, not one I sent ({self.parent[:12]})")
-        else:
-            out.append(f"a reply to a parent I have never seen ({self.parent[:12]})")
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "times_received": self.times_received,
-            "first_received": self.first_received,
-            "first": self.times_received <= 1 and not self.sent_by_me,
-            "sent_by_me": self.sent_by_me,
-            "parent": self.parent,
-            "parent_status": self.parent_status,
-            "reply_to_sent": self.parent_status == "sent-by-me",
-            "summary": self.summary,
-        }
 
 
 @dataclass
@@ -358,7 +316,7 @@ def compute(
                 found = trust.grants[m.kind] = tuple(af.for_bundle(contact.name, m.kind))
             grants = list(found)
 
-    facts = facts if facts is not None else JournalFacts.of(home)
+    facts = facts if facts is not None else home.journal.index.facts()
     bid = m.id  # a hash of the manifest bytes: computed once, not per use
     seen = facts.seen(bid, m.parent)
     accepted_how = facts.accepted_how.get(bid)

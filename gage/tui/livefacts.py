@@ -69,7 +69,7 @@ class LiveFacts:
             if fd is None:
                 again = self._ino is not None
                 self._ino, self._offset, self.read_bytes = None, 0, 0
-                return Update(JournalFacts.of(home), keys_changed=again, full=True)
+                return Update(home.journal.index.facts(), keys_changed=again, full=True)
             try:
                 st = os.fstat(fd)
                 ino = (st.st_dev, st.st_ino)
@@ -79,7 +79,7 @@ class LiveFacts:
                 if whole:
                     again = self._ino is not None
                     self._ino, self._offset, self.read_bytes = ino, rfind_newline(fd, st.st_size) + 1, 0
-                    return Update(JournalFacts.of(home), keys_changed=again, full=True)
+                    return Update(home.journal.index.facts(), keys_changed=again, full=True)
                 touched: set[str] = set()
                 keys = False
                 end = self._offset
@@ -95,4 +95,4 @@ class LiveFacts:
                 self._offset = end
             finally:
                 os.close(fd)
-            return Update(JournalFacts.of(home), touched, keys)
+            return Update(home.journal.index.facts(), touched, keys)

@@ -19,6 +19,7 @@ from textual.content import Content
 from gage.format.errors import GageError
 from gage.format.keys import KeyFile, parse_key, short_fingerprint
 from gage.home.contacts import Contacts
+from gage.home.identity import load_key_file
 from gage.trust.ceremony import add_candidate
 from gage.trust.verdict import Verdict
 from gage.tui import background, safe
@@ -148,7 +149,7 @@ def pair_from_file(app: App[Any]) -> None:
             return
 
         def load() -> tuple[KeyFile, str]:
-            kf = KeyFile.load(path)
+            kf = load_key_file(path)
             source = f"key file \"{path.name}\""
             add_candidate(home, kf.key, kf.name, source)
             return kf, source

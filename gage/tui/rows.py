@@ -29,7 +29,7 @@ from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.inbox import store
 from gage.inbox.store import Stored
-from gage.trust.verdict import JournalFacts, Verdict, compute, load_authority
+from gage.trust.verdict import Verdict, compute, load_authority
 
 __all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.home.checkcache's
 
@@ -133,7 +133,7 @@ def load_rows(
     _recover_staged(home)
     contacts = Contacts.load(home.contacts_path)
     authority = load_authority(home, contacts)
-    facts = JournalFacts.of(home)
+    facts = home.journal.index.facts()
     bundles = store.list_bundles(home, (state,))
     facts.prefetch(s.id for s in bundles)
     rows: list[Row] = []

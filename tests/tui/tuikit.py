@@ -28,6 +28,7 @@ from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.format.keys import Identity, KeyFile, sign_manifest
 from gage.format.manifest import FileEntry, Manifest, Party
 from gage.format.words import derive
+from gage.home.identity import save_identity
 from gage.home.layout import Home
 from gage.inbox import store
 from gage.trust import ceremony
@@ -93,7 +94,7 @@ def make_home(root: Path, name: str, n: int) -> Home:
     home = Home(root)
     home.ensure_layout()
     ident = identity(name, n)
-    ident.save(home.identity_path)
+    save_identity(ident, home.identity_path)
     home.journal.append("init", name=name, key=ident.key_text)
     return Home.open(root)
 

@@ -9,18 +9,53 @@ which tests/test_journal_index.py checks against a brute-force scan.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gage.home.journal.index import JournalIndex
-    from gage.home.layout import Home
-    from gage.trust.verdict import Seen
+from typing import Any
 
 ARRIVALS = ("imported", "received")
 # Events that say something about the bundle they name; other entries make no bundle row.
 BUNDLE_EVENTS = frozenset(("accepted", "rejected", "reconciled", "sent", *ARRIVALS))
+
+
+@dataclass
+class Seen:
+    times_received: int
+    first_received: str | None
+    sent_by_me: bool
+    parent: str | None
+    parent_status: str | None  # sent-by-me, received, unknown; None without a parent
+
+    @property
+    def summary(self) -> list[str]:
+        out = []
+        if self.sent_by_me:
+            out.append("a bundle I sent myself")
+        elif self.times_received <= 1:
+            out.append("first time received")
+        else:
+            out.append(f"already received: this same bundle arrived {self.times_received} times")
+        if self.parent is None:
+            out.append("starts a new thread")
+        elif self.parent_status == "sent-by-me":
+            out.append(f"a reply to a bundle I sent ({self.parent[:12]})")
+        elif self.parent_status == "received":
+            out.append(f"a reply to a bundle I received, not one I sent ({self.parent[:12]})")
+        else:
+            out.append(f"a reply to a parent I have never seen ({self.parent[:12]})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "times_received": self.times_received,
+            "first_received": self.first_received,
+            "first": self.times_received <= 1 and not self.sent_by_me,
+            "sent_by_me": self.sent_by_me,
+            "parent": self.parent,
+            "parent_status": self.parent_status,
+            "reply_to_sent": self.parent_status == "sent-by-me",
+            "summary": self.summary,
+        }
 
 
 @dataclass(frozen=True)
@@ -114,38 +149,10 @@ class Fold:
         return self
 
 
-class _View(Mapping[str, Any]):
-    """One fact of an index-backed JournalFacts as a mapping (`.get(bundle_id)`, `in`): looked
-    up per id, absent where the fact is empty (never received, never sent, ...)."""
-
-    def __init__(self, facts: _IndexedFacts, field: str) -> None:
-        self._facts, self._field = facts, field
-
-    def __getitem__(self, bundle_id: str) -> Any:
-        value = getattr(self._facts.of_bundle(bundle_id), self._field)
-        if value is None or value == 0:
-            raise KeyError(bundle_id)
-        return value
-
-    def get(self, bundle_id: str, default: Any = None) -> Any:
-        # Not Mapping.get: that raises and catches KeyError for every absent fact (most bundles).
-        value = getattr(self._facts.of_bundle(bundle_id), self._field)
-        return default if value is None or value == 0 else value
-
-    def __contains__(self, bundle_id: object) -> bool:
-        return isinstance(bundle_id, str) and getattr(self._facts.of_bundle(bundle_id), self._field) not in (None, 0)
-
-    def __iter__(self) -> Iterator[str]:
-        return (b for b, f in self._facts.all().items() if getattr(f, self._field) not in (None, 0))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 class JournalFacts:
     """What the journal says about bundles, for verdicts (spec/verdict.md, `seen`).
 
-    `JournalFacts(entries)` folds a list of entries in memory, into plain dicts. `JournalFacts.of(home)`
+    `JournalFacts(entries)` folds a list of entries in memory, into plain dicts. `home.journal.index.facts()`
     reads the home's journal index instead, brought up to date first, one bundle at a time: the
     verdict on one bundle reads its own facts and its parent's, never the whole history. Both
     answer through the same mappings; a listing that computes many verdicts can `prefetch` ids.
@@ -165,18 +172,10 @@ class JournalFacts:
         self.accepted_how = {b: r[5] for b, r in rows.items() if r[5] is not None}
         self.transport = {b: r[4] for b, r in rows.items() if r[4] is not None}
 
-    @classmethod
-    def of(cls, home: Home) -> JournalFacts:
-        index = home.journal.index
-        index.sync()
-        return _IndexedFacts(index)
-
     def prefetch(self, bundle_ids: Iterable[str]) -> None:
         """Look these ids up at once (a listing's bundles and their parents); a no-op in memory."""
 
     def seen(self, bundle_id: str, parent: str | None) -> Seen:
-        from gage.trust.verdict import Seen
-
         pstatus = None
         if parent:
             pstatus = "sent-by-me" if parent in self.sent else "received" if parent in self.received else "unknown"
@@ -187,75 +186,3 @@ class JournalFacts:
             parent=parent,
             parent_status=pstatus,
         )
-
-
-class _IndexedFacts(JournalFacts):
-    """JournalFacts answered from the journal index, each id looked up once and remembered."""
-
-    def __init__(self, index: JournalIndex) -> None:
-        self._index = index
-        self._memo: dict[str, BundleFacts] = {}
-        self._complete = False
-        self.received = _View(self, "received")
-        self.first_received = _View(self, "first_received")
-        self.sent = _View(self, "sent")
-        self.accepted_how = _View(self, "accepted_how")
-        self.transport = _View(self, "transport")
-
-    def prefetch(self, bundle_ids: Iterable[str]) -> None:
-        wanted = [b for b in bundle_ids if b not in self._memo]
-        if wanted and not self._complete:
-            found = self._index.bundles(wanted, sync=False)
-            for b in wanted:
-                self._memo[b] = found.get(b, EMPTY)
-
-    def seen(self, bundle_id: str, parent: str | None) -> Seen:
-        """`JournalFacts.seen` from two lookups (the bundle's row and its parent's), not one per fact."""
-        from gage.trust.verdict import Seen
-
-        own = self.of_bundle(bundle_id)
-        pstatus = None
-        if parent:
-            p = self.of_bundle(parent)
-            pstatus = "sent-by-me" if p.sent is not None else "received" if p.received else "unknown"
-        return Seen(
-            times_received=own.received,
-            first_received=own.first_received,
-            sent_by_me=own.sent is not None,
-            parent=parent,
-            parent_status=pstatus,
-        )
-
-    def of_bundle(self, bundle_id: str) -> BundleFacts:
-        facts = self._memo.get(bundle_id)
-        if facts is None:
-            if self._complete:
-                return EMPTY
-            facts = self._memo[bundle_id] = self._index.bundle(bundle_id, sync=False)
-        return facts
-
-    def all(self) -> dict[str, BundleFacts]:
-        """Every bundle the journal names (a read of the whole index: for iteration, not verdicts)."""
-        if not self._complete:
-            self._memo = dict(self._index.all_bundles(sync=False))
-            self._complete = True
-        return self._memo
-
-
-class Decisions(Mapping[str, str]):
-    """Each decided bundle's decision (`accepted` or `rejected`), looked up one id at a time."""
-
-    def __init__(self, index: JournalIndex) -> None:
-        self._index = index
-
-    def __getitem__(self, bundle_id: str) -> str:
-        decision = self._index.bundle(bundle_id, sync=False).decision
-        if decision is None:
-            raise KeyError(bundle_id)
-        return decision
-
-    def __iter__(self) -> Iterator[str]:
-        return (b for b, f in self._index.all_bundles(sync=False) if f.decision is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)

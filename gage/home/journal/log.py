@@ -45,7 +45,6 @@ from gage.home.journal.lines import (
 
 if TYPE_CHECKING:
     from gage.home.journal.index import JournalIndex
-    from gage.home.journal.verify import JournalReport
 
 # Re-exported: callers have always found these here.
 __all__ = [
@@ -93,9 +92,10 @@ class Journal:
     def index(self) -> JournalIndex:
         """The derived per-bundle index: a cache of what `entries()` says, checked against the file."""
         if self._index is None:
+            # Imported here: sqlite3 costs start-up time that most commands never need.
             from gage.home.journal.index import JournalIndex
 
-            self._index = JournalIndex(self, self.index_path)
+            self._index = JournalIndex(self.path, self.index_path)
         return self._index
 
     # --- reading ---------------------------------------------------------------------
@@ -347,15 +347,6 @@ class Journal:
             return False
         finally:
             os.close(fd)
-
-    # --- checking --------------------------------------------------------------------
-
-    def verify(self) -> JournalReport:
-        """Check the chain, the sequence, the head and torn lines (spec/journal.md, "Verifying")."""
-        from gage.home.journal.verify import verify
-
-        return verify(self)
-
 
 def _append_whole(fd: int, data: bytes, path: Path) -> None:
     """Write one whole journal line, or nothing: a short write (a full disk, a quota) is

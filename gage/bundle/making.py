@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gage.bundle import atomic, progress, safeopen
-from gage.bundle.check import read_signature, read_small
+from gage.bundle.checking import read_signature, read_small
 from gage.bundle.walk import (
     EXTRAS_LOOKED_AT,
     MANIFEST,
