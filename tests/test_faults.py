@@ -22,10 +22,12 @@ import pytest
 from gagetest import pair, run_gage_process
 
 from gage.format.errors import Exit, GageError
+from gage.home import listing
 from gage.home.journal.log import Journal
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import send, store
+from gage.inbox.opening import open_home
 
 HOME_FILES = ("identity.json", "contacts.toml", "authority.toml", "journal.jsonl", "settings.toml")
 
@@ -277,7 +279,7 @@ def test_interface_shows_a_damaged_home_instead_of_crashing(two) -> None:  # noq
     me.contacts_path.write_text("contact = 5\n")
 
     async def go() -> None:
-        app = GageApp(Home.open(me.root), watch=False)
+        app = GageApp(open_home(me.root), watch=False)
         async with app.run_test() as pilot:
             await pilot.pause()
             assert isinstance(app.screen, HomeProblemsScreen)
@@ -305,12 +307,12 @@ def test_a_drop_folder_whose_name_is_not_utf8(two, tmp_path) -> None:  # noqa: A
         time.sleep(1.0)
         shutil.copytree(b, os.fsdecode(os.path.join(drop, os.fsencode(b.name))))
         deadline = time.monotonic() + 120  # a cap for a busy machine, not a wait
-        while time.monotonic() < deadline and store.find(me, b.name) is None:
+        while time.monotonic() < deadline and listing.find(me, b.name) is None:
             time.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
-    assert store.find(me, b.name) is not None, err.decode(errors="replace")
+    assert listing.find(me, b.name) is not None, err.decode(errors="replace")
     assert b"Traceback" not in err, err.decode(errors="replace")
     assert proc.returncode == 0
 

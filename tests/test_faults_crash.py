@@ -18,6 +18,7 @@ from gage.format.errors import GageError
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
 from gage.inbox import gate
+from gage.inbox.opening import open_home, recover
 
 
 def _stage_by_hand(world: World, bid: str) -> None:
@@ -60,7 +61,7 @@ def test_a_bundle_in_accepted_without_its_journal_line_is_listed_as_pending(worl
 def test_opening_a_home_reconciles_and_the_next_gate_command_still_says_so(world: World, gage) -> None:  # noqa: ANN001
     bid = world.pending_from(world.bob, "noted")
     _stage_by_hand(world, bid)
-    home = Home.open(world.me.root)  # what the interface does at start
+    home = open_home(world.me.root)  # what the interface does at start
     assert world.where(bid) == ["pending"]
     assert home.reconciled and "interrupted" in home.reconciled[0]
     notes = list(home.reconciled)
@@ -78,7 +79,7 @@ def test_a_reader_does_not_wait_for_ever_on_a_held_lock(world: World) -> None:
         # A different open file description: a conflicting flock, as another process's would be.
         fcntl.flock(fd, fcntl.LOCK_EX)
         home = Home(world.me.root)
-        assert home.recover(timeout=0.2) == []
+        assert recover(home, timeout=0.2) == []
         assert world.where(bid) == ["pending"]
     finally:
         os.close(fd)
@@ -132,7 +133,7 @@ def test_the_open_interface_lists_a_bundle_staged_after_it_started(world: World)
     from gage.tui.rows import load_rows
 
     bid = world.pending_from(world.bob, "staged while open")
-    home = Home.open(world.me.root)  # the interface opened the home before the kill
+    home = open_home(world.me.root)  # the interface opened the home before the kill
     _stage_by_hand(world, bid)
     rows = load_rows(home, "pending")
     assert [r.id for r in rows] == [bid]

@@ -17,6 +17,7 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from gage.home import reconcilemark
 from gage.home.layout import Home
 from gage.inbox import gate, reconcile
+from gage.inbox.opening import open_home
 
 LATER = 10 * 10**9  # ns: far enough past every timestamp that nothing is within the racy window
 
@@ -57,7 +58,7 @@ def _accepted(world: World) -> str:
 
 def test_second_open_with_nothing_changed_does_not_scan(world: World, scans: list[Path]) -> None:
     _settled(world, scans)
-    home = Home.open(world.me.root)
+    home = open_home(world.me.root)
     assert scans == [] and home.reconciled == []
     assert gate.reconcile(home) == [] and scans == []
 
@@ -67,7 +68,7 @@ def test_a_home_that_never_accepted_anything_is_vouched_for_too(make_home: Calla
     assert not gate.staging_dir(home).exists()
     gate.reconcile(home)
     assert _marker(home).is_file()
-    Home.open(home.root)
+    open_home(home.root)
     assert scans == [home.root]
 
 
@@ -75,7 +76,7 @@ def test_deleting_the_marker_changes_nothing_but_a_scan(world: World, scans: lis
     _settled(world, scans)
     before = gate.journal_states(world.me)
     _marker(world.me).unlink()
-    assert Home.open(world.me.root).reconciled == []
+    assert open_home(world.me.root).reconciled == []
     assert len(scans) == 1 and gate.journal_states(world.me) == before
     assert _marker(world.me).is_file()
 
@@ -84,7 +85,7 @@ def test_deleting_the_marker_changes_nothing_but_a_scan(world: World, scans: lis
 def test_a_damaged_marker_is_ignored(world: World, scans: list[Path], damage: bytes) -> None:
     _settled(world, scans)
     _marker(world.me).write_bytes(damage)
-    assert Home.open(world.me.root).reconciled == []
+    assert open_home(world.me.root).reconciled == []
     assert len(scans) == 1
 
 
@@ -145,9 +146,9 @@ def test_each_change_makes_the_next_open_reconcile_as_without_the_marker(
     twin_root = tmp_path / "twin"
     shutil.copytree(world.me.root, twin_root, symlinks=True)
     (twin_root / "cache" / reconcilemark.FILE_NAME).unlink()
-    twin = Home.open(twin_root)
+    twin = open_home(twin_root)
     assert twin.reconciled, "the change must be one reconcile repairs or records"
-    home = Home.open(world.me.root)
+    home = open_home(world.me.root)
     assert len(scans) == 2  # the twin's and this one
     assert home.reconciled == twin.reconciled
     assert gate.journal_states(home) == gate.journal_states(twin)
@@ -198,5 +199,5 @@ def test_a_marker_from_another_home_is_not_trusted(world: World, scans: list[Pat
     assert marker["format"] == reconcilemark.FORMAT and marker["home"] == str(world.me.root)
     copy = tmp_path / "copy"
     shutil.copytree(world.me.root, copy, symlinks=True)
-    Home.open(copy)
+    open_home(copy)
     assert scans == [copy]

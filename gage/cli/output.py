@@ -9,6 +9,7 @@ from typing import Any
 
 from gage.format.sanitize import visible
 from gage.home.layout import Home, default_home
+from gage.inbox import opening
 
 
 def out(line: str = "") -> None:
@@ -34,4 +35,4 @@ def home_path(args: Any) -> Path:
 
 
 def open_home(args: Any) -> Home:
-    return Home.open(home_path(args))
+    return opening.open_home(home_path(args))

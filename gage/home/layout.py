@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gage.format import vocab
-from gage.format.errors import GageError, GageIOError, RefusedError
+from gage.format.errors import GageIOError, RefusedError
 from gage.format.keys import Identity, check_local_name
 from gage.home.identity import load_identity, save_identity
 from gage.home.journal.log import Journal
@@ -24,8 +24,6 @@ from gage.home.journal.log import Journal
 # The inbox's states, then every place a bundle is held (gage/format/vocab.py spells them).
 STATES = vocab.STATES
 ALL_STATES = vocab.PLACES
-# How long opening a home waits for another gage process's move to finish before reading.
-RECOVER_WAIT = 30.0
 
 
 def default_home() -> Path:
@@ -96,7 +94,7 @@ class Home:
         self.lock = _HomeLock(self.root / "lock")
         self.journal = Journal(self.root / "journal.jsonl", self.lock, index_path=self.cache / "journal-index.sqlite")
         self._identity: Identity | None = None
-        # Notes from the reconcile `open` ran, not yet shown (gate.reconcile hands them on).
+        # Notes from the reconcile that opening the home ran, not yet shown (gage.inbox.opening).
         self.reconciled: list[str] = []
 
     # --- layout ----------------------------------------------------------------------
@@ -170,11 +168,9 @@ class Home:
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     @classmethod
-    def open(cls, root: Path | str, *, reconcile: bool = True) -> Home:
-        """Open an existing home. Unless `reconcile=False`, finish or undo whatever a killed gage
-        process left half done first (gate.reconcile), so every reader sees each bundle, whole,
-        in exactly one state: a bundle a kill left under the staging name is back in pending
-        before anything lists it (spec/gate.md, "Crash states")."""
+    def open(cls, root: Path | str) -> Home:
+        """Open an existing home, as it is. Finishing what a killed gage process left half done
+        is policy, not storage: gage.inbox.opening.open_home does both, and every command uses it."""
         home = cls(root)
         try:
             if not home.root.is_dir():
@@ -184,52 +180,11 @@ class Home:
             home.ensure_layout()
         except OSError as exc:
             raise GageIOError(f"cannot open the home: {exc.strerror or exc}", path=str(home.root)) from exc
-        if reconcile:
-            home.recover()
         return home
-
-    def recover(self, *, timeout: float = RECOVER_WAIT) -> list[str]:
-        """Run gate.reconcile if the lock comes free within `timeout` seconds; keep its notes
-        in `self.reconciled`. A home this process may not write (a read-only copy) is
-        read as it is."""
-        from gage.inbox.gate import reconcile
-
-        try:
-            notes = reconcile(self, timeout=timeout)
-        except LockBusy:
-            return []
-        except (GageIOError, OSError):
-            return []  # no write access (the lock cannot be opened): read what is there
-        self.reconciled.extend(notes)
-        return notes
 
     def take_reconciled(self) -> list[str]:
         notes, self.reconciled = self.reconciled, []
         return notes
-
-    def check_files(self) -> list[GageError]:
-        """Load every home file (identity, contacts, authority, settings, journal) once, and return
-        what is wrong with each, as errors naming the file: for a caller (the interface) that
-        must show a damaged home rather than fail on it later."""
-        from gage.home import authority, settings
-        from gage.home.contacts import Contacts
-
-        loaders = (
-            lambda: load_identity(self.identity_path),
-            lambda: Contacts.load(self.contacts_path),
-            lambda: authority.load(self.authority_path, None),
-            lambda: settings.load(self),
-            self.journal.check_readable,
-        )
-        problems: list[GageError] = []
-        for load in loaders:
-            try:
-                load()
-            except GageError as exc:
-                problems.append(exc)
-            except OSError as exc:
-                problems.append(GageIOError(exc.strerror or str(exc), path=str(exc.filename or self.root)))
-        return problems
 
     @property
     def identity(self) -> Identity:

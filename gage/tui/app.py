@@ -20,8 +20,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from gage.format.errors import GageError
+from gage.home.health import check_files
 from gage.home.layout import Home
-from gage.inbox.store import find
+from gage.home.listing import find
 from gage.trust.verdict import Verdict
 from gage.tui import export, pairing, safe
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
@@ -59,7 +60,7 @@ class GageApp(App[int]):
     def on_mount(self) -> None:
         # A damaged home file (hand-edited contacts.toml, an authority.toml that is a folder,
         # an unreadable journal) is shown, file and fault, instead of crashing a screen later.
-        problems = self.home.check_files()
+        problems = check_files(self.home)
         if problems:
             self.push_screen(HomeProblemsScreen(problems))
             return
