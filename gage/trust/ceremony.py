@@ -9,7 +9,7 @@ is deliberately no "they match" shortcut anywhere in gage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gage.format.keys import check_local_name, key_text
 from gage.format.words import (
@@ -24,10 +24,28 @@ from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
 from gage.home.wordcache import WordCache
 
-if TYPE_CHECKING:
-    from gage.inbox.store import ImportResult
-
 METHOD = "word-pairs"
+
+
+@dataclass(frozen=True)
+class SignerClaim:
+    """The key whose signature verified on a bundle just landed, and the name it claims.
+
+    The store only reports it: the storage layer never writes contacts. What the key
+    becomes (a candidate, never more) is decided by gage.trust.ceremony.remember_signer."""
+
+    key: bytes
+    claimed_name: str
+
+
+class Landed(Protocol):
+    """What an import reports (gage.inbox.store.ImportResult): the id, and the signer if its signature held."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def signer(self) -> SignerClaim | None: ...
 
 
 @dataclass
@@ -104,7 +122,7 @@ def add_candidate(home: Home, key: bytes, claimed_name: str, source: str) -> boo
     return added
 
 
-def remember_signer(home: Home, result: ImportResult) -> bool:
+def remember_signer(home: Home, result: Landed) -> bool:
     """After an import: the key that signed a newly landed bundle becomes a candidate.
 
     The store reports the signer and writes no contacts; every carrier (`gage import`,

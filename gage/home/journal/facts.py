@@ -63,7 +63,7 @@ class BundleFacts:
     """What the journal says about one bundle id (all empty for an id it never names)."""
 
     # The decision, final: the first `accepted` or `rejected`, or a `reconciled` entry that
-    # recorded a rejection found on disk (gage.inbox.store.decisions).
+    # recorded a rejection found on disk (gage.home.listing.decisions).
     decision: str | None = None
     # Where the journal last put it: the last of accepted, rejected, or a `reconciled` state.
     location: str | None = None

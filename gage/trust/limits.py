@@ -1,0 +1,158 @@
+"""The receiver's limits (spec/settings.md): what one bundle may hold, and how much of pending
+keys that are not confirmed contacts may take. Checked before anything is written, and again
+under the lock on the copy, by the one import path (gage.inbox.store)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gage import bundle as bundle_mod
+from gage.format.errors import GageError
+from gage.format.keys import SIGNATURE_LEN, key_text, verify_manifest_signature
+from gage.format.manifest import Manifest, is_id
+from gage.home import settings as settings_mod
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.home.settings import LimitError
+from gage.trust.keytrust import key_trust
+
+
+def declared_bytes(m: Manifest) -> int:
+    """A bundle's size as every limit counts it: manifest, signature and declared payload."""
+    return len(m.raw) + SIGNATURE_LEN + m.total_size
+
+
+def _over(home: Home, what: str, setting: str, limit: int, need: int, advice: str = "") -> LimitError:
+    where = settings_mod.path_of(home)
+    highest = settings_mod.LIMITS[setting][2]
+    raise_it = (
+        f"To take it, raise the limit in {where}: [limits] {setting} = {need}"
+        if need <= highest
+        else f"This home cannot take it: [limits] {setting} in {where} goes up to {highest}"
+    )
+    return LimitError(
+        f"{what}, over this home's limit of {limit} (limits.{setting}); nothing was imported. {advice}{raise_it}",
+        setting=f"limits.{setting}",
+        limit=limit,
+    )
+
+
+def check_limits(home: Home, m: Manifest, limits: settings_mod.Limits) -> None:
+    """Files, path length and total bytes of one bundle, from its manifest alone."""
+    short = m.id[:12]
+    if len(m.files) > limits.max_files:
+        raise _over(home, f"bundle {short} lists {len(m.files)} files", "max_files", limits.max_files, len(m.files))
+    longest = max((len(f.path.encode("utf-8")) for f in m.files), default=0)
+    if longest > limits.max_path_bytes:
+        i = next(i for i, f in enumerate(m.files) if len(f.path.encode("utf-8")) == longest)
+        what = f"bundle {short} has a path of {longest} bytes (files[{i}].path)"
+        raise _over(home, what, "max_path_bytes", limits.max_path_bytes, longest)
+    size = declared_bytes(m)
+    if size > limits.max_bundle_bytes:
+        raise _over(home, f"bundle {short} holds {size} bytes", "max_bundle_bytes", limits.max_bundle_bytes, size)
+
+
+def signature_of(root: Path) -> bytes | None:
+    sig, _problem = bundle_mod.read_signature(root)
+    return sig
+
+
+def _verifies(m: Manifest, sig: bytes | None) -> bool:
+    """Whether `sig` is the signature of the key `m` names. Until it is, that key is a claim:
+    anyone can write a contact's key into a manifest, and must not escape the limits by it."""
+    if sig is None:
+        return False
+    try:
+        verify_manifest_signature(m.sender.key, m.raw, sig)
+    except GageError:
+        return False
+    return True
+
+
+# Pending bundles seen so far, by where their manifest is and its stat: (key, bytes, signed by
+# it). Keyed on the device and inode (so two homes in one process never share an entry) and
+# on size, mtime and ctime (a copy changed in place, even with its mtime set back, is read
+# again: a ctime cannot be set back). Keeps a long-running watcher or server from re-reading
+# pending. What a bundle's key is to this home is never cached: key_trust answers it afresh.
+_PENDING_CACHE: dict[tuple[str, int, int, int, int, int], tuple[bytes, int, bool]] = {}
+
+
+def _pending_facts(path: Path) -> tuple[bytes, int, bool] | None:
+    try:
+        st = os.stat(path / bundle_mod.MANIFEST, follow_symlinks=False)
+    except OSError:
+        return None
+    ck = (path.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _PENDING_CACHE.get(ck)
+    if hit is not None:
+        return hit
+    try:
+        _raw, m = bundle_mod.read_manifest(path)
+    except (GageError, OSError):
+        return None  # not a bundle gage could have put there: nothing to count
+    facts = (m.sender.key, declared_bytes(m), _verifies(m, signature_of(path)))
+    if len(_PENDING_CACHE) > 100_000:
+        _PENDING_CACHE.clear()
+    _PENDING_CACHE[ck] = facts
+    return facts
+
+
+def check_pending(home: Home, m: Manifest, sig: bytes | None, limits: settings_mod.Limits) -> None:
+    """Bundles and bytes in `inbox/pending` from keys that are not confirmed contacts.
+
+    Counted per key (`pending_per_key`, `pending_bytes_per_key`) and for all of them together
+    (`pending_unconfirmed`, `pending_unconfirmed_bytes`: keys cost nothing to make, so a
+    stranger could otherwise fill pending with one key per bundle). A bundle a confirmed
+    contact signed is never counted nor refused. What a person accepts or rejects leaves
+    pending and frees its place.
+    """
+    contacts = Contacts.load(home.contacts_path)
+    memo: dict[bytes, bool] = {}
+
+    def trusted(key: bytes) -> bool:
+        """A key the ceremony confirmed and no statement retired: the one trust function's answer."""
+        if key not in memo:
+            memo[key] = key_trust(home, contacts, key).trusted
+        return memo[key]
+
+    if trusted(m.sender.key) and _verifies(m, sig):
+        return
+    key_n = key_bytes = all_n = all_bytes = 0
+    d = home.state_dir("pending")
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        if not is_id(name) or name == m.id:
+            continue
+        facts = _pending_facts(d / name)
+        if facts is None:
+            continue
+        key, size, signed = facts
+        if signed and trusted(key):
+            continue
+        all_n += 1
+        all_bytes += size
+        if key == m.sender.key:
+            key_n += 1
+            key_bytes += size
+    size = declared_bytes(m)
+    who = f"key {key_text(m.sender.key)}"
+    advice = (
+        "Decide on what is in pending (accept or reject), confirm the sender with `gage pair` if you know them "
+        "(a confirmed contact's bundles are not counted), or wait. "
+    )
+    if key_n + 1 > limits.pending_per_key:
+        what = f"{who} is not a confirmed contact and already has {key_n} bundles in pending"
+        raise _over(home, what, "pending_per_key", limits.pending_per_key, key_n + 1, advice)
+    if key_bytes + size > limits.pending_bytes_per_key:
+        what = f"{who} is not a confirmed contact and has {key_bytes} bytes in pending; with this bundle ({size}) that is {key_bytes + size}"
+        raise _over(home, what, "pending_bytes_per_key", limits.pending_bytes_per_key, key_bytes + size, advice)
+    if all_n + 1 > limits.pending_unconfirmed:
+        what = f"keys that are not confirmed contacts already have {all_n} bundles in pending"
+        raise _over(home, what, "pending_unconfirmed", limits.pending_unconfirmed, all_n + 1, advice)
+    if all_bytes + size > limits.pending_unconfirmed_bytes:
+        what = f"keys that are not confirmed contacts have {all_bytes} bytes in pending; with this bundle ({size}) that is {all_bytes + size}"
+        raise _over(home, what, "pending_unconfirmed_bytes", limits.pending_unconfirmed_bytes, all_bytes + size, advice)
