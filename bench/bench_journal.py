@@ -11,7 +11,7 @@ two homes with `bench/scale.py` (the same few pending bundles; a journal of `--s
              `store.import_bundle` of a new three-file bundle;
 - `accept`:  `Home.open` and `gate.accept` of a pending bundle (its payload checked);
 - `reject`:  `Home.open` and `gate.reject` of a pending bundle;
-- `verdict`: `Home.open`, `store.resolve` and `verdict.compute` of one pending bundle;
+- `verdict`: `Home.open`, `listing.resolve` and `verdict.compute` of one pending bundle;
 - `gage verdict ID`: the real command in a fresh process (fewer rounds: start-up dominates).
 
 It prints each operation's median at both sizes and the ratio big/small (the target is at
@@ -39,11 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home, person, write_bundle  # noqa: E402
 
+from gage.home import listing
 from gage.home.layout import Home  # noqa: E402
 from gage.inbox import (
     gate,
     store,  # noqa: E402
 )
+from gage.inbox.opening import open_home
 from gage.trust import verdict as verdict_mod  # noqa: E402
 
 OPS = ("append", "import", "accept", "reject", "verdict")
@@ -69,8 +71,8 @@ class Bench:
         self.look = self.ids[-1]  # the bundle `verdict` reads, never decided
         self.n = 0
         # Untimed warm-up: whatever the first command after building the home does once.
-        Home.open(self.root).journal.append("sent", bundle="0" * 64, to=[])
-        store.import_bundle(Home.open(self.root), self.sources.pop())
+        open_home(self.root).journal.append("sent", bundle="0" * 64, to=[])
+        store.import_bundle(open_home(self.root), self.sources.pop())
 
     def op(self, name: str) -> Callable[[], None]:
         self.n += 1
@@ -81,18 +83,18 @@ class Bench:
             return lambda: home.journal.append("sent", bundle=fake, kind="share", parent=None, thread=None, to=[])
         if name == "import":
             src = self.sources.pop()
-            return lambda: store.import_bundle(Home.open(self.root), src)
+            return lambda: store.import_bundle(open_home(self.root), src)
         if name == "accept":
             bid = self.ids.pop(0)
-            return lambda: gate.accept(Home.open(self.root), bid, unverified=True)
+            return lambda: gate.accept(open_home(self.root), bid, unverified=True)
         if name == "reject":
             bid = self.ids.pop(0)
-            return lambda: gate.reject(Home.open(self.root), bid, why="bench")
+            return lambda: gate.reject(open_home(self.root), bid, why="bench")
         if name == "verdict":
 
             def run() -> None:
-                home = Home.open(self.root)
-                verdict_mod.compute(home, store.resolve(home, self.look))
+                home = open_home(self.root)
+                verdict_mod.compute(home, listing.resolve(home, self.look))
 
             return run
         raise ValueError(name)

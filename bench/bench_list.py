@@ -13,7 +13,7 @@ Rounds are interleaved (every runner once per round, so all see the same load an
 cache); medians and minimums are printed, then the ratios. Runners:
 
   floor          read + Manifest.parse of every pending manifest, in this process
-  list body      gage.cli.cmd_core.list_rows on an open home, in this process
+  list body      gage.inbox.rows.inbox_rows on an open home, in this process
   list in-proc   the whole command in this process (`main(["list"])`: opening the home too)
   list cli       `python -m gage list` as a subprocess (interpreter start-up included)
   verdict/read   `python -m gage verdict ID` / `read ID`, small and big home
@@ -40,11 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_home  # noqa: E402
 
-from gage.cli.cmd_core import list_rows  # noqa: E402
+from gage.inbox.rows import inbox_rows  # noqa: E402
 from gage.cli.main import main as gage_main  # noqa: E402
 from gage.format.manifest import Manifest  # noqa: E402
 from gage.home import checkcache  # noqa: E402
-from gage.home.layout import ALL_STATES, Home  # noqa: E402
+from gage.home.layout import ALL_STATES  # noqa: E402
+from gage.inbox.opening import open_home
 
 
 def floor(home: Path) -> None:
@@ -75,8 +76,8 @@ def in_process(home: Path) -> Callable[[], None]:
 
 
 def body(home: Path) -> Callable[[], None]:
-    opened = Home.open(home)
-    return lambda: list_rows(opened, ALL_STATES) and None
+    opened = open_home(home)
+    return lambda: inbox_rows(opened, ALL_STATES) and None
 
 
 def some_id(home: Path) -> str:
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         big_id, small_id = some_id(big), some_id(small)
         runners: dict[str, Callable[[], None]] = {
             "floor (read + parse manifests)": lambda: floor(big),
-            "list body (list_rows)": body(big),
+            "list body (inbox_rows)": body(big),
             "list in-proc (main)": in_process(big),
             "list cli (second run)": cli(big, "list"),
             "verdict ID, small home": cli(small, "verdict", small_id),
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in times.items():
             print(f"{k:<34} {med[k]:>9.3f} {min(v):>9.3f}")
         f = med["floor (read + parse manifests)"]
-        print(f"list body / floor:     {med['list body (list_rows)'] / f:.2f}")
+        print(f"list body / floor:     {med['list body (inbox_rows)'] / f:.2f}")
         print(f"list in-proc / floor:  {med['list in-proc (main)'] / f:.2f}")
         print(f"list cli / floor:      {med['list cli (second run)'] / f:.2f}")
         print(f"verdict big / small:   {med['verdict ID, big home'] / med['verdict ID, small home']:.2f}")

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import make_home, person, write_bundle  # noqa: E402
 
 from gage.home import checkcache
-from gage.home.layout import Home  # noqa: E402
 from gage.inbox import store  # noqa: E402
+from gage.inbox.opening import open_home
 from gage.tui.app import GageApp  # noqa: E402
 
 SIZE = (120, 40)
@@ -83,7 +83,7 @@ class AllChecked:
 
 
 async def one_round(root: Path, wire: Path, n: int) -> dict[str, float]:
-    home = Home.open(root)
+    home = open_home(root)
     (home.cache / checkcache.FILE_NAME).unlink(missing_ok=True)  # a first run: nothing remembered
     app = GageApp(home, watch=True)
     out: dict[str, float] = {}
@@ -120,7 +120,7 @@ async def one_round(root: Path, wire: Path, n: int) -> dict[str, float]:
 
 async def restart(root: Path) -> dict[str, float]:
     """The app started again on the same home, with the check cache the last one saved."""
-    app = GageApp(Home.open(root), watch=False)
+    app = GageApp(open_home(root), watch=False)
     out: dict[str, float] = {}
     start = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"making the {label} home: {n} pending, {j} journal entries ...", flush=True)
             homes[label] = Path(tmp) / label
             make_home(homes[label], pending=n, journal=j)
-            Home.open(homes[label]).journal.index.sync()  # as a home's appends keep it
+            open_home(homes[label]).journal.index.sync()  # as a home's appends keep it
             (Path(tmp) / f"wire-{label}").mkdir()
         results: dict[str, dict[str, list[float]]] = {k: {} for k in sizes}
         for r in range(args.rounds):

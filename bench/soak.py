@@ -45,9 +45,11 @@ from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.format.words import derive
+from gage.home import listing
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import STATES, Home
 from gage.inbox import gate, send, store
+from gage.inbox.opening import open_home
 from gage.trust import ceremony
 
 OPS = ("accept", "reject", "import", "bundle")
@@ -75,8 +77,8 @@ class Reader(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             try:
-                home = Home.open(self.root)
-                listed = store.list_bundles(home)
+                home = open_home(self.root)
+                listed = listing.list_bundles(home)
                 ids = [s.id for s in listed]
                 dup = {i for i in ids if ids.count(i) > 1}
                 if dup:
@@ -275,7 +277,7 @@ class Soak:
         report = verify_journal(self.me.journal)
         if not report.ok:
             raise SoakFailure(f"round {rnd} ({op}): the journal does not verify: {report.problems}")
-        decided = store.decisions(self.me)
+        decided = listing.decisions(self.me)
         said = gate.journal_states(self.me)
         accepted = Counter(e.get("bundle") for e in self.me.journal.entries() if e.get("event") == "accepted")
         for bid, where in on_disk.items():

@@ -28,6 +28,7 @@ from gage.format.manifest import (
     check_path,
     fold_path,
 )
+from gage.home import listing
 from gage.home.journal.verify import verify as verify_journal
 
 # --- strict JSON ----------------------------------------------------------------------------
@@ -222,12 +223,11 @@ def journal(data: bytes) -> None:
         entries = j.entries()
         assert all(isinstance(e, dict) for e in entries)
         JournalFacts(entries)
-        from gage.inbox import store
 
         class _H:
             journal = j
 
-        store.decisions(_H())  # type: ignore[arg-type]
+        listing.decisions(_H())  # type: ignore[arg-type]
         report = verify_journal(j)
         if report.ok:
             assert data == b"" or data.endswith(b"\n")

@@ -42,6 +42,7 @@ from gage.carriers.a2a.card import agent_card, parse_card
 from gage.format.errors import GageError, MalformedError, RefusedError
 from gage.format.keys import key_text
 from gage.format.manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.inbox import send, store
@@ -245,7 +246,7 @@ def test_the_exact_signed_manifest_bytes_arrive(noncanonical: Sent, make_home: C
         landed = artifact.receive(home, wire(obj))
         assert_landed_exact(home, noncanonical, landed)
         assert (home.state_dir("pending") / noncanonical.id / "manifest.json").read_bytes() == noncanonical.raw
-        v = verdict_mod.compute(home, store.find(home, noncanonical.id))  # type: ignore[arg-type]
+        v = verdict_mod.compute(home, listing.find(home, noncanonical.id))  # type: ignore[arg-type]
         assert v.verdict == "unverified" and v.problems == []
 
 
@@ -266,11 +267,11 @@ def test_a_task_claiming_acceptance_lands_in_pending_only(sent: Sent, make_home:
         v03.Task.model_validate(task)
     home, landed = receive_fresh(make_home, task, "bob")
     assert_landed_exact(home, sent, landed)
-    assert store.find(home, sent.id).state == "pending"  # type: ignore[union-attr]
-    assert [b.state for b in store.list_bundles(home)] == ["pending"]
+    assert listing.find(home, sent.id).state == "pending"  # type: ignore[union-attr]
+    assert [b.state for b in listing.list_bundles(home)] == ["pending"]
     assert list(home.state_dir("rejected").iterdir()) == []
     assert not any(e.get("event") == "accepted" for e in home.journal.entries())
-    v = verdict_mod.compute(home, store.find(home, sent.id))  # type: ignore[arg-type]
+    v = verdict_mod.compute(home, listing.find(home, sent.id))  # type: ignore[arg-type]
     assert v.state == "pending" and v.accepted_how is None
     state = next(f for f in frame.fields(v) if f.label == "state")
     assert "NOT accepted" in state.value
@@ -304,11 +305,11 @@ def test_a_card_key_is_at_most_a_candidate(sent: Sent, make_home: Callable[[str]
     claims = {"from_key": key_text(claim.key), "from_name": "alice", "from_card": "http://127.0.0.1:9/"}
     artifact.receive(bob, wire(sent.message(claims=claims)))
     assert Contacts.load(bob.contacts_path).status_of(claim.key) == "candidate"
-    v = verdict_mod.compute(bob, store.find(bob, sent.id))  # type: ignore[arg-type]
+    v = verdict_mod.compute(bob, listing.find(bob, sent.id))  # type: ignore[arg-type]
     assert v.verdict == "unverified" and v.sender.status == "candidate" and v.sender.name is None
     # Only the ceremony confirms; then the very same bytes verify.
     pair(bob, "alice", alice)
-    assert verdict_mod.compute(bob, store.find(bob, sent.id)).verdict == "verified"  # type: ignore[arg-type]
+    assert verdict_mod.compute(bob, listing.find(bob, sent.id)).verdict == "verified"  # type: ignore[arg-type]
 
 
 # --- point 4: transport claims never change the verdict ------------------------------------
@@ -326,7 +327,7 @@ def test_transport_claims_never_change_the_verdict(sent: Sent, make_home: Callab
         if paired:
             pair(home, "alice", sent.home)
         artifact.receive(home, wire(artifact.export_message(sent.path, protocol=protocol, claims=claims)))
-        verdicts[label] = verdict_mod.compute(home, store.find(home, sent.id))  # type: ignore[arg-type]
+        verdicts[label] = verdict_mod.compute(home, listing.find(home, sent.id))  # type: ignore[arg-type]
 
     want = "verified" if paired else "unverified"
     assert {k: v.verdict for k, v in verdicts.items()} == {"none": want, "lying": want, "honest": want}
@@ -360,7 +361,7 @@ def test_the_frame_of_an_a2a_bundle_is_a_folder_frame_plus_via(sent: Sent, make_
     token = "0123456789abcdef"
     lines = {}
     for label, home in (("folder", by_folder), ("a2a", by_a2a)):
-        v = verdict_mod.compute(home, store.find(home, sent.id))  # type: ignore[arg-type]
+        v = verdict_mod.compute(home, listing.find(home, sent.id))  # type: ignore[arg-type]
         lines[label] = list(frame.render(v, show_pending=True, token=token))
     via = [line for line in lines["a2a"] if line.startswith("via:")]
     assert len(via) == 1 and f"A2A (protocol {protocol})" in via[0] and "not checked" in via[0]
@@ -472,7 +473,7 @@ def test_a_message_built_with_the_sdk_imports(sent: Sent, make_home: Callable[[s
     for i, obj in enumerate((as_10, as_03)):
         home, landed = receive_fresh(make_home, obj, f"r{i}")
         assert_landed_exact(home, sent, landed)
-        v = verdict_mod.compute(home, store.find(home, sent.id))  # type: ignore[arg-type]
+        v = verdict_mod.compute(home, listing.find(home, sent.id))  # type: ignore[arg-type]
         assert v.transport is not None and v.transport.fields["from_name"] == "alice" and v.transport.disagreements == []
 
 
@@ -845,8 +846,8 @@ def test_a_tampered_payload_lands_as_invalid_like_a_folder(sent: Sent, make_home
     res = store.import_bundle(by_folder, folder)
     assert (res.id, res.state, res.new) == (sent.id, "pending", True)
 
-    va = verdict_mod.compute(by_a2a, store.find(by_a2a, sent.id))  # type: ignore[arg-type]
-    vf = verdict_mod.compute(by_folder, store.find(by_folder, sent.id))  # type: ignore[arg-type]
+    va = verdict_mod.compute(by_a2a, listing.find(by_a2a, sent.id))  # type: ignore[arg-type]
+    vf = verdict_mod.compute(by_folder, listing.find(by_folder, sent.id))  # type: ignore[arg-type]
     assert va.verdict == vf.verdict == "invalid"
     assert [p.to_json() for p in va.problems] == [p.to_json() for p in vf.problems]
     assert {p.stage for p in va.problems} == {"tampered"}
@@ -866,7 +867,7 @@ def test_a_claimed_id_is_only_a_note(sent: Sent, make_home: Callable[[str], Home
     assert [(x.id, x.state, x.ok) for x in landed] == [(sent.id, "pending", True)]
     assert len(landed[0].notes) == 1 and fake in landed[0].notes[0] and sent.id in landed[0].notes[0]
     assert not (home.state_dir("pending") / fake).exists()
-    assert store.find(home, fake) is None
+    assert listing.find(home, fake) is None
     assert not any(fake in json.dumps(e) for e in home.journal.entries())
 
 

@@ -32,8 +32,9 @@ from gage.carriers.a2a import artifact, client, server
 from gage.carriers.a2a import card as card_mod
 from gage.carriers.a2a.artifact import EXTENSION_URI, Limits
 from gage.format.errors import Exit, UsageError
+from gage.home import listing
 from gage.home.layout import STATES, Home
-from gage.inbox import send, store
+from gage.inbox import send
 from gage.trust import verdict as verdict_mod
 
 PROTOCOLS = ["1.0", "0.3"]
@@ -168,11 +169,11 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     assert result.claims["state"] == "pending" and "not accepted" in result.text
     assert "nothing is accepted" in result.summary()
 
-    held = store.find(bob, bid)
+    held = listing.find(bob, bid)
     assert held is not None and held.state == "pending"
     assert tree(held.path) == tree(out)  # manifest bytes, signature and payload, byte for byte
     assert set(tree(out)) == {"manifest.json", "manifest.sig", "payload/blob.bin"}
-    assert [s.id for s in store.list_bundles(bob, STATES)] == [bid]  # in pending, and nowhere else
+    assert [s.id for s in listing.list_bundles(bob, STATES)] == [bid]  # in pending, and nowhere else
     assert no_accepts(bob)
 
     v = verdict_mod.compute(bob, held)
@@ -189,7 +190,7 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     ack, ack_out = send.create(bob, [reply_src], kind="ack", parent=bid)
     back = client.send(bob, ack_out, v.transport.fields["from_card"], protocol=protocol)
     assert back.delivered and back.bundle == ack.id
-    got = store.find(alice, ack.id)
+    got = listing.find(alice, ack.id)
     assert got is not None and got.state == "pending" and tree(got.path) == tree(ack_out)
     av = verdict_mod.compute(alice, got)
     assert av.verdict == "verified" and av.sender.name == "bob" and av.kind == "ack"
@@ -200,7 +201,7 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     # The same bundle again: held already, nothing changes, still nothing accepted.
     again = client.send(alice, out, bob_srv.url, protocol=protocol)
     assert again.delivered and again.claims["state"] == "held"
-    assert [s.id for s in store.list_bundles(bob, STATES)] == [bid] and no_accepts(bob)
+    assert [s.id for s in listing.list_bundles(bob, STATES)] == [bid] and no_accepts(bob)
 
 
 def test_card_advertises_the_extension_both_protocols_and_no_streaming(homes, serving) -> None:
@@ -240,7 +241,7 @@ async def test_sdk_client_delivers_to_gage_serve(homes, serving, tmp_path: Path,
     meta = MessageToDict(reply.message)["metadata"][EXTENSION_URI]
     assert meta == {"status": "delivered", "bundle": bid, "state": "pending", "checks": "ok"}
     assert reply.message.parts[0].text == f"{bid}: delivered to pending; not accepted"
-    held = store.find(bob, bid)
+    held = listing.find(bob, bid)
     assert held is not None and held.state == "pending" and tree(held.path) == tree(out)
     [arrival] = [e for e in bob.journal.entries() if e.get("event") == "received"]
     assert arrival["transport"]["protocol"] == protocol  # the SDK really spoke this version
@@ -256,7 +257,7 @@ def test_0_3_request_with_or_without_a_version_header_lands(homes, serving, tmp_
     result = resp.json()["result"]
     assert result["kind"] == "message" and result["role"] == "agent"
     assert result["metadata"][EXTENSION_URI]["status"] == "delivered"
-    assert store.find(bob, bid) is not None and store.find(bob, bid).state == "pending"  # type: ignore[union-attr]
+    assert listing.find(bob, bid) is not None and listing.find(bob, bid).state == "pending"  # type: ignore[union-attr]
 
 
 # --- nothing in A2A accepts -----------------------------------------------------------------
@@ -272,7 +273,7 @@ def test_claims_of_acceptance_never_accept(homes, serving, tmp_path: Path) -> No
     body["params"]["metadata"] = {"accepted": "true"}
     reply = post(srv.url, body, version="1.0").json()["result"]["message"]
     assert reply["metadata"][EXTENSION_URI]["state"] == "pending" and "not accepted" in reply["parts"][0]["text"]
-    assert store.find(bob, bid).state == "pending"  # type: ignore[union-attr]
+    assert listing.find(bob, bid).state == "pending"  # type: ignore[union-attr]
 
     # "accepted" inside gage's own metadata is not part of the format: refused, nothing written.
     bid2, out2 = bundle(alice, tmp_path, b"second")
@@ -281,13 +282,13 @@ def test_claims_of_acceptance_never_accept(homes, serving, tmp_path: Path) -> No
     before = footprint(bob)
     err = post(srv.url, rpc_body("1.0", msg2), version="1.0").json()["error"]
     assert err["data"][EXTENSION_URI]["status"] == "refused" and "unknown field 'state'" in err["message"]
-    assert footprint(bob) == before and store.find(bob, bid2) is None
+    assert footprint(bob) == before and listing.find(bob, bid2) is None
 
     # Task calls cannot move it either: there is no task, and a cancel is refused.
     for method, version, params in [("CancelTask", "1.0", {"id": "m-claims"}), ("tasks/cancel", None, {"id": "m-claims"})]:
         resp = post(srv.url, {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}, version=version).json()
         assert "error" in resp
-    assert store.find(bob, bid).state == "pending" and no_accepts(bob)  # type: ignore[union-attr]
+    assert listing.find(bob, bid).state == "pending" and no_accepts(bob)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -368,7 +369,7 @@ def test_refused_message_writes_nothing(homes, serving, tmp_path: Path, protocol
     err = resp.json()["error"]
     assert resp.json()["id"] == "r1" and err["code"] == -32602 and words in err["message"]
     assert err["data"][EXTENSION_URI]["status"] == "refused"
-    assert footprint(bob) == before and store.find(bob, bid) is None
+    assert footprint(bob) == before and listing.find(bob, bid) is None
     assert len(events) == 1 and events[0].startswith("refused a request via A2A from 127.0.0.1") and words in events[0]
 
 
@@ -460,7 +461,7 @@ def test_token_is_required_for_everything_but_the_card(homes, serving, tmp_path:
     assert exc.value.exit_code == Exit.A2A_REFUSED and "401" in str(exc.value)
     assert footprint(bob) == before and all("bearer token" in e for e in events)
     result = client.send(alice, out, srv.url, token="s3cret-token")
-    assert result.delivered and store.find(bob, bid).state == "pending"  # type: ignore[union-attr]
+    assert result.delivered and listing.find(bob, bid).state == "pending"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.1", "example.org"])
@@ -516,7 +517,7 @@ def test_send_to_an_agent_that_refuses(homes, serving, tmp_path: Path, protocol:
     with pytest.raises(client.A2ARefusedError, match="over the limit") as exc:
         client.send(alice, out, srv.url, protocol=protocol)
     assert exc.value.exit_code == Exit.A2A_REFUSED
-    assert footprint(bob) == before and store.find(bob, bid) is None
+    assert footprint(bob) == before and listing.find(bob, bid) is None
 
 
 def test_no_gage_module_but_live_imports_the_sdk() -> None:

@@ -28,6 +28,7 @@ from gage.format import strictjson
 from gage.format.errors import MalformedError, NotFoundError, UsageError
 from gage.format.keys import Identity
 from gage.format.manifest import FileEntry, Hop, Manifest, Party, bundle_id
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import gate, send, store
 from gage.trust import frame
@@ -366,7 +367,7 @@ def test_id_named_directory_holding_another_bundle(tmp_path: Path, make_home: Ca
     assert ("tampered", expected.name) in {(p.stage, p.path) for p in r.problems}
     me = make_home("me")
     res = store.import_bundle(me, other)
-    assert res.id != expected.name and store.find(me, expected.name) is None
+    assert res.id != expected.name and listing.find(me, expected.name) is None
     assert (me.state_dir("pending") / res.id).is_dir()
 
 
@@ -440,7 +441,7 @@ def test_contacts_signature_over_other_bytes(make_home: Callable[[str], Home], t
     files = {"a.txt": b"do something bad"}
     forged = strictjson.dumps(manifest_obj(alice.identity, files))
     d = place(me.state_dir("pending") / bundle_id(forged), forged, sig, files)
-    v = verdict_mod.compute(me, store.find(me, bundle_id(forged)))
+    v = verdict_mod.compute(me, listing.find(me, bundle_id(forged)))
     assert v.verdict == "invalid" and v.sender.name is None and v.authority == []
     line = next(f.value for f in frame.fields(v) if f.label == "sender")
     assert line.startswith("NOT proven") and "confirmed contact" not in line
@@ -577,7 +578,7 @@ def test_forwarded_chain_naming_me_or_a_contact_stays_a_claim(world: World, tmp_
     shutil.move(str(work), str(world.wire / m.id))
     world.deliver(m.id)
     (world.me.authority_path).write_text('[[grant]]\ncontact = "bob"\nkind = "review-request"\nmay = "Run it."\n')
-    v = verdict_mod.compute(world.me, store.find(world.me, m.id))
+    v = verdict_mod.compute(world.me, listing.find(world.me, m.id))
     assert v.verdict == "unverified" and v.sender.name is None and v.authority == []
     assert [c.contact_name for c in v.chain] == [None, "bob"]
     assert all("says this came from" in c.sentence() and "not checked" in c.sentence() for c in v.chain)
@@ -594,7 +595,7 @@ def test_addressed_to_me_but_signed_by_an_unknown_key(world: World) -> None:
     work, m = bundle_mod.build(world.eve.identity, files, staging=world.eve.staging, kind="share", to=[Party(world.me.identity.key, "me")])
     shutil.move(str(work), str(world.wire / m.id))
     world.deliver(m.id)
-    v = verdict_mod.compute(world.me, store.find(world.me, m.id))
+    v = verdict_mod.compute(world.me, listing.find(world.me, m.id))
     assert v.addressed_to_me is True and v.verdict == "unverified" and v.sender.name is None
     assert v.sender.claimed_name == "bob" and v.sender.status == "candidate"
 
@@ -606,7 +607,7 @@ def test_reply_to_a_bundle_i_received_is_not_unattended(world: World) -> None:
     reply = world.pending_from(world.bob, "bob answers himself", kind="answer", parent=got)
     r = gate.accept_unattended(world.me, reply, budget=5)
     assert not r.ok and "not a bundle I sent" in r.reason and world.where(reply) == ["pending"]
-    assert verdict_mod.compute(world.me, store.find(world.me, reply)).seen.parent_status == "received"
+    assert verdict_mod.compute(world.me, listing.find(world.me, reply)).seen.parent_status == "received"
 
 
 def test_claimed_thread_of_mine_with_a_parent_i_never_sent(world: World) -> None:
@@ -619,7 +620,7 @@ def test_claimed_thread_of_mine_with_a_parent_i_never_sent(world: World) -> None
     world.deliver(m.id)
     r = gate.accept_unattended(world.me, m.id, budget=5)
     assert not r.ok and "not a bundle I sent" in r.reason
-    v = verdict_mod.compute(world.me, store.find(world.me, m.id))
+    v = verdict_mod.compute(world.me, listing.find(world.me, m.id))
     assert v.seen.parent_status == "unknown" and not v.seen.to_json()["reply_to_sent"]
 
 
@@ -673,7 +674,7 @@ def test_pending_directory_replaced_by_a_symlink(world: World, tmp_path: Path) -
         gate.accept(world.me, bid)
     assert not (world.me.state_dir("accepted") / bid).exists()
     assert (world.me.state_dir("pending") / bid).is_symlink() and (outside / "manifest.json").is_file()
-    v = verdict_mod.compute(world.me, store.find(world.me, bid))
+    v = verdict_mod.compute(world.me, listing.find(world.me, bid))
     assert v.verdict == "invalid" and not frame.payload_status(v, show_pending=True)[0]
 
 
@@ -687,7 +688,7 @@ def test_ids_with_path_characters(world: World, gage, ref: str) -> None:
         assert "Traceback" not in r.err
     assert world.where(bid) == ["pending"]
     with pytest.raises(NotFoundError):
-        store.resolve(world.me, ref)
+        listing.resolve(world.me, ref)
 
 
 def test_things_planted_in_the_staging_folder(world: World, tmp_path: Path) -> None:
@@ -705,7 +706,7 @@ def test_things_planted_in_the_staging_folder(world: World, tmp_path: Path) -> N
     gate.reconcile(world.me)
     assert os.listdir(sdir) == []
     assert (target / "manifest.json").is_file()  # the symlink's target is untouched
-    assert os.listdir(world.me.state_dir("accepted")) == [] and store.find(world.me, bid) is None
+    assert os.listdir(world.me.state_dir("accepted")) == [] and listing.find(world.me, bid) is None
 
 
 def test_journal_says_accepted_while_the_bundle_is_pending(world: World, gage) -> None:
@@ -713,7 +714,7 @@ def test_journal_says_accepted_while_the_bundle_is_pending(world: World, gage) -
     that an agent treats it as consent."""
     bid = world.pending_from(world.bob, "ok")
     world.me.journal.append("accepted", bundle=bid, how="human", verdict="verified", sender=None, kind="share", parent=None, thread=None)
-    v = verdict_mod.compute(world.me, store.find(world.me, bid))
+    v = verdict_mod.compute(world.me, listing.find(world.me, bid))
     assert v.state == "pending" and v.accepted_how is None
     state_line = next(f.value for f in frame.fields(v) if f.label == "state")
     assert state_line.startswith("pending: NOT accepted")
@@ -817,7 +818,7 @@ def test_a_folder_swapped_for_a_symlink_after_it_was_checked_copies_nothing_from
     assert fd is None
     store.import_bundle(me, evil)
     monkeypatch.undo()
-    held = store.find(me, m.id)
+    held = listing.find(me, m.id)
     assert held is not None
     for p in held.path.rglob("*"):
         if p.is_file():

@@ -10,10 +10,10 @@ from gagetest import arrive, deliver_tampered, pair
 
 from gage.format.errors import Exit, MalformedError
 from gage.format.keys import Identity
-from gage.home import authority
+from gage.home import authority, listing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
-from gage.inbox import send, store
+from gage.inbox import send
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 
@@ -44,13 +44,13 @@ def people(make_home) -> tuple[Home, Home, Home]:
     return me, alice, bob
 
 
-def _send(sender: Home, me: Home, tmp: Path, kind: str = "share", **kw) -> store.Stored:
+def _send(sender: Home, me: Home, tmp: Path, kind: str = "share", **kw) -> listing.Stored:
     src = tmp / "src" / f"{sender.identity.name}-{kind}.txt"
     src.parent.mkdir(exist_ok=True)
     src.write_text("hello\n")
     _, dest = send.create(sender, [src], kind=kind, **kw)
     arrive(me, dest)
-    found = store.find(me, dest.name)
+    found = listing.find(me, dest.name)
     assert found is not None
     return found
 
@@ -130,7 +130,7 @@ def test_a_tampered_bundle_from_a_granted_contact_gets_nothing(people, tmp_path:
     me, alice, _ = people
     me.authority_path.write_text(VALID)
     m = deliver_tampered(alice, me, tmp_path, "a.txt", "x\n", "y\n")
-    v = verdict_mod.compute(me, store.find(me, m.id))
+    v = verdict_mod.compute(me, listing.find(me, m.id))
     assert v.verdict == "invalid" and v.authority == []
 
 

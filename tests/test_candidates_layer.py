@@ -20,9 +20,11 @@ import gage
 from gage.carriers.a2a import client, server
 from gage.carriers.watch import Watcher
 from gage.cli import demo
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.inbox import send, store
+from gage.inbox.opening import open_home
 from gage.trust import ceremony
 
 
@@ -118,7 +120,7 @@ def test_the_watcher_records_the_candidate_once(make_home, tmp_path: Path, calls
     w = Watcher(me, [drop], settle=0.0, on_event=events.append)
     w.scan()
     w.scan()
-    assert store.find(me, dest.name) is not None, [e.message for e in events]
+    assert listing.find(me, dest.name) is not None, [e.message for e in events]
     assert calls == [(olga.identity.key, "olga", f"bundle {dest.name[:12]}")]
     # The watcher's own line already names the candidate: it is recorded before the verdict.
     (imported,) = [e for e in events if e.kind == "imported"]
@@ -151,8 +153,8 @@ def test_a_live_a2a_delivery_records_the_candidate_once(make_home, tmp_path: Pat
 
 def test_the_demo_still_shows_the_stranger_as_a_candidate(tmp_path: Path) -> None:
     root = demo.make_demo(tmp_path / "demo")
-    me = Home.open(root)
-    stranger = Home.open(tmp_path / "demo" / "people" / "stranger")
+    me = open_home(root)
+    stranger = open_home(tmp_path / "demo" / "people" / "stranger")
     assert Contacts.load(me.contacts_path).status_of(stranger.identity.key) == "candidate"
 
 

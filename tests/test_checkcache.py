@@ -16,7 +16,7 @@ from gage import bundle as bundle_mod
 from gage.bundle.treestat import tree_entries
 from gage.format.manifest import Manifest
 from gage.home import authority as authority_mod
-from gage.home import checkcache
+from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.home.layout import Home
 from gage.inbox import send, store
@@ -65,7 +65,7 @@ def payload(home: Home, bid: str, name: str = "a.txt") -> Path:
 
 def one_check(home: Home, bid: str) -> tuple[CheckCache, bundle_mod.Check]:
     cache = CheckCache.of(home)
-    return cache, cache.check(store.find(home, bid))  # type: ignore[arg-type]
+    return cache, cache.check(listing.find(home, bid))  # type: ignore[arg-type]
 
 
 def test_a_second_list_takes_checks_from_the_cache_and_hashes_nothing(
@@ -129,7 +129,7 @@ def test_a_file_touched_then_restored_is_checked_again(homes: tuple[Home, Home, 
     os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
     os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
     again = CheckCache.of(me)
-    assert again.check(store.find(me, bid)).ok  # type: ignore[arg-type]
+    assert again.check(listing.find(me, bid)).ok  # type: ignore[arg-type]
     assert (again.hits, again.misses) == (0, 1)  # the ctime moved: not served from the cache
 
 
@@ -143,7 +143,7 @@ def test_bytes_changed_then_restored_are_checked_again_and_still_good(homes: tup
     f.write_bytes(b"A" * 64)
     os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
     again = CheckCache.of(me)
-    assert again.check(store.find(me, bid)).ok  # type: ignore[arg-type]
+    assert again.check(listing.find(me, bid)).ok  # type: ignore[arg-type]
     assert again.misses == 1
 
 
@@ -280,9 +280,9 @@ def test_list_parses_each_manifest_once_and_reads_authority_once(
 def test_resolve_builds_no_object_for_bundles_it_does_not_match(homes: tuple[Home, Home, str], monkeypatch: pytest.MonkeyPatch) -> None:
     _, me, bid = homes
     made: list[str] = []
-    real = store.Stored
+    real = listing.Stored
 
-    def counting(**k: object) -> store.Stored:
+    def counting(**k: object) -> listing.Stored:
         made.append(str(k["id"]))
         return real(**k)  # type: ignore[arg-type]
 
@@ -291,8 +291,8 @@ def test_resolve_builds_no_object_for_bundles_it_does_not_match(homes: tuple[Hom
         if other != bid:
             (me.state_dir("pending") / other).mkdir()
     monkeypatch.setattr(store, "Stored", counting)
-    assert store.resolve(me, bid[:10]).id == bid
-    assert store.resolve(me, bid).id == bid
+    assert listing.resolve(me, bid[:10]).id == bid
+    assert listing.resolve(me, bid).id == bid
     assert made == [bid, bid]
 
 

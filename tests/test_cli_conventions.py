@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from gage.home.layout import Home
+from gage.inbox.opening import open_home
 
 
 def test_home_is_taken_after_the_subcommand_too(make_home, gage, tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_demo_without_a_terminal_makes_the_home_and_says_where(tmp_path: Path) -
     assert res.returncode == 0 and "\x1b" not in res.stdout + res.stderr
     root = Path(res.stdout.strip())
     assert root.is_relative_to(tmp_path / "d")
-    assert Home.open(root).exists()
+    assert open_home(root).exists()
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:

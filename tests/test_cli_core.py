@@ -24,8 +24,8 @@ from gage.format.keys import KeyFile, key_text, parse_key
 from gage.format.manifest import FileEntry, is_id
 from gage.format.words import derive
 from gage.home.identity import load_key_file
-from gage.home.layout import Home
 from gage.inbox import gate, send, store
+from gage.inbox.opening import open_home
 
 Gage = Callable[..., Run]
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -74,7 +74,7 @@ def test_init_makes_the_home_with_a_private_identity(gage: Gage, tmp_path: Path)
     assert root.stat().st_mode & 0o777 == 0o700
     for d in ("inbox/pending", "inbox/accepted", "inbox/rejected", "outbox"):
         assert (root / d).is_dir()
-    home = Home.open(root)
+    home = open_home(root)
     assert home.identity.key_text in r.out
     assert [e["event"] for e in home.journal.entries()] == ["init"]
 
@@ -105,7 +105,7 @@ def test_id_json_shape(gage: Gage, alice: Path) -> None:
     assert set(obj) == {"name", "key", "words"}
     assert obj["name"] == "alice"
     key = parse_key(obj["key"])
-    assert obj["key"] == Home.open(alice).identity.key_text
+    assert obj["key"] == open_home(alice).identity.key_text
     assert isinstance(obj["words"], list) and len(obj["words"]) == 4
     assert all(isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in obj["words"])
     assert obj["words"] == [list(p) for p in derive(key)]
@@ -120,7 +120,7 @@ def test_id_without_a_home_says_to_init(gage: Gage, tmp_path: Path) -> None:
 
 
 def test_key_export_round_trips(gage: Gage, alice: Path, tmp_path: Path) -> None:
-    me = Home.open(alice).identity
+    me = open_home(alice).identity
     r = gage(alice, "key", "export")
     assert r.code == 0
     kf = KeyFile.parse(r.out.encode())
@@ -140,7 +140,7 @@ def test_bundle_prints_id_last_records_sent_and_verifies(gage: Gage, alice: Path
     src = files(tmp_path, {"report.txt": "hello\n"})
     out_dir = tmp_path / "wire"
     bid = make(gage, alice, src / "report.txt", extra=("--subject", "the report", "-o", str(out_dir)))
-    home = Home.open(alice)
+    home = open_home(alice)
     stored = home.state_dir("outbox") / bid
     assert bundle_mod.check(stored, expect_name=True).ok
     sent = [e for e in home.journal.entries() if e["event"] == "sent"]
@@ -156,7 +156,7 @@ def test_bundle_prints_id_last_records_sent_and_verifies(gage: Gage, alice: Path
 def test_bundle_keeps_relative_paths_of_folders(gage: Gage, alice: Path, tmp_path: Path) -> None:
     src = files(tmp_path, {"proj/README": "r", "proj/src/main.py": "m", "proj/src/util/x.py": "x", "loose.txt": "l"})
     bid = make(gage, alice, src / "proj", src / "loose.txt")
-    stored = Home.open(alice).state_dir("outbox") / bid
+    stored = open_home(alice).state_dir("outbox") / bid
     m = bundle_mod.read_manifest(stored)[1]
     assert [f.path for f in m.files] == ["loose.txt", "proj/README", "proj/src/main.py", "proj/src/util/x.py"]
     assert (stored / "payload/proj/src/util/x.py").read_text() == "x"
@@ -253,7 +253,7 @@ def test_verify_unknown_version(gage: Gage, alice: Path, sent: Path) -> None:
     obj["gage"] = 2
     raw = strictjson.dumps(obj)
     (sent / "manifest.json").write_bytes(raw)
-    (sent / "manifest.sig").write_bytes(Home.open(alice).identity.sign(raw))
+    (sent / "manifest.sig").write_bytes(open_home(alice).identity.sign(raw))
     r = gage(None, "verify", str(sent))
     assert r.code == Exit.MALFORMED
     assert "manifest.json" in r.err and "version" in r.err
@@ -397,7 +397,7 @@ def test_list_states_and_json(gage: Gage, alice: Path, bob: Path, tmp_path: Path
         assert [r["id"] for r in got] == expected
         assert all(r["state"] == state for r in got)
     pending_row = next(r for r in rows if r["state"] == "pending")
-    assert pending_row["sender"]["key"] == key_text(Home.open(alice).identity.key)
+    assert pending_row["sender"]["key"] == key_text(open_home(alice).identity.key)
     text = gage(bob, "list").out
     assert from_alice[:12] in text and mine[:12] in text
     only = gage(bob, "list", "--state", "outbox").out
@@ -451,7 +451,7 @@ def test_error_messages_show_hostile_names_escaped(gage: Gage, alice: Path, tmp_
 
 def test_list_marks_an_unattended_accept(gage: Gage, alice: Path, bob: Path, tmp_path: Path) -> None:
     """Issue 4: an unattended accept is shown as such wherever the bundle is shown."""
-    me, other = Home.open(alice), Home.open(bob)
+    me, other = open_home(alice), open_home(bob)
     pair(me, "bob", other)
     pair(other, "alice", me)
     q = files(tmp_path, {"q.txt": "question"}) / "q.txt"

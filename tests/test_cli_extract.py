@@ -12,6 +12,7 @@ from gagetest import pair
 
 from gage.bundle import PAYLOAD
 from gage.format.errors import Exit, RefusedError, TamperedError
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import extract as extract_mod
 from gage.inbox import gate, send, store
@@ -48,7 +49,7 @@ def test_extract_copies_an_accepted_payload(held, gage, tmp_path: Path) -> None:
     r = gage(home, "extract", bid[:10], str(out))
     assert r.code == 0, r.err
     got = _tree(out)
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     assert got == _tree(stored.path / PAYLOAD)
     assert set(got) == {"docs/a.txt", "docs/deep/b.bin", "top.txt"}
     assert r.out.splitlines() == [str(out / p) for p in ("docs/a.txt", "docs/deep/b.bin", "top.txt")]
@@ -69,7 +70,7 @@ def test_pending_is_refused_unless_asked(held, gage, tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
     r = gage(home, "extract", bid, str(tmp_path / "o"), "--pending")
     assert r.code == 0 and "stays pending" in r.err
-    assert store.resolve(home, bid).state == "pending"
+    assert listing.resolve(home, bid).state == "pending"
 
 
 def test_rejected_is_refused(held, gage, tmp_path: Path) -> None:
@@ -118,7 +119,7 @@ def test_a_link_in_the_destination_is_never_followed(held, gage, tmp_path: Path)
 
 def test_a_link_in_the_bundle_is_never_followed(held, tmp_path: Path) -> None:
     home, bid = _accepted(held)
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     secret = tmp_path / "secret"
     secret.mkdir()
     (secret / "b.bin").write_bytes(bytes(range(256)) * 40)  # even the same bytes: a link is refused
@@ -136,7 +137,7 @@ def test_a_link_in_the_bundle_is_never_followed(held, tmp_path: Path) -> None:
 @pytest.mark.parametrize("change", ["content", "longer", "shorter"])
 def test_every_byte_is_checked(held, tmp_path: Path, change: str) -> None:
     home, bid = _accepted(held)
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     target = stored.path / PAYLOAD / "top.txt"  # the last file: the others are already copied
     os.chmod(target, 0o644)
     data = target.read_bytes()
@@ -150,7 +151,7 @@ def test_every_byte_is_checked(held, tmp_path: Path, change: str) -> None:
 
 def test_a_bad_signature_extracts_nothing(held, gage, tmp_path: Path) -> None:
     home, bid = _accepted(held)
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     sig = stored.path / "manifest.sig"
     os.chmod(sig, 0o644)
     raw = bytearray(sig.read_bytes())
@@ -163,7 +164,7 @@ def test_a_bad_signature_extracts_nothing(held, gage, tmp_path: Path) -> None:
 
 def test_the_core_function_returns_the_paths(held, tmp_path: Path) -> None:
     home, bid = held
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     with pytest.raises(RefusedError):
         extract_mod.extract(home, stored, tmp_path / "o", force=False, allow_pending=False)
     paths = extract_mod.extract(home, stored, tmp_path / "o", force=False, allow_pending=True)
@@ -173,7 +174,7 @@ def test_the_core_function_returns_the_paths(held, tmp_path: Path) -> None:
 
 def test_never_into_the_home(held, gage) -> None:
     home, bid = _accepted(held)
-    stored = store.resolve(home, bid)
+    stored = listing.resolve(home, bid)
     for inside in (stored.path / PAYLOAD, home.root / "elsewhere"):
         r = gage(home, "extract", bid, str(inside), "--force")
         assert r.code == Exit.REFUSED and "inside the gage home" in r.err

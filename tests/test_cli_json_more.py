@@ -16,6 +16,7 @@ from gage.format import strictjson
 from gage.format.errors import Exit
 from gage.home.layout import Home
 from gage.inbox import send, store
+from gage.inbox.opening import open_home
 
 SENDER_KEYS = {"key", "name", "status", "claimed_name", "signature_ok", "is_me"}
 MADE_KEYS = {"id", "state", "path", "copied_to", "kind", "created", "subject", "parent", "thread", "to", "files", "total_size", "sender"}
@@ -169,7 +170,7 @@ def test_demo_json_gives_the_home(gage, tmp_path: Path) -> None:
     doc = _strict(r.out)
     assert isinstance(doc, dict) and set(doc) == {"home"}
     home = Path(doc["home"])
-    assert home.is_relative_to(tmp_path / "demo") and Home.open(home).identity.name
+    assert home.is_relative_to(tmp_path / "demo") and open_home(home).identity.name
 
 
 # Commands that print nothing a script would parse, or print data already: the terminal

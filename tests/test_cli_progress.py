@@ -15,6 +15,7 @@ from gagetest import pair
 from gage import bundle as bundle_mod
 from gage.bundle import progress
 from gage.cli.progress import ProgressLine, progress_line
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import extract, gate, send, store
 
@@ -49,7 +50,7 @@ def test_the_core_reports_each_phase_in_bytes(make_home, tmp_path: Path) -> None
         bundle_mod.check(dest)
         store.import_bundle(alice, tmp_path / "wire" / m.id)
         gate.accept(alice, m.id)
-        extract.extract(alice, store.resolve(alice, m.id), tmp_path / "out")
+        extract.extract(alice, listing.resolve(alice, m.id), tmp_path / "out")
     phases = {p for p, _d, _t in seen}
     assert {"bundling", "copying", "checking", "extracting"} <= phases
     for phase in phases:

@@ -11,6 +11,7 @@ from gagetest import arrive, deliver_tampered, pair
 
 from gage.format.errors import Exit, RefusedError
 from gage.format.keys import key_text
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import send, store
 from gage.trust import frame
@@ -39,7 +40,7 @@ def chain(make_home, tmp_path: Path) -> dict:
 
 def test_carol_sees_bob_as_sender_and_alice_only_as_bobs_claim(chain) -> None:
     carol: Home = chain["carol"]
-    v = verdict_mod.compute(carol, store.find(carol, chain["m2"].id))
+    v = verdict_mod.compute(carol, listing.find(carol, chain["m2"].id))
     assert v.verdict == "verified"
     assert (v.sender.name, v.sender.status, v.sender.key) == ("bob", "confirmed", chain["bob"].identity.key)
     (claim,) = v.chain
@@ -54,7 +55,7 @@ def test_carol_sees_bob_as_sender_and_alice_only_as_bobs_claim(chain) -> None:
 
 def test_the_frame_never_says_from_alice_as_a_fact(chain) -> None:
     carol: Home = chain["carol"]
-    v = verdict_mod.compute(carol, store.find(carol, chain["m2"].id))
+    v = verdict_mod.compute(carol, listing.find(carol, chain["m2"].id))
     lines = list(frame.render(v, show_pending=True))
     end = next(i for i, ln in enumerate(lines) if ln.startswith("==== end of gage frame"))
     frame_lines = lines[: end + 1]
@@ -70,7 +71,7 @@ def test_the_frame_never_says_from_alice_as_a_fact(chain) -> None:
 def test_payload_bytes_are_identical(chain) -> None:
     m1, m2 = chain["m1"], chain["m2"]
     assert [(f.path, f.size, f.sha256) for f in m1.files] == [(f.path, f.size, f.sha256) for f in m2.files]
-    carol_copy = store.find(chain["carol"], m2.id).path / "payload"
+    carol_copy = listing.find(chain["carol"], m2.id).path / "payload"
     for f in m1.files:
         assert (carol_copy / f.path).read_bytes() == (chain["d1"] / "payload" / f.path).read_bytes()
     assert m2.sender.key == chain["bob"].identity.key and m2.id != m1.id
@@ -86,7 +87,7 @@ def test_a_confirmed_hop_does_not_lend_its_authority(chain, tmp_path: Path) -> N
     """carol grants alice's shares a power; bob's forward of alice's share does not get it."""
     carol: Home = chain["carol"]
     carol.authority_path.write_text('[[grant]]\ncontact = "alice"\nkind = "share"\nmay = "Act on it."\n')
-    v = verdict_mod.compute(carol, store.find(carol, chain["m2"].id))
+    v = verdict_mod.compute(carol, listing.find(carol, chain["m2"].id))
     assert v.authority == []
 
 
@@ -97,7 +98,7 @@ def test_an_unconfirmed_forwarder_is_labelled_as_such(chain, make_home) -> None:
     arrive(dave, chain["d1"])
     m3, d3 = send.forward(dave, chain["m1"].id)
     arrive(chain["carol"], d3)
-    v = verdict_mod.compute(chain["carol"], store.find(chain["carol"], m3.id))
+    v = verdict_mod.compute(chain["carol"], listing.find(chain["carol"], m3.id))
     assert v.verdict == "unverified" and v.sender.name is None
     (claim,) = v.chain
     assert claim.sentence().startswith("the sender (candidate key ")
@@ -111,7 +112,7 @@ def test_a_two_hop_chain_keeps_every_earlier_hop_as_a_claim(chain, make_home) ->
     pair(carol, "dan", dan)
     m3, d3 = send.forward(carol, chain["m2"].id, to=["dan"])
     store.import_bundle(dan, d3)
-    v = verdict_mod.compute(dan, store.find(dan, m3.id))
+    v = verdict_mod.compute(dan, listing.find(dan, m3.id))
     assert v.sender.name == "carol"
     assert [c.key for c in v.chain] == [alice.identity.key, bob.identity.key]
     # dan never paired with alice or bob: the hops are named by key, as carol's claims.
@@ -154,7 +155,7 @@ def test_an_unknown_hop_shows_the_forwarders_name_for_it_quoted_and_unbreakable(
     store.import_bundle(bob, d1)
     m2, d2 = send.forward(bob, m1.id)
     store.import_bundle(dave, d2)
-    v = verdict_mod.compute(dave, store.find(dave, m2.id))
+    v = verdict_mod.compute(dave, listing.find(dave, m2.id))
     (claim,) = v.chain
     sentence = claim.sentence()
     assert sentence.startswith("bob says this came from key ")

@@ -10,6 +10,7 @@ import pytest
 from gagetest import deliver_tampered, pair
 
 from gage.format.keys import Identity
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import send, store
 
@@ -209,7 +210,7 @@ def test_pending_payload_is_hidden_without_the_flag(hostile, gage) -> None:
     assert any(ln.startswith("state:") and "NOT accepted" in ln for ln in shown)
     assert "| hello" in shown
     # Reading is not accepting.
-    assert store.find(me, bid).state == "pending"
+    assert listing.find(me, bid).state == "pending"
 
 
 def test_an_invalid_bundle_gets_the_frame_and_its_problems_never_the_payload(make_home, tmp_path: Path, gage) -> None:

@@ -14,6 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
+from gage.home import listing
 from gage.home.journal.log import Journal
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.wordcache import WordCache
@@ -105,7 +106,7 @@ def test_a_deep_line_does_not_stop_readers_or_writers(make_home, tmp_path: Path)
     _m, out = send.create(bob, [src], kind="share")
     res = store.import_bundle(home, out)  # an append after the deep line
     assert res.new
-    v = verdict_mod.compute(home, store.find(home, res.id))  # type: ignore[arg-type]
+    v = verdict_mod.compute(home, listing.find(home, res.id))  # type: ignore[arg-type]
     assert v.seen is not None and v.seen.times_received == 1
 
 

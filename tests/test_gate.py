@@ -23,6 +23,7 @@ from gagetest import arrive, pair
 from gage import bundle as bundle_mod
 from gage.bundle import PAYLOAD
 from gage.format.errors import NotFoundError
+from gage.home import listing
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import STATES, Home
 from gage.inbox import gate, send, store
@@ -51,7 +52,7 @@ class World:
 
     def make(self, sender: Home, text: str = "hello", *, kind: str = "share", parent: str | None = None) -> str:
         """A bundle made by `sender` (replying to `parent`, which it must hold), copied to the wire."""
-        if parent is not None and store.find(sender, parent) is None:
+        if parent is not None and listing.find(sender, parent) is None:
             store.import_bundle(sender, self.wire / parent)
         m, _ = send.create(sender, [self._file(text)], kind=kind, parent=parent, copy_to=self.wire)
         return m.id
@@ -106,7 +107,7 @@ def test_accept_verified_moves_and_journals(world: World, gage) -> None:
     assert e["sender"] == world.bob.identity.key_text
     assert verify_journal(world.me.journal).ok
     assert staging_left(world.me) == []
-    v = verdict_mod.compute(world.me, store.find(world.me, bid))
+    v = verdict_mod.compute(world.me, listing.find(world.me, bid))
     assert v.accepted_how == "human"
 
 
@@ -146,7 +147,7 @@ def test_unverified_needs_the_flag_and_is_journaled_as_such(world: World, gage) 
     assert world.where(bid) == ["accepted"]
     [e] = accepted_entries(world.me, bid)
     assert e["how"] == "human-unverified" and e["verdict"] == "unverified"
-    v = verdict_mod.compute(world.me, store.find(world.me, bid))
+    v = verdict_mod.compute(world.me, listing.find(world.me, bid))
     state = next(f.value for f in frame.fields(v) if f.label == "state")
     assert "sender unverified" in state
 
@@ -212,7 +213,7 @@ def test_prefixes_unknown_and_ambiguous(world: World, gage) -> None:
 
 def test_changed_after_review_is_not_accepted(world: World) -> None:
     bid = world.pending_from(world.bob, "the reviewed text")
-    reviewed = verdict_mod.compute(world.me, store.find(world.me, bid))
+    reviewed = verdict_mod.compute(world.me, listing.find(world.me, bid))
     assert reviewed.verdict == "verified"
     # After the person read "verified", one payload byte changes in pending.
     flip_payload_byte(world.me.state_dir("pending") / bid)

@@ -7,6 +7,7 @@ import shutil
 from test_gate import World, accepted_entries, flip_payload_byte, world_fixture  # noqa: F401  (the `world` fixture)
 
 from gage import bundle as bundle_mod
+from gage.home import listing
 from gage.inbox import gate, store
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
@@ -35,7 +36,7 @@ def test_budget_n_of_n_plus_one_and_restart_keeps_the_count(world: World) -> Non
     assert gate.accept_unattended(world.me, later, budget=4).ok
 
     # Shown as unattended wherever the bundle is shown.
-    v = verdict_mod.compute(world.me, store.find(world.me, replies[0]))
+    v = verdict_mod.compute(world.me, listing.find(world.me, replies[0]))
     assert v.accepted_how == "unattended"
     assert "UNATTENDED" in next(f.value for f in frame.fields(v) if f.label == "state")
 
@@ -59,7 +60,7 @@ def test_thread_named_in_the_incoming_manifest_is_ignored(world: World) -> None:
     q = world.make(world.me, "question", kind="question")
     first = world.pending_from(world.bob, "honest answer", kind="answer", parent=q)
     assert gate.accept_unattended(world.me, first, budget=1).ok
-    if store.find(world.bob, q) is None:
+    if listing.find(world.bob, q) is None:
         store.import_bundle(world.bob, world.wire / q)
     files = [("note.txt", world._file("answer claiming another thread"))]
     work, m = bundle_mod.build(

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gage.home import listing
 from gage.home.journal.log import Journal, line_hash
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
-from gage.inbox import gate, store
+from gage.inbox import gate
 from gage.trust import unattended
 
 IDS = [hashlib.sha256(bytes([i])).hexdigest() for i in range(8)]
@@ -120,7 +121,7 @@ def answers(journal: Journal, ids: list[str] = IDS) -> dict[str, Any]:
     """Everything the readers ask, answered through the index."""
     h: Any = _H(journal)
     facts = h.journal.index.facts()
-    decided = store.decisions(h)
+    decided = listing.decisions(h)
     return {
         "decisions": {b: decided.get(b) for b in ids},
         "all_decisions": dict(decided.items()),
@@ -347,7 +348,7 @@ def test_append_and_one_bundle_s_facts_never_read_the_whole_journal(journal: Jou
     monkeypatch.setattr(Journal, "entries", whole)
     journal.append("sent", bundle=IDS[6], parent=IDS[3], to=[])
     h: Any = _H(journal)
-    assert store.decisions(h).get(IDS[4]) == "rejected"
+    assert listing.decisions(h).get(IDS[4]) == "rejected"
     assert h.journal.index.facts().seen(IDS[7], IDS[6]).parent_status == "sent-by-me"
     assert unattended.unattended_used(h, IDS[0]) == 1
 
@@ -421,7 +422,7 @@ for i in range(int(sys.argv[3])):
     home.journal.append("imported", bundle=bid, ok=True, sender="ed25519:" + w)
     if i % 2:
         home.journal.append("accepted", bundle=bid, how="unattended", thread=w * 64)
-    assert store.decisions(home).get(bid) == ("accepted" if i % 2 else None)
+    assert listing.decisions(home).get(bid) == ("accepted" if i % 2 else None)
 """
 
 

@@ -21,6 +21,7 @@ from gage.format.errors import RefusedError
 from gage.format.keys import key_text
 from gage.format.manifest import now_text
 from gage.format.words import derive
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
@@ -61,7 +62,7 @@ def test_superseded_old_bundles_stay_verified_as_the_previous_key(alice_and_bob,
     assert r.code == 0
     assert "key statement applied" in r.err and "superseded" in r.err
 
-    v = verdict_mod.compute(bob, store.resolve(bob, old))
+    v = verdict_mod.compute(bob, listing.resolve(bob, old))
     assert v.verdict == "verified"
     assert (v.sender.name, v.sender.status) == ("alice", "retired")
     assert v.sender.retired is not None and v.sender.retired["reason"] == "superseded"
@@ -81,7 +82,7 @@ def test_superseded_old_bundles_stay_verified_as_the_previous_key(alice_and_bob,
 def test_compromised_nothing_signed_with_the_key_is_verified_again(alice_and_bob, tmp_path: Path, gage: Gage) -> None:
     alice, bob, old = alice_and_bob
     bob.authority_path.write_text('[[grant]]\ncontact = "alice"\nkind = "share"\nmay = "Summarise it."\n')
-    assert verdict_mod.compute(bob, store.resolve(bob, old)).authority  # before: verified, with authority
+    assert verdict_mod.compute(bob, listing.resolve(bob, old)).authority  # before: verified, with authority
     # A bundle signed later with the same key, claiming to be old (a thief can write any `created`).
     thief_made = _bundle(alice, tmp_path, "after the theft")
     done = ownkey.retire(alice, reason="compromised", new=True, copy_to=tmp_path / "shared")
@@ -89,7 +90,7 @@ def test_compromised_nothing_signed_with_the_key_is_verified_again(alice_and_bob
     assert gage(bob, "import", str(tmp_path / "shared" / thief_made), str(tmp_path / "shared" / done.bundle.id)).code == 0
 
     for bid in (old, thief_made):
-        v = verdict_mod.compute(bob, store.resolve(bob, bid))
+        v = verdict_mod.compute(bob, listing.resolve(bob, bid))
         assert v.verdict == "unverified"
         assert v.sender.name is None and v.sender.status == "retired"
         assert v.authority == []
@@ -110,7 +111,7 @@ def test_replacement_is_a_candidate_until_the_ceremony_confirms_it(alice_and_bob
     gage(bob, "import", str(tmp_path / "shared" / done.bundle.id))
     later = _bundle(alice, tmp_path, "from the new laptop")
     store.import_bundle(bob, tmp_path / "shared" / later)
-    v = verdict_mod.compute(bob, store.resolve(bob, later))
+    v = verdict_mod.compute(bob, listing.resolve(bob, later))
     assert (v.verdict, v.sender.status, v.sender.name) == ("unverified", "candidate", None)
 
     text = gage(bob, "contacts").out
@@ -127,8 +128,8 @@ def test_replacement_is_a_candidate_until_the_ceremony_confirms_it(alice_and_bob
     assert [p.key for p in alice_now.previous] == [old_key]
     paired = [e for e in bob.journal.entries() if e["event"] == "paired"][-1]
     assert paired["replaces"] == key_text(old_key)
-    assert verdict_mod.compute(bob, store.resolve(bob, later)).verdict == "verified"
-    v_old = verdict_mod.compute(bob, store.resolve(bob, old))
+    assert verdict_mod.compute(bob, listing.resolve(bob, later)).verdict == "verified"
+    v_old = verdict_mod.compute(bob, listing.resolve(bob, old))
     assert (v_old.verdict, v_old.sender.name, v_old.sender.status) == ("verified", "alice", "retired")
     history = next(r for r in __import__("json").loads(gage(bob, "contacts", "--json").out) if r["name"] == "alice")
     assert history["previous_keys"][0]["key"] == key_text(old_key)
@@ -274,7 +275,7 @@ def test_refused_malformed_statement_in_a_good_carrier(alice_and_bob, tmp_path: 
 
 def test_ordinary_bundles_are_not_statements(alice_and_bob, tmp_path: Path, gage: Gage) -> None:
     _alice, bob, old = alice_and_bob
-    assert retirement.apply_bundle(bob, store.resolve(bob, old)) is None
+    assert retirement.apply_bundle(bob, listing.resolve(bob, old)) is None
     r = gage(bob, "key", "apply", old[:10])
     assert r.code == 3 and "does not carry a key statement" in r.err
     assert not [e for e in bob.journal.entries() if e["event"].startswith("key-statement")]
@@ -287,7 +288,7 @@ def test_a_statement_file_applies_on_its_own(alice_and_bob, tmp_path: Path, gage
     assert r.code == 0
     a = gage(bob, "key", "apply", str(f))
     assert a.code == 0 and "superseded" in a.out
-    assert verdict_mod.compute(bob, store.resolve(bob, old)).sender.status == "retired"
+    assert verdict_mod.compute(bob, listing.resolve(bob, old)).sender.status == "retired"
     assert [e for e in bob.journal.entries() if e["event"] == "key-statement-applied"][-1]["source"] == "file s.json"
 
 
@@ -301,7 +302,7 @@ def test_a2a_import_applies_a_statement(alice_and_bob, tmp_path: Path, gage: Gag
     assert r.code == 0
     body = __import__("json").loads(r.out)
     assert [o["why"] for o in body["key_statements"]] == ["applied"]
-    assert verdict_mod.compute(bob, store.resolve(bob, old)).verdict == "unverified"
+    assert verdict_mod.compute(bob, listing.resolve(bob, old)).verdict == "unverified"
 
 
 def test_hostile_claimed_names_never_reach_the_terminal_raw(alice_and_bob, tmp_path: Path, gage: Gage) -> None:

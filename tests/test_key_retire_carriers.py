@@ -14,9 +14,11 @@ from gagetest import pair
 
 from gage.carriers.a2a import client, server
 from gage.carriers.watch import Watcher
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.inbox import ownkey, store
+from gage.inbox.opening import open_home
 from gage.trust import verdict as verdict_mod
 
 
@@ -32,7 +34,7 @@ def _retired_alice(make_home: Callable[[str], Home], tmp_path: Path) -> tuple[Ho
     store.import_bundle(bob, dest)
     done = ownkey.retire(alice, reason="compromised", new=True, copy_to=tmp_path / "shared")
     assert done.bundle is not None
-    assert verdict_mod.compute(bob, store.resolve(bob, m.id)).verdict == "verified"
+    assert verdict_mod.compute(bob, listing.resolve(bob, m.id)).verdict == "verified"
     return alice, bob, m.id, done.bundle.id
 
 
@@ -46,7 +48,7 @@ def test_the_watcher_applies_a_statement_it_imports(make_home, tmp_path: Path) -
     w.scan()
     assert any(e.kind == "key-statement" and "applied" in e.message for e in events), [e.message for e in events]
     assert Contacts.load(bob.contacts_path).by_name("alice").retired.reason == "compromised"
-    assert verdict_mod.compute(bob, store.resolve(bob, old)).verdict == "unverified"
+    assert verdict_mod.compute(bob, listing.resolve(bob, old)).verdict == "unverified"
 
 
 def test_a_live_a2a_delivery_applies_a_statement(make_home, tmp_path: Path) -> None:
@@ -60,14 +62,14 @@ def test_a_live_a2a_delivery_applies_a_statement(make_home, tmp_path: Path) -> N
     assert result.delivered
     assert any("key statement applied" in e for e in events), events
     assert Contacts.load(bob.contacts_path).by_name("alice").retired.reason == "compromised"
-    assert verdict_mod.compute(bob, store.resolve(bob, old)).verdict == "unverified"
+    assert verdict_mod.compute(bob, listing.resolve(bob, old)).verdict == "unverified"
 
 
 def test_a_card_never_advertises_a_retired_key(make_home, gage, tmp_path: Path) -> None:
     alice = make_home("alice")
     done = ownkey.retire(alice, reason="compromised", new=False, copy_to=tmp_path / "shared")
     assert done.bundle is not None
-    alice = Home.open(alice.root)
+    alice = open_home(alice.root)
     r = gage(alice, "a2a", "card", "--json")
     assert r.code == 9 and "retired" in r.err
     assert r.out == ""

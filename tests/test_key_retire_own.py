@@ -21,11 +21,12 @@ from gage.format import keystatement as ks
 from gage.format.errors import GageIOError, RefusedError
 from gage.format.keys import Identity, key_text
 from gage.format.manifest import Party
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.identity import load_identity
 from gage.home.journal.verify import verify as verify_journal
-from gage.home.layout import Home
 from gage.inbox import ownkey, send, store
+from gage.inbox.opening import open_home
 from gage.trust import frame, retirement
 from gage.trust import verdict as verdict_mod
 
@@ -48,7 +49,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     assert r.code == 0, r.err
     carrier_id = r.out.strip().splitlines()[-1]
     assert (tmp_path / "shared" / carrier_id).is_dir()
-    fresh = Home.open(alice.root)
+    fresh = open_home(alice.root)
     ident = fresh.identity
     assert ident.key != old_key and ident.current_retirement is None
     rec = ident.retirement_of(old_key)
@@ -63,7 +64,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     assert retirement.is_statement_bundle(carrier.manifest)
 
     # The old key's bundle is still mine, and says the key is retired.
-    v = verdict_mod.compute(fresh, store.resolve(fresh, before.id))
+    v = verdict_mod.compute(fresh, listing.resolve(fresh, before.id))
     assert v.sender.is_me and v.sender.retired is not None and v.sender.retired["contact"] is None
     assert "a key this home retired" in next(f.value for f in frame.fields(v) if f.label == "sender")
     listed = {row["id"]: row for row in json.loads(gage(fresh, "list", "--json").out)}
@@ -73,7 +74,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     m2, _ = send.create(bob, [_note(tmp_path, "to-old")], kind="share", to=["alice"], copy_to=tmp_path / "shared")
     assert m2.to == (Party(key=old_key, name="alice"),)
     store.import_bundle(fresh, tmp_path / "shared" / m2.id)
-    assert verdict_mod.compute(fresh, store.resolve(fresh, m2.id)).addressed_to_me is True
+    assert verdict_mod.compute(fresh, listing.resolve(fresh, m2.id)).addressed_to_me is True
 
     text = gage(fresh, "id").out
     assert f"key:   {ident.key_text}" in text and f"retired: {key_text(old_key)} superseded" in text
@@ -100,7 +101,7 @@ def test_retire_with_no_successor_signs_nothing_more(make_home, tmp_path: Path, 
     assert r.code == 0
     carrier = check(alice.state_dir("outbox") / r.out.strip(), expect_name=True)
     assert carrier.ok and carrier.manifest is not None and carrier.manifest.sender.key == alice.identity.key
-    fresh = Home.open(alice.root)
+    fresh = open_home(alice.root)
     assert fresh.identity.current_retirement is not None
     with pytest.raises(RefusedError, match="signs nothing more"):
         send.create(fresh, [_note(tmp_path)], kind="share")
@@ -139,7 +140,7 @@ def test_replace_with_a_key_in_another_home_then_countersign(make_home, tmp_path
     c = gage(laptop, "key", "countersign", str(half), "-o", str(tmp_path / "shared"))
     assert c.code == 0, c.err
     carrier_id = c.out.strip()
-    laptop_now = Home.open(laptop.root).identity
+    laptop_now = open_home(laptop.root).identity
     rec = laptop_now.retirement_of(old.identity.key)
     assert rec is not None and rec.origin == "another home" and rec.secret is None
     assert laptop_now.current_retirement is None
@@ -215,16 +216,16 @@ def test_a_key_retired_as_superseded_here_can_be_retired_again_as_compromised(ma
     store.import_bundle(bob, tmp_path / "shared" / old_bundle.id)
     first = gage(alice, "key", "retire", "--reason", "superseded", "--new", "-o", str(tmp_path / "shared"))
     gage(bob, "import", str(tmp_path / "shared" / first.out.strip()))
-    assert verdict_mod.compute(bob, store.resolve(bob, old_bundle.id)).verdict == "verified"
+    assert verdict_mod.compute(bob, listing.resolve(bob, old_bundle.id)).verdict == "verified"
 
     assert gage(alice, "key", "retire", "--reason", "superseded", "--key", old_key.hex()[:12]).code == 2
     r = gage(alice, "key", "retire", "--reason", "compromised", "--key", old_key.hex()[:12], "-o", str(tmp_path / "shared"))
     assert r.code == 0, r.err
-    me = Home.open(alice.root).identity
+    me = open_home(alice.root).identity
     assert me.retirement_of(old_key).reason == "compromised" and me.current_retirement is None
     imp = gage(bob, "import", str(tmp_path / "shared" / r.out.strip()))
     assert "key statement applied" in imp.err and "COMPROMISED" in imp.err
-    v = verdict_mod.compute(bob, store.resolve(bob, old_bundle.id))
+    v = verdict_mod.compute(bob, listing.resolve(bob, old_bundle.id))
     assert (v.verdict, v.sender.name) == ("unverified", None)
     # The replacement the first statement named is kept in the history.
     assert Contacts.load(bob.contacts_path).by_name("alice").retired.replacement == me.key

@@ -14,6 +14,7 @@ from gage.format.words import derive
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.inbox import ownkey
+from gage.inbox.opening import open_home
 from gage.trust import retirement
 from gage.tui.app import GageApp
 from gage.tui.ceremony import CeremonyScreen
@@ -53,7 +54,7 @@ async def test_contacts_show_the_retired_key_and_offer_the_ceremony_for_its_repl
     alice, bob = make_home("alice"), make_home("bob")
     pair(bob, "alice", alice)
     old = _retire_alice(alice, bob, tmp_path)
-    new = Home.open(alice.root).identity.key
+    new = open_home(alice.root).identity.key
     app = _App(bob)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -117,7 +118,7 @@ async def test_contacts_show_this_homes_own_retired_keys(make_home, tmp_path: Pa
     alice = make_home("alice")
     old = alice.identity.key
     ownkey.retire(alice, reason="superseded", new=True, copy_to=tmp_path / "shared")
-    alice = Home.open(alice.root)
+    alice = open_home(alice.root)
     app = _App(alice)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -22,10 +22,10 @@ from gage.format.errors import MalformedError, RefusedError
 from gage.format.keys import Identity, key_text, parse_key, verify_manifest_signature
 from gage.format.manifest import Manifest
 from gage.format.words import derive
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.identity import save_identity
 from gage.home.layout import Home
-from gage.inbox import store
 from gage.trust import ceremony, retirement
 from gage.trust import verdict as verdict_mod
 
@@ -54,7 +54,7 @@ def _confirm(home: Home, name: str, key_of: str) -> None:
     assert outcome.confirmed, outcome.message
 
 
-def _place(home: Home, b: dict[str, Any]) -> store.Stored:
+def _place(home: Home, b: dict[str, Any]) -> listing.Stored:
     d = home.state_dir("pending") / b["id"]
     (d / "payload").mkdir(parents=True)
     (d / "manifest.json").write_bytes(base64.b64decode(b["manifest"]))
@@ -62,7 +62,7 @@ def _place(home: Home, b: dict[str, Any]) -> store.Stored:
     for path, data in b["files"].items():
         (d / "payload" / path).parent.mkdir(parents=True, exist_ok=True)
         (d / "payload" / path).write_bytes(base64.b64decode(data))
-    return store.Stored(id=b["id"], state="pending", path=d)
+    return listing.Stored(id=b["id"], state="pending", path=d)
 
 
 def test_the_vectors_are_what_the_generator_writes() -> None:

@@ -19,10 +19,11 @@ from gage.carriers.a2a import artifact
 from gage.carriers.watch import Watcher, WatchEvent
 from gage.format.errors import Exit, MalformedError
 from gage.format.manifest import FileEntry, Manifest, Party
-from gage.home import settings
+from gage.home import listing, settings
 from gage.home.layout import Home
 from gage.home.settings import LimitError
 from gage.inbox import gate, send, store
+from gage.trust import limits
 
 
 def set_limits(home: Home, **values: int) -> None:
@@ -142,7 +143,7 @@ def test_total_bytes_per_bundle_counts_declared_sizes(make_home: Callable[[str],
     me, bob = make_home("me"), make_home("bob")
     src = make_bundle(bob, tmp_path, {"big.bin": b"\0" * 5000})
     m = Manifest.parse((src / "manifest.json").read_bytes())
-    total = store.declared_bytes(m)
+    total = limits.declared_bytes(m)
     assert total == len(m.raw) + 64 + 5000
     set_limits(me, max_bundle_bytes=total - 1)
     exc = refused(me, src, "max_bundle_bytes")
@@ -186,7 +187,7 @@ def test_a_stranger_cannot_fill_pending(make_home: Callable[[str], Home], tmp_pa
     # Another key has its own count.
     assert store.import_bundle(me, make_bundle(other, tmp_path)).new
     # Deciding frees a place: a rejected bundle is no longer in pending.
-    theirs = [s.id for s in store.list_bundles(me, ("pending",)) if (m := s.manifest()) and m.sender.key == stranger.identity.key]
+    theirs = [s.id for s in listing.list_bundles(me, ("pending",)) if (m := s.manifest()) and m.sender.key == stranger.identity.key]
     gate.reject(me, theirs[0])
     assert store.import_bundle(me, make_bundle(stranger, tmp_path)).new
     assert _pending_by_sender(me) == {stranger.identity.key: 2, other.identity.key: 1}
@@ -194,7 +195,7 @@ def test_a_stranger_cannot_fill_pending(make_home: Callable[[str], Home], tmp_pa
 
 def _pending_by_sender(home: Home) -> dict[bytes, int]:
     out: dict[bytes, int] = {}
-    for s in store.list_bundles(home, ("pending",)):
+    for s in listing.list_bundles(home, ("pending",)):
         m = s.manifest()
         assert m is not None
         out[m.sender.key] = out.get(m.sender.key, 0) + 1
@@ -240,7 +241,7 @@ def test_naming_a_contacts_key_without_its_signature_is_still_counted(make_home:
 def test_bytes_per_key(make_home: Callable[[str], Home], tmp_path: Path) -> None:
     me, stranger = make_home("me"), make_home("stranger")
     first = make_bundle(stranger, tmp_path, {"a.bin": b"\1" * 3000})
-    size = store.declared_bytes(Manifest.parse((first / "manifest.json").read_bytes()))
+    size = limits.declared_bytes(Manifest.parse((first / "manifest.json").read_bytes()))
     set_limits(me, pending_bytes_per_key=size + 1000)
     assert store.import_bundle(me, first).new
     exc = refused(me, make_bundle(stranger, tmp_path, {"b.bin": b"\2" * 3000}), "pending_bytes_per_key")
@@ -260,7 +261,7 @@ def test_keys_cost_nothing_so_strangers_together_are_capped(make_home: Callable[
 def test_unconfirmed_bytes_together(make_home: Callable[[str], Home], tmp_path: Path) -> None:
     me, s1, s2 = make_home("me"), make_home("s1"), make_home("s2")
     a = make_bundle(s1, tmp_path, {"a.bin": b"\1" * 4000})
-    size = store.declared_bytes(Manifest.parse((a / "manifest.json").read_bytes()))
+    size = limits.declared_bytes(Manifest.parse((a / "manifest.json").read_bytes()))
     set_limits(me, pending_unconfirmed_bytes=size + 100)
     assert store.import_bundle(me, a).new
     refused(me, make_bundle(s2, tmp_path, {"b.bin": b"\2" * 4000}), "pending_unconfirmed_bytes")

@@ -23,6 +23,7 @@ from gage import bundle as bundle_mod
 from gage.bundle import PAYLOAD, SIGNATURE, safeopen
 from gage.carriers.watch import Watcher
 from gage.format.errors import GageError
+from gage.home import listing
 from gage.inbox import gate, send, store
 
 BIG = 128 << 20
@@ -64,7 +65,7 @@ def test_sparse_file_far_past_its_declared_size_is_never_copied(world: World, tm
     sparse(src / PAYLOAD / "note.txt")
     res = store.import_bundle(world.me, src)
     assert sum(reads) < 1 << 20, sum(reads)
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None and tree_bytes(held.path) < 4096
     assert not (held.path / PAYLOAD / "note.txt").exists()
     assert res.check is not None and [str(p) for p in res.check.problems] == ["payload/note.txt: is listed in the manifest but missing"]
@@ -84,7 +85,7 @@ def test_the_watcher_does_not_fill_the_disk_either(world: World, tmp_path: Path,
     clock.t += 2
     assert [e.kind for e in w.scan()] == ["imported"]
     assert sum(reads) < 1 << 20, sum(reads)
-    assert tree_bytes(store.find(world.me, bid).path) < 4096
+    assert tree_bytes(listing.find(world.me, bid).path) < 4096
 
 
 def test_a_file_that_grows_while_it_is_copied_is_cut_off(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,7 +113,7 @@ def test_a_file_that_grows_while_it_is_copied_is_cut_off(world: World, tmp_path:
     store.import_bundle(world.me, src)
     monkeypatch.undo()
     assert total["n"] <= 3001, total
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None and not (held.path / PAYLOAD / "note.txt").exists()
     assert not list(world.me.staging.glob("import-*"))
 
@@ -149,7 +150,7 @@ def test_an_oversized_signature_file_is_not_copied(world: World, tmp_path: Path,
     (src / SIGNATURE).write_bytes(b"\x00" * (1 << 20))
     res = store.import_bundle(world.me, src)
     assert sum(reads) < 64 << 10, sum(reads)
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None and not (held.path / SIGNATURE).exists()
     assert res.check is not None and {p.stage for p in res.check.problems} == {"signature"}
 

@@ -31,6 +31,7 @@ from gage.carriers import watch
 from gage.carriers.watch import Watcher
 from gage.cli.output import show
 from gage.format.errors import GageError
+from gage.home import listing
 from gage.home.journal.verify import verify as verify_journal
 from gage.inbox import store
 
@@ -137,7 +138,7 @@ def test_deep_tree_of_empty_folders_does_not_kill_import(world: World, tmp_path:
     no_traceback(r.err)
     assert r.code == 0, r.err
     assert r.out.strip() == bid
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None and held.state == "pending"
     assert bundle_mod.check(held.path, expect_name=True).ok  # the home's copy is exactly the bundle
     assert os.listdir(held.path / PAYLOAD) == ["note.txt"]
@@ -183,8 +184,8 @@ def test_deep_tree_in_a_drop_folder_does_not_stop_the_watcher(world: World, drop
         clock.t += 2
         w.scan()
         assert w.scan() == []
-    assert store.find(world.me, good) is not None
-    held = store.find(world.me, deep)
+    assert listing.find(world.me, good) is not None
+    held = listing.find(world.me, deep)
     assert held is not None and bundle_mod.check(held.path, expect_name=True).ok
 
 
@@ -208,15 +209,15 @@ def test_gage_watch_survives_the_deep_tree_and_a_restart(world: World, drop: Pat
         try:
             shutil.copytree(world.wire / good, drop / f".{good}.partial")
             os.rename(drop / f".{good}.partial", drop / good)
-            assert until(lambda good=good: store.find(world.me, good) is not None, timeout=60), "the watcher did not import"
-            assert until(lambda: store.find(world.me, deep) is not None, timeout=60), "the deep bundle was not imported"
+            assert until(lambda good=good: listing.find(world.me, good) is not None, timeout=60), "the watcher did not import"
+            assert until(lambda: listing.find(world.me, deep) is not None, timeout=60), "the deep bundle was not imported"
             assert proc.poll() is None, "the watcher exited"
         finally:
             proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=30)
         no_traceback(err)
         assert proc.returncode == 0, err
-    assert store.find(world.me, deep) is not None
+    assert listing.find(world.me, deep) is not None
 
 
 # --- any failure on one candidate ----------------------------------------------------------------
@@ -295,7 +296,7 @@ def test_many_unlisted_entries_cost_bounded_output(world: World, drop: Path, tmp
     assert r.code == 0, r.err
     assert len(r.err.splitlines()) <= bundle_mod.NAMED_EXTRAS_LIMIT + 3, len(r.err.splitlines())
     assert "more" in r.err
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None and bundle_mod.check(held.path, expect_name=True).ok
 
     shutil.copytree(src, drop / "many")
@@ -370,7 +371,7 @@ def test_entries_that_vanish_or_cannot_be_read_during_the_import(
     w = Watcher(world.me, [drop], settle=0.0, clock=Clock())
     events = w.scan() + w.scan()
     assert [e.kind for e in events] == ["imported"], [(e.kind, e.message) for e in events]
-    held = store.find(world.me, bid)
+    held = listing.find(world.me, bid)
     assert held is not None
     c = bundle_mod.check(held.path, expect_name=True)
     assert [str(p) for p in c.problems] == ["payload/note.txt: is listed in the manifest but missing"]
@@ -391,7 +392,7 @@ def test_a_read_that_fails_part_way_is_an_io_error_not_a_crash(world: World, tmp
     with pytest.raises(GageError) as info:
         store.import_bundle(world.me, world.wire / bid)
     assert info.value.stage == "io"
-    assert store.find(world.me, bid) is None and not list(world.me.staging.glob("import-*"))
+    assert listing.find(world.me, bid) is None and not list(world.me.staging.glob("import-*"))
 
 
 # --- the OS watch itself ----------------------------------------------------------------------
@@ -420,7 +421,7 @@ def test_a_failing_os_watch_does_not_stop_the_watcher(world: World, drop: Path, 
         bid = big_bundle(world)
         shutil.copytree(world.wire / bid, drop / f".{bid}.partial")
         os.rename(drop / f".{bid}.partial", drop / bid)
-        assert until(lambda: store.find(world.me, bid) is not None, timeout=20)
+        assert until(lambda: listing.find(world.me, bid) is not None, timeout=20)
         assert t.is_alive()
     finally:
         w.stop()
@@ -461,7 +462,7 @@ def test_a_name_the_terminal_cannot_encode_is_printed_escaped(world: World, drop
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        assert until(lambda: store.find(world.me, bid) is not None, timeout=120)
+        assert until(lambda: listing.find(world.me, bid) is not None, timeout=120)
         arrived.wait(timeout=120)
         assert proc.poll() is None
     finally:

@@ -17,8 +17,9 @@ import pytest
 from gagetest import Run, pair
 
 from gage.bundle import MANIFEST
+from gage.home import listing
 from gage.home.layout import Home
-from gage.inbox import ownkey, send, store
+from gage.inbox import ownkey, send
 from gage.trust import verdict as verdict_mod
 
 Gage = Callable[..., Run]
@@ -48,7 +49,7 @@ def homes(make_home: Callable[[str], Home]) -> tuple[Home, Home]:
 
 
 def _forged_id(bob: Home) -> str:
-    for s in store.list_bundles(bob, ("pending",)):
+    for s in listing.list_bundles(bob, ("pending",)):
         v = verdict_mod.compute(bob, s)
         if not v.sender.signature_ok:
             return s.id

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from gage.cli.demo import make_demo
-from gage.home.layout import Home
-from gage.inbox import store
+from gage.home import listing
+from gage.inbox.opening import open_home
 from gage.trust.verdict import compute
 
 TMUX = shutil.which("tmux")
@@ -62,8 +62,8 @@ class Tmux:
 
 def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
     root = make_demo(tmp_path / "demo")
-    home = Home.open(root)
-    verdicts = [compute(home, s) for s in store.list_bundles(home, ("pending",))]
+    home = open_home(root)
+    verdicts = [compute(home, s) for s in listing.list_bundles(home, ("pending",))]
     target = next(v.id for v in verdicts if v.verdict == "verified" and v.kind == "review-request")
     hostile = next(v.id for v in verdicts if v.verdict == "unverified")
     assert target and hostile
@@ -93,7 +93,7 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         deadline = time.monotonic() + 20
         def state() -> str | None:
             # Mid-move the bundle sits under the gate's staging name, where find() does not look.
-            found = store.find(home, target)
+            found = listing.find(home, target)
             return found.state if found is not None else None
 
         while state() != "accepted" and time.monotonic() < deadline:
@@ -130,5 +130,5 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         assert rc_file.read_text().strip() == "0", "gage exited with an error"
     finally:
         tmux.kill()
-    assert store.find(home, target).state == "accepted"
-    assert store.find(home, hostile).state == "pending"
+    assert listing.find(home, target).state == "accepted"
+    assert listing.find(home, hostile).state == "pending"

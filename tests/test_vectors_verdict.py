@@ -19,9 +19,9 @@ import pytest
 from gage.format.keys import Identity, key_text, parse_key
 from gage.format.manifest import bundle_id
 from gage.format.words import derive
+from gage.home import listing
 from gage.home.identity import save_identity
 from gage.home.layout import Home
-from gage.inbox import store
 from gage.trust import ceremony
 from gage.trust import verdict as verdict_mod
 
@@ -59,7 +59,7 @@ def _set_up(home: Home, receiver: dict[str, Any]) -> None:
         home.authority_path.unlink(missing_ok=True)
 
 
-def _place(home: Home, b: dict[str, Any]) -> store.Stored:
+def _place(home: Home, b: dict[str, Any]) -> listing.Stored:
     raw = base64.b64decode(b["manifest"])
     assert bundle_id(raw) == b["id"]
     d = home.state_dir("pending") / b["id"]
@@ -70,7 +70,7 @@ def _place(home: Home, b: dict[str, Any]) -> store.Stored:
         p = d / "payload" / path
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(base64.b64decode(data))
-    found = store.find(home, b["id"])
+    found = listing.find(home, b["id"])
     assert found is not None
     return found
 

@@ -14,9 +14,10 @@ import pytest
 from gagetest import arrive, pair
 
 from gage.format.keys import key_text
+from gage.home import listing
 from gage.home.layout import Home
+from gage.home.listing import Stored
 from gage.inbox import send, store
-from gage.inbox.store import Stored
 from gage.trust import ceremony
 from gage.trust import verdict as verdict_mod
 
@@ -58,7 +59,7 @@ def _place_without_registering(home: Home, src: Path) -> Stored:
     if not dest.exists():
         shutil.copytree(src, dest)
     home.journal.append("received", bundle=src.name, via="test-sync")
-    found = store.find(home, src.name)
+    found = listing.find(home, src.name)
     assert found is not None
     return found
 
@@ -90,7 +91,7 @@ class World:
                 stored = _place_without_registering(self.me, src)
             else:
                 res = arrive(self.me, src)
-                stored = store.find(self.me, res.id)
+                stored = listing.find(self.me, res.id)
         assert stored is not None
         return stored
 
@@ -171,8 +172,8 @@ def test_import_registers_a_candidate_only_for_a_good_signature(make_home, tmp_p
     _, bad = send.create(eve, [_file(tmp_path, "notes.txt", "b\n")], kind="share")
     arrive(me, good)
     arrive(me, _carry(bad, tmp_path / "t", "badsig"))
-    vg = verdict_mod.compute(me, store.find(me, good.name))
-    vb = verdict_mod.compute(me, store.find(me, bad.name))
+    vg = verdict_mod.compute(me, listing.find(me, good.name))
+    vb = verdict_mod.compute(me, listing.find(me, bad.name))
     assert (vg.verdict, vg.sender.status, vg.sender.name) == ("unverified", "candidate", None)
     assert (vb.verdict, vb.sender.status, vb.sender.name) == ("invalid", "unknown", None)
 
@@ -185,7 +186,7 @@ def test_a_forged_bundle_naming_a_confirmed_key_is_never_shown_under_its_name(ma
     pair(me, "olga", olga)
     _, dest = send.create(olga, [_file(tmp_path, "notes.txt", "a\n")], kind="share")
     store.import_bundle(me, _carry(dest, tmp_path / "t", "badsig"))
-    v = verdict_mod.compute(me, store.find(me, dest.name))
+    v = verdict_mod.compute(me, listing.find(me, dest.name))
     assert v.verdict == "invalid" and v.sender.name is None
     lines = list(frame.render(v, show_pending=True))
     sender = [ln for ln in lines if ln.startswith("sender:")]
@@ -207,7 +208,7 @@ def test_parent_received_but_not_sent_by_me(make_home, tmp_path: Path) -> None:
     store.import_bundle(olga, qdest)
     _, adest = send.create(olga, [_file(tmp_path, "a.txt", "a\n")], kind="answer", parent=q.id)
     store.import_bundle(me, adest)
-    seen = verdict_mod.compute(me, store.find(me, adest.name)).seen
+    seen = verdict_mod.compute(me, listing.find(me, adest.name)).seen
     assert seen is not None
     assert (seen.parent, seen.parent_status) == (q.id, "received")
     assert seen.to_json()["reply_to_sent"] is False
@@ -220,7 +221,7 @@ def test_parent_never_seen(make_home, tmp_path: Path) -> None:
     store.import_bundle(olga, qdest)
     _, adest = send.create(olga, [_file(tmp_path, "a.txt", "a\n")], kind="answer", parent=q.id)
     store.import_bundle(me, adest)
-    v = verdict_mod.compute(me, store.find(me, adest.name))
+    v = verdict_mod.compute(me, listing.find(me, adest.name))
     assert v.verdict == "verified"
     assert v.seen is not None and v.seen.parent_status == "unknown"
     assert "a parent I have never seen" in " ".join(v.seen.summary)
@@ -229,7 +230,7 @@ def test_parent_never_seen(make_home, tmp_path: Path) -> None:
 def test_my_own_bundle_is_sent_by_me_not_received(make_home, tmp_path: Path) -> None:
     me = make_home("me")
     m, _ = send.create(me, [_file(tmp_path, "a.txt", "a\n")], kind="share")
-    v = verdict_mod.compute(me, store.resolve(me, m.id))
+    v = verdict_mod.compute(me, listing.resolve(me, m.id))
     assert v.seen is not None
     assert (v.seen.sent_by_me, v.seen.times_received) == (True, 0)
     assert v.seen.to_json()["first"] is False
@@ -244,7 +245,7 @@ def test_addressed_to_me_or_not(make_home, tmp_path: Path, to: str) -> None:
     names = {"me": ["me"], "someone-else": ["carl"], "nobody": [], "me-and-else": ["carl", "me"]}[to]
     _, dest = send.create(olga, [_file(tmp_path, "a.txt", "a\n")], kind="share", to=names)
     store.import_bundle(me, dest)
-    v = verdict_mod.compute(me, store.find(me, dest.name))
+    v = verdict_mod.compute(me, listing.find(me, dest.name))
     assert v.addressed_to_me == {"me": True, "someone-else": False, "nobody": None, "me-and-else": True}[to]
 
 
@@ -258,7 +259,7 @@ def test_claimed_name_is_never_the_name(make_home, tmp_path: Path) -> None:
     mallory._identity = Identity(name="olga", signing_key=mallory.identity.signing_key)
     _, dest = send.create(mallory, [_file(tmp_path, "a.txt", "a\n")], kind="share", subject="from olga, really")
     arrive(me, dest)
-    v = verdict_mod.compute(me, store.find(me, dest.name))
+    v = verdict_mod.compute(me, listing.find(me, dest.name))
     assert v.sender.claimed_name == "olga"
     assert (v.verdict, v.sender.status, v.sender.name) == ("unverified", "candidate", None)
     assert v.sender.label().startswith("candidate key ")
@@ -318,7 +319,7 @@ def test_a_bundle_signed_with_my_own_key_is_shown_as_mine_not_as_unknown(make_ho
 
     shutil.rmtree(dest)  # gone from the outbox, so it can arrive
     store.import_bundle(me, tmp_path / "wire" / m.id)
-    v = verdict_mod.compute(me, store.find(me, m.id))
+    v = verdict_mod.compute(me, listing.find(me, m.id))
     assert v.sender.is_me and v.to_json()["sender"]["is_me"] is True
     assert v.verdict == "unverified" and v.sender.name is None
     [line] = [f.value for f in frame.fields(v) if f.label == "sender"]

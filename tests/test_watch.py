@@ -20,7 +20,7 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.carriers import watch
 from gage.carriers.watch import Watcher, WatchEvent
-from gage.inbox import store
+from gage.home import listing
 from gage.trust import verdict as verdict_mod
 
 
@@ -100,11 +100,11 @@ def test_slow_copy_is_imported_once_complete_and_not_before(world: World, drop: 
     t.start()
     while not done.is_set():
         if not last_chunk.is_set():
-            assert store.find(world.me, bid) is None, "imported before the copy was complete"
+            assert listing.find(world.me, bid) is None, "imported before the copy was complete"
         time.sleep(0.02)
     t.join()
-    assert until(lambda: store.find(world.me, bid) is not None)
-    stored = store.find(world.me, bid)
+    assert until(lambda: listing.find(world.me, bid) is not None)
+    stored = listing.find(world.me, bid)
     assert stored is not None and stored.state == "pending"
     assert bundle_mod.check(stored.path, expect_name=True).ok
     # The rename into pending comes a moment before its journal line: wait for the line.
@@ -125,11 +125,11 @@ def test_temporary_name_then_rename(world: World, drop: Path, running, temp_name
     shutil.copytree(world.wire / bid, tmp)
     (tmp / PAYLOAD / "junk-while-copying").write_bytes(b"half")  # even invalid, it is never taken under a temp name
     time.sleep(1.0)  # well past the debounce and the settle time
-    assert store.list_bundles(world.me, ("pending",)) == []
+    assert listing.list_bundles(world.me, ("pending",)) == []
     (tmp / PAYLOAD / "junk-while-copying").unlink()
     os.rename(tmp, drop / bid)
-    assert until(lambda: store.find(world.me, bid) is not None)
-    assert bundle_mod.check(store.find(world.me, bid).path, expect_name=True).ok
+    assert until(lambda: listing.find(world.me, bid) is not None)
+    assert bundle_mod.check(listing.find(world.me, bid).path, expect_name=True).ok
     assert until(lambda: len(received(world, bid)) == 1)  # its journal line follows the rename
 
 
@@ -147,9 +147,9 @@ def test_churn_of_vanishing_paths_does_not_stop_the_watcher(world: World, drop: 
         shutil.rmtree(d, ignore_errors=True)
         n += 1
     shutil.copytree(src, drop / bid)
-    assert until(lambda: store.find(world.me, bid) is not None)
+    assert until(lambda: listing.find(world.me, bid) is not None)
     assert not any(e.kind == "error" for e in events), [e.message for e in events if e.kind == "error"]
-    assert all(s.id == bid for s in store.list_bundles(world.me, ("pending",)))
+    assert all(s.id == bid for s in listing.list_bundles(world.me, ("pending",)))
 
 
 def test_unattended_watcher_accepts_within_budget_and_says_when_spent(world: World, drop: Path, running) -> None:
@@ -202,17 +202,17 @@ def test_settle_rule_imports_a_stalled_partial_bundle_as_invalid_only_after_sett
     w = Watcher(world.me, [drop], settle=2.0, clock=clock)
     assert [e.kind for e in w.scan()] == ["waiting"]
     clock.t += 1.5
-    assert w.scan() == [] and store.find(world.me, bid) is None
+    assert w.scan() == [] and listing.find(world.me, bid) is None
     with open(dst / PAYLOAD / "note.txt", "ab") as f:  # it moved: the settle time starts again
         f.write(b"x")
     clock.t += 1.0
-    assert w.scan() == [] and store.find(world.me, bid) is None
+    assert w.scan() == [] and listing.find(world.me, bid) is None
     clock.t += 1.5
-    assert w.scan() == [] and store.find(world.me, bid) is None
+    assert w.scan() == [] and listing.find(world.me, bid) is None
     clock.t += 0.6
     [ev] = w.scan()
     assert ev.kind == "imported" and "INVALID" in ev.message
-    v = verdict_mod.compute(world.me, store.find(world.me, bid))
+    v = verdict_mod.compute(world.me, listing.find(world.me, bid))
     assert v.verdict == "invalid"
     assert w.scan() == []  # imported once
 
@@ -220,7 +220,7 @@ def test_settle_rule_imports_a_stalled_partial_bundle_as_invalid_only_after_sett
     shutil.copyfile(world.wire / bid / PAYLOAD / "note.txt", dst / PAYLOAD / "note.txt")
     [ev] = w.scan()
     assert ev.kind == "imported" and "VERIFIED" in ev.message
-    assert verdict_mod.compute(world.me, store.find(world.me, bid)).verdict != "invalid"
+    assert verdict_mod.compute(world.me, listing.find(world.me, bid)).verdict != "invalid"
     arrivals = [e for e in received(world, bid) if not e.get("again")]
     assert len(arrivals) == 2 and arrivals[-1].get("replaced_invalid") is True
     assert w.scan() == []  # and only once
@@ -251,7 +251,7 @@ def test_symlinks_loose_files_and_non_bundles(world: World, drop: Path, tmp_path
     clock.t += 2
     assert [(e.kind, e.path.name) for e in w.scan()] == [("skipped", "plain-folder")]
     assert w.scan() == []
-    assert store.list_bundles(world.me, ("pending",)) == []
+    assert listing.list_bundles(world.me, ("pending",)) == []
 
 
 def test_paths_vanishing_mid_scan_are_tolerated(world: World, drop: Path, monkeypatch) -> None:
@@ -282,7 +282,7 @@ def test_paths_vanishing_mid_scan_are_tolerated(world: World, drop: Path, monkey
     monkeypatch.setattr(watch.bundle_mod, "read_manifest", read_then_vanish)
     events = w.scan()
     assert not any(e.kind == "error" for e in events)
-    assert store.list_bundles(world.me, ("pending",)) == []
+    assert listing.list_bundles(world.me, ("pending",)) == []
     assert not list(world.me.staging.glob("import-*"))
 
 
@@ -339,4 +339,4 @@ def test_gage_watch_process_imports_and_stops_on_sigterm(world: World, drop: Pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert store.find(world.me, bid).state == "pending"
+    assert listing.find(world.me, bid).state == "pending"

@@ -36,6 +36,7 @@ from gage import bundle as bundle_mod
 from gage.bundle.treestat import Fingerprint, tree_fingerprint
 from gage.format.errors import GageError, GageIOError, UsageError
 from gage.format.vocab import WatchKind
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import gate, store
 from gage.trust import ceremony, retirement
@@ -223,7 +224,7 @@ class Watcher:
             else:
                 self._announce(rec, path, events)
             return
-        held = store.find(self.home, manifest.id)
+        held = listing.find(self.home, manifest.id)
         if held is not None:
             rec.done = True
             # Already held: importing again would only add a replay record, unless the copy
@@ -233,7 +234,7 @@ class Watcher:
                 if not bundle_mod.check(held.path, expect_name=True).ok:
                     self._import(drop, path, events)
             return
-        decided = store.decisions(self.home).get(manifest.id)
+        decided = listing.decisions(self.home).get(manifest.id)
         if decided is not None:
             # Decided before, and its copy since tidied away: a decision is final for the id,
             # so the same bundle dropped again is not brought back to be decided again.
@@ -265,7 +266,7 @@ class Watcher:
         ceremony.remember_signer(self.home, result)
         if not result.new:
             return
-        stored = store.find(self.home, result.id)
+        stored = listing.find(self.home, result.id)
         label = ""
         verdict = "invalid"
         if stored is not None:

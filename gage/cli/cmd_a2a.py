@@ -19,7 +19,7 @@ from gage.carriers.a2a import artifact, card
 from gage.cli import cmd_keys
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import GageIOError, RefusedError, UsageError
-from gage.inbox import store
+from gage.home import listing
 from gage.trust import retirement
 
 
@@ -84,7 +84,7 @@ def _token(path: str | None) -> str | None:
 
 def cmd_export(args: Any) -> int:
     home = open_home(args)
-    stored = store.resolve(home, args.id)
+    stored = listing.resolve(home, args.id)
     obj = artifact.export_artifact(stored.path, protocol=args.protocol, limits=_limits(home, args))
     data = (json.dumps(obj, indent=2, ensure_ascii=True) + "\n").encode("ascii")
     if args.output:
@@ -171,7 +171,7 @@ def cmd_serve(args: Any) -> int:
 def cmd_send(args: Any) -> int:
     client = _sdk("client")
     home = open_home(args)
-    stored = store.resolve(home, args.id)
+    stored = listing.resolve(home, args.id)
     result = client.send(
         home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args),
         from_card=args.reply_to,

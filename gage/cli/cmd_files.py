@@ -14,13 +14,13 @@ from typing import Any
 from gage.cli import completion
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.sanitize import json_text
-from gage.inbox import store
+from gage.home import listing
 from gage.inbox.extract import extract
 
 
 def cmd_extract(args: Any) -> int:
     home = open_home(args)
-    stored = store.resolve(home, args.id)
+    stored = listing.resolve(home, args.id)
     paths = extract(home, stored, Path(args.dir), force=args.force, allow_pending=args.pending)
     if args.json:
         emit_json({"id": stored.id, "state": stored.state, "dir": json_text(args.dir), "files": [json_text(str(p)) for p in paths]})

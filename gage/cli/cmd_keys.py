@@ -16,10 +16,11 @@ from gage.format.errors import Exit, MalformedError, UsageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
 from gage.format.words import format_pairs
+from gage.home import listing
 from gage.home.identity import load_key_file
 from gage.home.layout import Home
 from gage.home.wordcache import WordCache
-from gage.inbox import ownkey, store
+from gage.inbox import ownkey
 from gage.trust import retirement
 
 
@@ -99,7 +100,7 @@ def _apply_one(home: Home, source: str) -> retirement.Outcome:
     elif path.exists() or path.is_symlink():
         outcome = retirement.apply_bytes(home, _read_file(path), source=f"file {path.name}")
     else:
-        outcome = retirement.apply_bundle(home, store.resolve(home, source))
+        outcome = retirement.apply_bundle(home, listing.resolve(home, source))
     if outcome is None:
         raise MalformedError(
             "does not carry a key statement (a share with one file, gage-key-statement.json)", path=source

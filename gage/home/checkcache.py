@@ -60,7 +60,7 @@ from gage.format.keys import SIGNATURE_LEN
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.vocab import PROBLEM_STAGES
 from gage.home.layout import Home
-from gage.inbox.store import Stored
+from gage.home.listing import Stored
 
 FORMAT = f"gage-checkcache-1/{__version__}"
 FILE_NAME = "checks.json"

@@ -29,7 +29,7 @@ from gage.format.keys import verify_manifest_signature
 from gage.format.manifest import FileEntry, Manifest
 from gage.format.vocab import Place
 from gage.home.layout import Home
-from gage.inbox.store import Stored
+from gage.home.listing import Stored
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIR = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_DIRECTORY", 0)

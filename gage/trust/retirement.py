@@ -30,10 +30,11 @@ from gage.format.errors import (
 from gage.format.keys import Identity, key_text, short_fingerprint
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Refusal, StatementWhy
+from gage.home import listing
 from gage.home.contacts import Contact, Contacts, Retirement
 from gage.home.identity import load_identity
 from gage.home.layout import Home
-from gage.inbox.store import Stored
+from gage.home.listing import Stored
 
 APPLIED: Final = "applied"
 # Why a statement changes nothing (spec/keys.md section 4), in the order they are checked.
@@ -159,11 +160,10 @@ def apply_arrivals(home: Home, ids: list[str]) -> list[Outcome]:
     key statement a newly landed bundle carries, or journal why not (spec/keys.md section 4).
 
     One function for every arrival path, so no carrier is a way around the rules."""
-    from gage.inbox import store
 
     outcomes = []
     for bid in ids:
-        stored = store.find(home, bid)
+        stored = listing.find(home, bid)
         if stored is None:
             continue
         try:

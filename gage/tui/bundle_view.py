@@ -31,8 +31,8 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from gage.format.errors import GageError
-from gage.inbox import store
-from gage.inbox.store import Stored
+from gage.home import listing
+from gage.home.listing import Stored
 from gage.trust.frame import PREVIEW_LIMIT, Field, fields, payload_status
 from gage.trust.verdict import Verdict, compute
 from gage.tui import decide, export, files, safe, via
@@ -92,7 +92,7 @@ class BundleScreen(Screen[None]):
         stored: Stored | None = None
         result: tuple[Verdict, list[Field]] | str | None
         try:
-            stored = store.find(home, self.bundle_id)  # type: ignore[arg-type]
+            stored = listing.find(home, self.bundle_id)  # type: ignore[arg-type]
             v = compute(home, stored) if stored is not None else None  # type: ignore[arg-type]
             # The frame's fields too: a problem per file (10,000) is work that grows with the bundle.
             result = (v, fields(v)) if v is not None else None

@@ -27,8 +27,8 @@ from textual.screen import Screen
 from gage.bundle import atomic
 from gage.carriers.a2a import artifact
 from gage.format.errors import GageError, GageIOError, NotFoundError, RefusedError
+from gage.home import listing
 from gage.home.layout import Home
-from gage.inbox import store
 from gage.tui import safe
 from gage.tui.dialogs import ExportChoice, ExportDialog
 from gage.tui.messages import ArtifactExported
@@ -75,7 +75,7 @@ def write_new(dest: Path, data: bytes) -> None:
 
 def artifact_bytes(home: Home, bundle_id: str, protocol: str) -> bytes:
     """The bundle as A2A Artifact JSON text, as `gage a2a export` writes it."""
-    stored = store.find(home, bundle_id)
+    stored = listing.find(home, bundle_id)
     if stored is None:
         raise NotFoundError("is no longer in this home (moved or removed); nothing was written", path=f"bundle {bundle_id[:12]}")
     obj = artifact.export_artifact(stored.path, protocol=protocol, limits=artifact.Limits.of(home))

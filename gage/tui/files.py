@@ -27,9 +27,9 @@ from textual.widgets import Button, Input, Static
 from gage.bundle import PAYLOAD
 from gage.format.errors import NotFoundError
 from gage.format.manifest import Manifest
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import extract as extract_mod
-from gage.inbox import store
 from gage.tui import background, safe
 from gage.tui.dialogs import ConfirmDialog, resolve_path
 
@@ -159,7 +159,7 @@ def show_folder(screen: Screen, bundle_id: str | None) -> None:
     """`o`: the payload folder of an accepted bundle (or one of yours)."""
     app = screen.app
     home: Home = app.home  # type: ignore[attr-defined]
-    stored = store.find(home, bundle_id) if bundle_id else None
+    stored = listing.find(home, bundle_id) if bundle_id else None
     if stored is None:
         app.notify("No bundle here.", severity="warning", markup=False)
         return
@@ -176,7 +176,7 @@ def show_folder(screen: Screen, bundle_id: str | None) -> None:
 
 def _clashes(home: Home, bundle_id: str, dest: Path) -> list[str]:
     """Files of the bundle that already exist in `dest` (asked about before anything is written)."""
-    stored = store.find(home, bundle_id)
+    stored = listing.find(home, bundle_id)
     if stored is None:
         return []
     manifest: Manifest | None = stored.manifest()
@@ -191,7 +191,7 @@ def _extract(home: Home, bundle_id: str, dest: Path, force: bool, allow_pending:
         clash = _clashes(home, bundle_id, dest)
         if clash:
             return clash, 0
-    stored = store.find(home, bundle_id)
+    stored = listing.find(home, bundle_id)
     if stored is None:
         raise NotFoundError("is no longer in this home (moved or removed); nothing was saved", path=f"bundle {bundle_id[:12]}")
     return [], len(extract_mod.extract(home, stored, dest, force=force, allow_pending=allow_pending))
@@ -201,7 +201,7 @@ def save(screen: Screen, bundle_id: str | None) -> None:
     """`s`: ask for a folder, confirm a pending bundle, then copy its files (asking before overwriting)."""
     app = screen.app
     home: Home = app.home  # type: ignore[attr-defined]
-    stored = store.find(home, bundle_id) if bundle_id else None
+    stored = listing.find(home, bundle_id) if bundle_id else None
     if stored is None or bundle_id is None:
         app.notify("No bundle here.", severity="warning", markup=False)
         return

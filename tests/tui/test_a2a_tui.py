@@ -22,7 +22,8 @@ from tuikit import TestApp, World, identity, make_bundle, screen_segments, scree
 from gage.carriers.a2a import artifact
 from gage.format.errors import GageIOError, RefusedError
 from gage.format.keys import key_text
-from gage.inbox import send, store
+from gage.home import listing
+from gage.inbox import send
 from gage.tui import export, safe
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.dialogs import ExportChoice, ExportDialog
@@ -192,7 +193,7 @@ async def test_the_outbox_tab_lists_the_bundles_you_made(world: World, tmp_path:
         assert " Accept " not in text and " Reject " not in text
         await pilot.press("a")
         await pilot.pause()
-        assert store.find(world.home, mine).state == "outbox"
+        assert listing.find(world.home, mine).state == "outbox"
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, BundleScreen)
@@ -241,10 +242,10 @@ async def test_export_writes_an_artifact_that_reads_back(protocol: str, world: W
             [carried] = artifact.parse_bytes(data)
             assert carried.id == bid and carried.protocol == protocol
             # Byte for byte what `gage a2a export` writes.
-            expect = artifact.export_artifact(store.find(world.home, bid).path, protocol=protocol)
+            expect = artifact.export_artifact(listing.find(world.home, bid).path, protocol=protocol)
             assert data == (json.dumps(expect, indent=2, ensure_ascii=True) + "\n").encode("ascii")
             assert any(f"as an A2A {protocol} artifact: {path}" in t for t in toasts(app))
-        assert store.find(world.home, theirs).state == "pending"  # exporting decides nothing
+        assert listing.find(world.home, theirs).state == "pending"  # exporting decides nothing
 
 
 async def test_export_refuses_to_replace_a_file(world: World, tmp_path: Path) -> None:

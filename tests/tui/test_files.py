@@ -8,7 +8,8 @@ from pathlib import Path
 from tuikit import TestApp, World
 
 from gage.bundle import PAYLOAD
-from gage.inbox import gate, store
+from gage.home import listing
+from gage.inbox import gate
 from gage.tui.bindings import GROUPS
 from gage.tui.dialogs import ConfirmDialog
 from gage.tui.files import FolderDialog, SaveDialog
@@ -54,7 +55,7 @@ async def test_o_shows_the_folder_of_an_accepted_bundle_only(world: World) -> No
         await pilot.pause()
         assert isinstance(app.screen, FolderDialog)
         shown = app.screen.query_one("#folder-path").value
-        assert shown == str(store.find(world.home, bid).path / PAYLOAD)
+        assert shown == str(listing.find(world.home, bid).path / PAYLOAD)
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.inbox
@@ -104,7 +105,7 @@ async def test_s_on_a_pending_bundle_needs_a_confirmation(world: World, tmp_path
         await pilot.press("y")
         await pilot.pause()
         assert (dest / "notes.md").read_bytes() == b"Minutes of Monday's call.\n"
-        assert store.find(world.home, bid).state == "pending"  # saving is not accepting
+        assert listing.find(world.home, bid).state == "pending"  # saving is not accepting
 
 
 async def test_s_refuses_a_tampered_bundle_and_writes_nothing(world: World, tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tuikit import TestApp, World, screen_text, spoken, typed_keys
 
+from gage.home import listing
 from gage.home.contacts import Contacts
-from gage.inbox import store
 from gage.trust.verdict import compute
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
@@ -72,7 +72,7 @@ async def test_review_and_accept_a_verified_bundle(world: World) -> None:
         assert "TIMEOUT = 30" in text and "Please review" not in text
         await pilot.press("a")
         await pilot.pause()
-        assert store.find(world.home, bid).state == "accepted"
+        assert listing.find(world.home, bid).state == "accepted"
         await pilot.pause()
         bar = str(app.screen.query_one("#verdict-bar").content)
         assert "accepted" in bar and "pending" not in bar
@@ -94,7 +94,7 @@ async def test_reject_with_a_reason(world: World) -> None:
         assert isinstance(app.screen, ReasonDialog)
         await pilot.press(*typed_keys("not needed"), "enter")
         await pilot.pause()
-        assert store.find(world.home, bid).state == "rejected"
+        assert listing.find(world.home, bid).state == "rejected"
     rejected = journal_events(world, "rejected")[-1]
     assert rejected["bundle"] == bid and rejected["why"] == "not needed"
 
@@ -108,7 +108,7 @@ async def test_reject_can_be_cancelled(world: World) -> None:
         await pilot.press("r", "escape")
         await pilot.pause()
         assert isinstance(app.screen, BundleScreen)
-        assert store.find(world.home, bid).state == "pending"
+        assert listing.find(world.home, bid).state == "pending"
 
 
 async def test_unverified_accept_asks_why_and_cancel_keeps_it_pending(world: World) -> None:
@@ -125,13 +125,13 @@ async def test_unverified_accept_asks_why_and_cancel_keeps_it_pending(world: Wor
         await pilot.press("enter")  # the focused button is Cancel: a stray Enter is safe
         await pilot.pause()
         assert isinstance(app.screen, BundleScreen)
-        assert store.find(world.home, bid).state == "pending"
+        assert listing.find(world.home, bid).state == "pending"
         await pilot.press("a")
         await pilot.pause()
         await pilot.click("#yes")  # the mouse works too
         await pilot.pause()
-        assert store.find(world.home, bid).state == "accepted"
-    v = compute(world.home, store.find(world.home, bid))
+        assert listing.find(world.home, bid).state == "accepted"
+    v = compute(world.home, listing.find(world.home, bid))
     assert v.accepted_how == "human-unverified"
 
 
@@ -151,7 +151,7 @@ async def test_invalid_bundle_cannot_be_accepted_and_the_view_says_why(world: Wo
         await pilot.press("a")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmDialog)
-        assert store.find(world.home, bid).state == "pending"
+        assert listing.find(world.home, bid).state == "pending"
         assert any("INVALID" in str(n.message) for n in app._notifications)
     assert journal_events(world, "accepted") == []
 
@@ -165,7 +165,7 @@ async def test_accept_from_the_inbox_row(world: World) -> None:
             await pilot.press("down")
         await pilot.press("a")
         await pilot.pause()
-        assert store.find(world.home, bid).state == "accepted"
+        assert listing.find(world.home, bid).state == "accepted"
         assert bid not in app.inbox.rows
 
 
@@ -190,7 +190,7 @@ async def test_ceremony_success_from_an_unknown_senders_bundle(world: World) -> 
         assert not isinstance(app.screen, CeremonyScreen)
     contacts = Contacts.load(world.home.contacts_path)
     assert contacts.by_key(world.stranger.key).name == "mallory"
-    assert compute(world.home, store.find(world.home, bid)).verdict == "verified"
+    assert compute(world.home, listing.find(world.home, bid)).verdict == "verified"
     assert app.inbox.rows[bid].verdict.verdict == "verified"
 
 

@@ -28,6 +28,7 @@ from tuikit import (
 from gage.format.errors import MalformedError
 from gage.format.manifest import check_path
 from gage.format.sanitize import _BIDI
+from gage.home import listing
 from gage.inbox import store
 from gage.tui import safe
 from gage.tui.bundle_view import BundleScreen
@@ -149,4 +150,4 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
         assert app._notifications, "a bad key file is reported"
         assert_clean(app, badfile.name)  # the error toast quotes the hostile file name literally
     assert not app.pwned
-    assert store.find(home, bid).state == "pending"
+    assert listing.find(home, bid).state == "pending"

@@ -17,7 +17,7 @@ from textual.widgets import DataTable
 from tuikit import TestApp, World, drop_in, screen_text
 
 from gage.bundle import PAYLOAD
-from gage.home import checkcache
+from gage.home import checkcache, listing
 from gage.inbox import store
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.inbox_table import InboxTable
@@ -57,9 +57,9 @@ async def test_rows_show_before_their_verdicts_as_claims_marked_checking(world: 
         table = app.inbox.query_one(InboxTable)
         table.move_cursor(row=table.get_row_index(world.ids["review"]))
         await pilot.press("a")  # waits for the verdict, then acts
-        assert store.find(world.home, world.ids["review"]).state == "pending"
+        assert listing.find(world.home, world.ids["review"]).state == "pending"
         hold.set()
-        assert await wait_for(lambda: getattr(store.find(world.home, world.ids["review"]), "state", None) == "accepted")
+        assert await wait_for(lambda: getattr(listing.find(world.home, world.ids["review"]), "state", None) == "accepted")
         assert await wait_for(lambda: not app.inbox.loading)
         assert "checking" not in screen_text(app)
 
@@ -91,7 +91,7 @@ async def test_a_changed_file_rechecks_only_its_bundle(world: World, monkeypatch
     async with app.run_test(size=SIZE) as pilot:
         checked = count_checks(monkeypatch)
         bid = world.ids["notes"]
-        f = store.find(world.home, bid).path / PAYLOAD / "notes.md"
+        f = listing.find(world.home, bid).path / PAYLOAD / "notes.md"
         f.write_bytes(b"Minutes, rewritten.\n")
         app.inbox.changed(frozenset({str(f)}))
         await pilot.pause()
@@ -176,7 +176,7 @@ def test_the_first_rows_never_read_the_whole_journal(world: World, monkeypatch: 
     live = LiveFacts()
     facts = live.update(home).facts
     facts.prefetch(world.ids.values())
-    order = sync_mod._ordered(store.list_bundles(home, ("pending",)), facts.first_received)
+    order = sync_mod._ordered(listing.list_bundles(home, ("pending",)), facts.first_received)
     assert rebuilt == [] and live.read_bytes == 0
     assert [st.id for st in order] == [r.id for r in sorted(
         (sync_mod.cheap_row(st, facts.first_received.get(st.id)) for st in order), key=lambda r: r.order, reverse=True
@@ -197,7 +197,7 @@ async def test_a_byte_changed_while_open_is_shown_invalid_after_the_watchers_cha
         assert await wait_for(lambda: not app.inbox.loading)
         assert app.inbox.cache.hits >= 1 and len(app.inbox.cache) >= 1
         await watcher_ready(app, world)
-        f = store.find(world.home, bid).path / PAYLOAD / "notes.md"
+        f = listing.find(world.home, bid).path / PAYLOAD / "notes.md"
         st = f.stat()
         data = f.read_bytes()
         f.write_bytes(bytes([data[0] ^ 1]) + data[1:])  # one byte, same size

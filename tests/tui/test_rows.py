@@ -28,7 +28,7 @@ from tuikit import (
 )
 
 from gage.bundle import PAYLOAD
-from gage.home import checkcache
+from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.inbox import gate, send, store
 from gage.tui import inbox_sync as sync_mod
@@ -120,8 +120,8 @@ async def test_a_key_pressed_during_a_reload_acts_on_the_highlighted_bundle(worl
         await asyncio.sleep(0.05)
         assert app.inbox.loading and new.name not in app.inbox.rows  # the reload is in flight
         await pilot.press("a")  # verified: accepted at once, no dialog
-        assert store.find(world.home, review).state == "accepted"
-        assert store.find(world.home, new.name).state == "pending"
+        assert listing.find(world.home, review).state == "accepted"
+        assert listing.find(world.home, new.name).state == "pending"
         release.set()
         await until_loaded(app)
         await pilot.pause()
@@ -256,7 +256,7 @@ def test_the_cache_rechecks_any_changed_file(world: World, monkeypatch: pytest.M
     assert bad == 1 and cache.misses == 4 and cache.hits == 0 and len(cache) == 3
     assert verdicts() == first and cache.misses == 4 + bad and cache.hits == 3
 
-    review = store.find(home, world.ids["review"]).path
+    review = listing.find(home, world.ids["review"]).path
     target = review / PAYLOAD / "patch" / "NOTES.txt"
     st = target.stat()
     data = target.read_bytes()
@@ -297,7 +297,7 @@ async def test_the_bundle_view_never_uses_the_cache(world: World, monkeypatch: p
     async with app.run_test(size=SIZE) as pilot:
         bid = world.ids["notes"]
         assert app.inbox.rows[bid].verdict.verdict == "verified"
-        (store.find(world.home, bid).path / PAYLOAD / "notes.md").write_bytes(b"Minutes, rewritten.\n")
+        (listing.find(world.home, bid).path / PAYLOAD / "notes.md").write_bytes(b"Minutes, rewritten.\n")
         app.inbox.reload()
         await pilot.pause()
         assert app.inbox.rows[bid].verdict.verdict == "verified"  # the (blinded) check cache

@@ -18,6 +18,7 @@ from tuikit import TestApp, screen_text
 from gage.bundle import MANIFEST
 from gage.home.layout import Home
 from gage.inbox import ownkey, send, store
+from gage.inbox.opening import open_home
 from gage.trust import retirement
 from gage.tui import decide
 from gage.tui.ceremony import CeremonyScreen
@@ -110,7 +111,7 @@ async def test_the_accept_dialog_never_calls_a_compromised_key_new(make_home, tm
 @pytest.mark.parametrize("reason", ["compromised", "superseded"])
 async def test_p_on_a_retired_key_offers_its_named_replacement(make_home, tmp_path: Path, reason: str) -> None:
     alice, bob, old = _retired_world(make_home, tmp_path, reason)
-    new_key = Home.open(alice.root).identity.key
+    new_key = open_home(alice.root).identity.key
     app = TestApp(bob)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await _on_row(pilot, app, old)

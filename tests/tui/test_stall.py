@@ -36,6 +36,7 @@ from tuikit import (
 )
 
 from gage.format.sanitize import payload_lines
+from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import gate, store
 from gage.trust.frame import PREVIEW_LIMIT
@@ -206,7 +207,7 @@ async def test_accept_runs_in_a_worker(world: World, monkeypatch) -> None:
         table.move_cursor(row=table.get_row_index(bid))
         await pilot.press("a")
         await pilot.pause()
-        assert store.find(world.home, bid).state == "accepted"
+        assert listing.find(world.home, bid).state == "accepted"
     assert threads and threads[0] is not threading.main_thread()
 
 
@@ -229,10 +230,10 @@ async def test_accept_while_a_watcher_holds_the_home_gives_up_and_says_why(world
             said = [str(n.message) for n in app._notifications]
             assert any("home is busy" in m for m in said), said
             assert any("Waiting for the home" in m for m in said), said
-            assert store.find(world.home, bid).state == "pending"
+            assert listing.find(world.home, bid).state == "pending"
         await pilot.press("a")
         await pilot.pause()
-        assert store.find(world.home, bid).state == "accepted"
+        assert listing.find(world.home, bid).state == "accepted"
 
 
 async def test_the_ceremony_never_waits_for_the_home_on_the_ui_thread(world: World, monkeypatch) -> None:

@@ -31,6 +31,7 @@ from gage.format.words import derive
 from gage.home.identity import save_identity
 from gage.home.layout import Home
 from gage.inbox import store
+from gage.inbox.opening import open_home
 from gage.trust import ceremony
 from gage.tui.app import GageApp
 
@@ -96,7 +97,7 @@ def make_home(root: Path, name: str, n: int) -> Home:
     ident = identity(name, n)
     save_identity(ident, home.identity_path)
     home.journal.append("init", name=name, key=ident.key_text)
-    return Home.open(root)
+    return open_home(root)
 
 
 def make_bundle(

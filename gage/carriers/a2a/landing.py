@@ -17,10 +17,11 @@ from gage import bundle as bundle_mod
 from gage.carriers.a2a.reader import Carried, parse, parse_bytes
 from gage.carriers.a2a.wire import MANIFEST_PART, SIGNATURE_PART, Limits
 from gage.format.errors import GageIOError
-from gage.home import settings
+from gage.home import listing, settings
 from gage.home.layout import Home
 from gage.inbox import store
 from gage.trust import ceremony
+from gage.trust.limits import check_limits, check_pending
 
 
 @dataclass
@@ -66,11 +67,11 @@ def land(home: Home, carried: list[Carried], *, transport: dict[str, str] | None
     # The receiver's limits for every bundle first (spec/settings.md), so a message or task
     # over one lands nothing at all, and no scratch copy is written for a bundle refused.
     # import_bundle checks them again under the lock.
-    limits = settings.load(home).limits
+    receiver = settings.load(home).limits
     for c in carried:
-        store.check_limits(home, c.manifest, limits)
-        if store.find(home, c.id) is None and store.decisions(home).get(c.id) is None:
-            store.check_pending(home, c.manifest, c.signature, limits)
+        check_limits(home, c.manifest, receiver)
+        if listing.find(home, c.id) is None and listing.decisions(home).get(c.id) is None:
+            check_pending(home, c.manifest, c.signature, receiver)
     out: list[Landed] = []
     home.staging.mkdir(parents=True, exist_ok=True)
     for c in carried:
