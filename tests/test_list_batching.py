@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage.cli.cmd_core import list_rows
-from gage.home import checkcache
+from gage.inbox.rows import inbox_rows
+from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.home.contacts import Contacts
 from gage.home.journal.index import JournalIndex
 from gage.home.layout import ALL_STATES, Home
-from gage.inbox import send, store
+from gage.inbox import send
 from gage.trust import verdict as verdict_mod
 
 
@@ -55,11 +55,11 @@ def test_a_listing_asks_the_index_once_for_its_bundles_and_their_parents(
         return real(self, wanted, sync=sync)
 
     monkeypatch.setattr(JournalIndex, "bundles", counting)
-    rows, _ = list_rows(me, ("pending",))  # the parent is in the outbox: not one of the rows
+    rows = inbox_rows(me, ("pending",))  # the parent is in the outbox: not one of the rows
     assert queries == [sorted({*replies, asked.id})]
-    assert {r["id"] for r in rows} == set(replies)
+    assert {r.id for r in rows} == set(replies)
     for bid in replies:
-        v = verdict_mod.compute(me, store.find(me, bid))  # type: ignore[arg-type]
+        v = verdict_mod.compute(me, listing.find(me, bid))  # type: ignore[arg-type]
         assert v.seen is not None and v.seen.parent_status == "sent-by-me"
 
 
@@ -77,7 +77,7 @@ def test_each_keys_trust_once_per_listing_is_the_verdict_computed_alone(
     arrive(me, dest)
     me.authority_path.write_text('[[grant]]\ncontact = "alice"\nkind = "share"\nmay = "Read it."\n')
     alone = {
-        s.id: verdict_mod.compute(me, s).to_json() for s in store.list_bundles(me, ALL_STATES)
+        s.id: verdict_mod.compute(me, s).to_json() for s in listing.list_bundles(me, ALL_STATES)
     }
     calls: list[bytes] = []
     real = verdict_mod.key_trust
@@ -92,7 +92,7 @@ def test_each_keys_trust_once_per_listing_is_the_verdict_computed_alone(
     authority = verdict_mod.load_authority(me, contacts)
     together = {
         s.id: verdict_mod.compute(me, s, contacts=contacts, authority=authority, keys=keys).to_json()
-        for s in store.list_bundles(me, ALL_STATES)
+        for s in listing.list_bundles(me, ALL_STATES)
     }
     assert together == alone
     assert sorted(calls) == sorted({alice.identity.key, bob.identity.key, me.identity.key})
@@ -110,7 +110,7 @@ def test_a_bundle_folder_swapped_for_a_symlink_to_it_is_not_a_cache_hit(
     m, dest = send.create(alice, _files(tmp_path, "x"), kind="share", subject="x")
     arrive(me, dest)
     time.sleep(0.12)
-    stored = store.find(me, m.id)
+    stored = listing.find(me, m.id)
     assert stored is not None
     cache = CheckCache.of(me)
     assert cache.check(stored).ok and cache.misses == 1

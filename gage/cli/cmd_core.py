@@ -12,13 +12,11 @@ from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keys import KeyFile, key_text
 from gage.format.sanitize import json_text
-from gage.format.vocab import Place
 from gage.format.words import format_pairs
-from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.wordcache import WordCache
-from gage.inbox import send, store
-from gage.trust import verdict as verdict_mod
+from gage.inbox import opening, send, store
+from gage.inbox.rows import inbox_rows
 
 
 def cmd_init(args: Any) -> int:
@@ -163,74 +161,29 @@ def cmd_import(args: Any) -> int:
 
 
 def cmd_list(args: Any) -> int:
-    """Every bundle with the verdict computed now. The sender is the verdict's (`Sender.to_json()`,
-    the shape `gage verdict --json` prints): never looked up in the contacts here, so a bundle
-    whose signature fails is never listed under a contact's name (issue 9, class 1)."""
+    """Every bundle with the verdict computed now, from the inbox read model (gage.inbox.rows),
+    the rows the interface shows. The sender is the verdict's (`Sender.to_json()`, the shape
+    `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
+    signature fails is never listed under a contact's name (issue 9, class 1)."""
     home = open_home(args)
-    rows, labels = list_rows(home, (args.state,) if args.state else ALL_STATES)
+    rows = inbox_rows(home, (args.state,) if args.state else ALL_STATES)
     if args.json:
-        emit_json(rows)
+        emit_json([r.to_json() for r in rows])
         return 0
     if not rows:
         out("no bundles")
         return 0
     for r in rows:
-        if r["kind"] is None:
-            out(f"{r['state']:<9} {r['id'][:12]}  (unreadable manifest)")
+        if r.kind is None:
+            out(f"{r.state:<9} {r.id[:12]}  (unreadable manifest)")
             continue
-        subj = show(r["subject"] or "")
-        if r["accepted_how"] == "unattended":
+        subj = show(r.subject or "")
+        if r.accepted_how == "unattended":
             subj = f"[accepted UNATTENDED] {subj}"
-        elif r["accepted_how"] == "human-unverified":
+        elif r.accepted_how == "human-unverified":
             subj = f"[accepted with sender unverified] {subj}"
-        out(f"{r['state']:<9} {r['id'][:12]}  {r['verdict']:<10} {r['kind']:<14} {show(labels[r['id']]):<28} {subj}")
+        out(f"{r.state:<9} {r.id[:12]}  {r.level:<10} {r.kind:<14} {show(r.sender_label):<28} {subj}")
     return 0
-
-
-def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The rows of `gage list`, and each bundle's sender as the line shows it.
-
-    Checks come through the home's check cache (gage.home.checkcache: a payload is hashed again
-    only when its tree changed, and each manifest is parsed once); contacts, journal and
-    authority are read once, here, and the trust half of every verdict is computed fresh."""
-    from gage.home.checkcache import CheckCache
-
-    contacts = Contacts.load(home.contacts_path)
-    facts = home.journal.index.facts()
-    authority = verdict_mod.load_authority(home, contacts)
-    cache = CheckCache.of(home)
-    rows: list[dict[str, Any]] = []
-    labels: dict[str, str] = {}
-    listed = store.list_bundles(home, states)
-    checks = [cache.check(s) for s in listed]
-    # One index query for the listing's bundles and their parents, not one per bundle.
-    facts.prefetch([*(s.id for s in listed), *(c.manifest.parent for c in checks if c.manifest and c.manifest.parent)])
-    keys: dict[bytes, verdict_mod.KeyTrust] = {}  # each signing key's trust, computed once in this listing
-    for s, check in zip(listed, checks, strict=True):
-        v = verdict_mod.compute(home, s, contacts=contacts, facts=facts, check=check, authority=authority, keys=keys)
-        m = v.manifest
-        verdict: str = v.verdict
-        if s.state == "outbox" and v.sender.is_me and verdict != "invalid":
-            verdict = "mine"  # my own bundle: "unverified" (no contact is me) would only mislead
-        rows.append(
-            {
-                "id": s.id,
-                "state": s.state,
-                "kind": m.kind if m else None,
-                "created": m.created if m else None,
-                "subject": m.subject if m else None,
-                "verdict": verdict,
-                "accepted_how": v.accepted_how,
-                "sender": v.sender.to_json(),
-            }
-        )
-        labels[s.id] = "me" if v.sender.is_me else v.sender.describe()
-    for state in states:
-        cache.keep_only(state, {s.id for s in listed if s.state == state})
-    cache.save()
-    order = {st: i for i, st in enumerate(ALL_STATES)}
-    rows.sort(key=lambda r: (order[r["state"]], r["created"] or "", r["id"]))
-    return rows, labels
 
 
 def cmd_demo(args: Any) -> int:
@@ -254,7 +207,7 @@ def cmd_demo(args: Any) -> int:
         out(f"demo home: {root}")
         out(f"try: GAGE_HOME={root} gage list")
         return 0
-    return run_tui(Home.open(root))
+    return run_tui(opening.open_home(root))
 
 
 def cmd_tui(args: Any) -> int:

@@ -36,14 +36,12 @@ from textual.message import Message
 
 from gage.format.errors import GageError
 from gage.format.manifest import Manifest
-from gage.home.authority import AuthorityFile
+from gage.home import listing
 from gage.home.checkcache import CheckCache
-from gage.home.contacts import Contacts
-from gage.home.journal.facts import JournalFacts
 from gage.home.layout import ALL_STATES, Home
-from gage.inbox import store
-from gage.inbox.store import Stored
-from gage.trust.verdict import Verdict, compute, load_authority
+from gage.home.listing import Stored
+from gage.inbox.rows import InboxReader
+from gage.trust.verdict import Verdict
 from gage.tui import safe
 from gage.tui.livefacts import LiveFacts
 from gage.tui.messages import RowsArrived, SyncDone, VerdictsReady
@@ -99,25 +97,9 @@ class SyncRequest:
     interrupt: threading.Event = field(default_factory=threading.Event)
 
 
-@dataclass
-class Reads:
-    """What every verdict of one run reads, read once for the run."""
-
-    contacts: Contacts
-    authority: AuthorityFile
-    facts: JournalFacts
-    parsed: dict[str, Manifest] = field(default_factory=dict)  # manifests the rows parsed (gage.home.checkcache reuses them)
-
-
-def verdict_of(home: Home, stored: Stored, reads: Reads, cache: CheckCache) -> Verdict | None:
-    """The row's verdict (its check through the check cache, gage.home.checkcache), or None if it vanished."""
-    if not stored.path.is_dir():
-        return None
-    try:
-        check = cache.check(stored, parsed=reads.parsed.pop(stored.id, None))
-        return compute(home, stored, contacts=reads.contacts, facts=reads.facts, check=check, authority=reads.authority)
-    except (GageError, OSError):
-        return None
+def verdict_of(stored: Stored, reader: InboxReader) -> Verdict | None:
+    """The row's verdict, from the inbox read model (its check through the check cache), or None if it vanished."""
+    return reader.verdict(stored)
 
 
 def sync(
@@ -142,7 +124,7 @@ def _sync(
     home: Home, req: SyncRequest, cache: CheckCache, live: LiveFacts, post: Callable[[Message], object], cancelled: Callable[[], bool]
 ) -> None:
     _recover_staged(home)
-    listed = {s: store.list_bundles(home, (s,)) for s in ALL_STATES}
+    listed = {s: listing.list_bundles(home, (s,)) for s in ALL_STATES}
     counts = {s: len(v) for s, v in listed.items()}
     present = {st.id: st for st in listed[req.state]}
     update = live.update(home)
@@ -170,9 +152,8 @@ def _sync(
         touched = sorted(i for i in update.touched if i in req.known)
         first = list(dict.fromkeys([r.id for r in added] + req.recheck + touched))
         need = list(present) if update.keys_changed else req.need
-    contacts = Contacts.load(home.contacts_path)
-    reads = Reads(contacts, load_authority(home, contacts), facts, parsed)
-    _verdicts(home, req, present, first, need, reads, cache, post, cancelled)
+    reader = InboxReader(home, facts=facts, cache=cache, parsed=parsed)
+    _verdicts(req, present, first, need, reader, post, cancelled)
     cache.keep_only(req.state, set(present))
     cache.save()  # only if something changed: a fill that learned new checks, or bundles that left
 
@@ -191,13 +172,11 @@ def _ordered(stored: list[Stored], first_received: Mapping[str, str]) -> list[St
 
 
 def _verdicts(
-    home: Home,
     req: SyncRequest,
     present: dict[str, Stored],
     first: list[str],
     need: list[str],
-    reads: Reads,
-    cache: CheckCache,
+    reader: InboxReader,
     post: Callable[[Message], object],
     cancelled: Callable[[], bool],
 ) -> None:
@@ -221,17 +200,17 @@ def _verdicts(
             bid = todo[pos]
         if bid not in fetched:  # the journal's facts for the next ids, in one query (a no-op when prefetched)
             ids = [bid, *(i for i in todo[pos : pos + FACTS_BATCH] if i in left)]
-            reads.facts.prefetch(ids)
+            reader.facts.prefetch(ids)
             fetched.update(ids)
         left.discard(bid)
         urgent.discard(bid)
-        batch[bid] = verdict_of(home, present[bid], reads, cache)
+        batch[bid] = verdict_of(present[bid], reader)
         now = time.monotonic()
         if now - sent >= BATCH_SECONDS:
             post(VerdictsReady(req.state, req.run, batch))
             batch, sent = {}, now
         if now - saved >= SAVE_SECONDS:
-            cache.save()  # a fill cut short (the app closed) keeps most of what it learned
+            reader.cache.save()  # a fill cut short (the app closed) keeps most of what it learned
             saved = now
     if batch:
         post(VerdictsReady(req.state, req.run, batch))

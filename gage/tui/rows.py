@@ -24,12 +24,13 @@ from datetime import UTC, datetime
 from gage import bundle as bundle_mod
 from gage.format.errors import GageError
 from gage.format.manifest import Manifest
+from gage.home import listing
 from gage.home.checkcache import CheckCache
-from gage.home.contacts import Contacts
 from gage.home.layout import Home
-from gage.inbox import store
-from gage.inbox.store import Stored
-from gage.trust.verdict import Verdict, compute, load_authority
+from gage.home.listing import Stored
+from gage.inbox.opening import recover
+from gage.inbox.rows import InboxReader
+from gage.trust.verdict import Verdict
 
 __all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.home.checkcache's
 
@@ -113,7 +114,7 @@ def _recover_staged(home: Home) -> None:
     except OSError:
         return
     if staged:
-        home.recover(timeout=0)
+        recover(home, timeout=0)
 
 
 def load_rows(
@@ -123,7 +124,8 @@ def load_rows(
     cache: CheckCache | None = None,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> list[Row]:
-    """Verdicts for every bundle in one state, newest arrival first.
+    """Verdicts for every bundle in one state, newest arrival first, from the inbox read model
+    (gage.inbox.rows.InboxReader, the rows `gage list` prints).
 
     One read of the contacts and authority files and one query of the journal index
     serve every bundle. A bundle that vanishes or is half-written while we look is
@@ -131,25 +133,17 @@ def load_rows(
     a widget.
     """
     _recover_staged(home)
-    contacts = Contacts.load(home.contacts_path)
-    authority = load_authority(home, contacts)
-    facts = home.journal.index.facts()
-    bundles = store.list_bundles(home, (state,))
-    facts.prefetch(s.id for s in bundles)
+    reader = InboxReader(home, cache=cache)
+    bundles = listing.list_bundles(home, (state,))  # type: ignore[arg-type]
+    reader.facts.prefetch(s.id for s in bundles)
     rows: list[Row] = []
-    listed: set[str] = set()
     for stored in bundles:
         if cancelled():
             raise Cancelled
-        listed.add(stored.id)
-        if not stored.path.is_dir():
-            continue
-        try:
-            check = cache.check(stored) if cache is not None else None
-            rows.append(Row.of(stored, compute(home, stored, contacts=contacts, facts=facts, check=check, authority=authority)))
-        except (GageError, OSError):
-            continue
+        found = reader.row(stored)
+        if found is not None:
+            rows.append(Row.of(stored, found.verdict))
     if cache is not None:
-        cache.keep_only(state, listed)
+        cache.keep_only(state, {s.id for s in bundles})  # type: ignore[arg-type]
     rows.sort(key=lambda r: r.order, reverse=True)
     return rows
