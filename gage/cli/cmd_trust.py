@@ -18,11 +18,12 @@ from gage.format.keys import key_text, parse_key, short_fingerprint
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import authority as authority_mod
+from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.identity import load_key_file
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.wordcache import WordCache
-from gage.inbox import send, store
+from gage.inbox import send
 from gage.trust import ceremony, frame
 from gage.trust import verdict as verdict_mod
 
@@ -35,7 +36,7 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     if path.exists():
         kf = load_key_file(path)
         return kf.key, kf.name, f"key file {path.name}"
-    stored = store.resolve(home, source)
+    stored = listing.resolve(home, source)
     from gage import bundle as bundle_mod
 
     checked = bundle_mod.check(stored.path, expect_name=True)
@@ -215,7 +216,7 @@ def _emit_json_stream(items: Any) -> None:
 
 def cmd_verdict(args: Any) -> int:
     home = open_home(args)
-    v = verdict_mod.compute(home, store.resolve(home, args.id))
+    v = verdict_mod.compute(home, listing.resolve(home, args.id))
     if args.json:
         emit_json(v.to_json())
         return 0
@@ -266,7 +267,7 @@ def cmd_authority_init(args: Any) -> int:
 def cmd_forward(args: Any) -> int:
     home = open_home(args)
     copy_to = Path(args.output) if args.output else None
-    manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to)
+    manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to, unverified=args.unverified)
     err(f"forwarded as {manifest.kind} into {dest}; the earlier hop is recorded as your claim")
     if args.json:
         from gage.cli.made_json import made
@@ -281,7 +282,7 @@ def cmd_forward(args: Any) -> int:
 
 def cmd_read(args: Any) -> int:
     home = open_home(args)
-    v = verdict_mod.compute(home, store.resolve(home, args.id))
+    v = verdict_mod.compute(home, listing.resolve(home, args.id))
     if getattr(args, "json", False):
         from gage.cli.read_json import read_json
 

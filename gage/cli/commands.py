@@ -260,6 +260,11 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("--to", action="append", default=[], metavar="NAME")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
+    p.add_argument(
+        "--unverified",
+        action="store_true",
+        help="forward a bundle whose signer is not a confirmed, unretired contact; the hop then names the key as unverified",
+    )
     _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
     _run(p, "cmd_trust", "cmd_forward")
 

@@ -17,6 +17,7 @@ from gage.format.sanitize import json_text
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.home.wordcache import WordCache
+from gage.trust.keytrust import key_trust
 from gage.trust.verdict import Sender
 
 
@@ -26,12 +27,11 @@ def my_sender(home: Home, m: Manifest) -> dict[str, Any]:
     Built as `verdict.compute` builds it for a good signature, without hashing the payload a
     second time to find out what the signing just established.
     """
-    contacts = Contacts.load(home.contacts_path)
-    contact = contacts.by_key(m.sender.key)
+    trust = key_trust(home, Contacts.load(home.contacts_path), m.sender.key)
     return Sender(
         key=m.sender.key,
-        name=contact.name if contact else None,
-        status=contacts.status_of(m.sender.key),
+        name=trust.contact.name if trust.contact else None,
+        status=trust.status,
         claimed_name=m.sender.name,
         signature_ok=True,
         is_me=home.identity.owns(m.sender.key),

@@ -23,6 +23,9 @@ Kind = Literal["share", "question", "answer", "review-request", "ack"]
 VerdictLevel = Literal["verified", "unverified", "invalid"]
 # A fact about a key in this home (spec/verdict.md): only the ceremony makes "confirmed".
 KeyStatus = Literal["confirmed", "retired", "candidate", "unknown"]
+# What this home knows about a key now (gage.trust.keytrust.key_trust): the one answer every
+# caller uses, for a sender, a forwarded hop, the pending limits, pairing and every carrier.
+KeyStanding = Literal["mine", "confirmed", "candidate", "superseded", "compromised", "unknown"]
 # Why a key was retired (spec/keys.md): a superseded key's past bundles still verify.
 Reason = Literal["superseded", "compromised"]
 # The stage that caught an error or problem: `stage` in every JSON error, and the exit code.
@@ -101,6 +104,7 @@ PLACES: Final[tuple[Place, ...]] = get_args(Place)
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 VERDICT_LEVELS: Final[tuple[VerdictLevel, ...]] = get_args(VerdictLevel)
 KEY_STATUSES: Final[tuple[KeyStatus, ...]] = get_args(KeyStatus)
+KEY_STANDINGS: Final[tuple[KeyStanding, ...]] = get_args(KeyStanding)
 REASONS: Final[tuple[Reason, ...]] = get_args(Reason)
 STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
 CHECK_STAGES: Final[tuple[CheckStage, ...]] = get_args(CheckStage)

@@ -31,6 +31,7 @@ from gage.bundle import atomic
 from gage.format.errors import RefusedError
 from gage.format.keys import key_text
 from gage.home.layout import STATES, Home
+from gage.home.listing import Stored, decisions, resolve
 
 # Reconcile and the unattended rule's facts live in their own modules; their names stay
 # importable from here, where callers have always found them.
@@ -42,9 +43,8 @@ from gage.inbox.reconcile import (
     reconcile,
     staging_dir,
 )
-from gage.inbox.store import Stored, decisions, resolve
 from gage.trust import verdict as verdict_mod
-from gage.trust.unattended import sent_thread, sent_to, unattended_used
+from gage.trust.unattended import sent_thread, trace, unattended_used
 
 __all__ = [
     "STAGING_DIR",
@@ -327,14 +327,15 @@ def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
                 return stay("it names recipients and I am not one of them")
             if m.parent is None:
                 return stay("not a reply: it has no parent")
-            thread = sent_thread(home, m.parent)
-            if thread is None:
+            traced = trace(home, m.parent)
+            if traced is None:
                 return stay(f"its parent {m.parent[:12]} is not a bundle I sent")
-            # A bundle I addressed to named people is answered, unattended, only by them: any
-            # other confirmed contact who learned its id must not spend that thread's budget.
-            to = sent_to(home, m.parent)
-            if isinstance(to, list) and to and key_text(m.sender.key) not in to:
-                return stay(f"its parent {m.parent[:12]} is a bundle I sent to others, not to this sender")
+            thread = traced.thread
+            # A thread I opened with named people is answered, unattended, only by them: any other
+            # confirmed contact who learned the id of one of its bundles (a follow-up of mine that
+            # names nobody, say) must not spend that thread's budget (spec/gate.md, rule 3).
+            if not traced.may_answer(key_text(m.sender.key)):
+                return stay(f"its parent {m.parent[:12]} is in a thread I sent to others, not to this sender")
             used = unattended_used(home, thread)
             if used >= budget:
                 return stay(

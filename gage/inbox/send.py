@@ -14,13 +14,14 @@ from pathlib import Path
 from gage import bundle as bundle_mod
 from gage.bundle import atomic
 from gage.format.errors import GageIOError, RefusedError, UsageError
-from gage.format.keys import key_text
+from gage.format.keys import MAX_CLAIMED_NAME, key_text
 from gage.format.keystatement import FILE_NAME
 from gage.format.manifest import KINDS, KINDS_NEEDING_PARENT, Hop, Manifest, Party
 from gage.format.vocab import Kind
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
-from gage.inbox.store import resolve
+from gage.home.listing import resolve
+from gage.trust.keytrust import key_trust
 
 
 def _signer(home: Home) -> None:
@@ -38,6 +39,25 @@ def _signer(home: Home) -> None:
 def _recipients(home: Home, names: list[str]) -> list[Party]:
     contacts = Contacts.load(home.contacts_path)
     return [Party(key=c.key, name=c.name) for c in (contacts.require(n) for n in names)]
+
+
+def _reply_recipients(home: Home, parent: Manifest) -> list[Party]:
+    """Who a reply made with a parent and no `to` is addressed to (spec/gate.md, rule 3): the
+    parent's signer, when it is a contact this home trusts; for a follow-up to a bundle of my
+    own, the people that bundle was addressed to who are still trusted contacts. Otherwise
+    nobody, as before. Naming them keeps a thread's unattended budget theirs: a reply that names
+    nobody would let anyone who learns its id answer in that thread."""
+    contacts = Contacts.load(home.contacts_path)
+    if home.identity.owns(parent.sender.key):
+        keys = [p.key for p in parent.to]
+    else:
+        keys = [parent.sender.key]
+    out = []
+    for key in keys:
+        t = key_trust(home, contacts, key)
+        if t.trusted and t.name:
+            out.append(Party(key=key, name=t.name))
+    return out
 
 
 def _publish(home: Home, work: Path, manifest: Manifest, copy_to: Path | None) -> Path:
@@ -107,6 +127,8 @@ def create(
             raise RefusedError("the parent bundle's manifest cannot be read", path=str(stored.path))
         parent_id = stored.id
         thread = pm.thread_root
+        if not to:
+            parties = _reply_recipients(home, pm)
     elif kind in ("answer", "ack"):
         raise UsageError(f"a bundle of kind {kind!r} answers another: give --parent ID")
     if subject is not None and len(subject) > 1000:
@@ -128,11 +150,16 @@ def create(
     return manifest, dest
 
 
-def forward(home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to: Path | None = None) -> tuple[Manifest, Path]:
+def forward(
+    home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to: Path | None = None, unverified: bool = False
+) -> tuple[Manifest, Path]:
     """Sign the same payload bytes anew, recording earlier signers in `chain` as claims.
 
     Only a bundle that checks out may be forwarded: forwarding must never launder a
-    tampered or forged bundle into one with a good signature.
+    tampered or forged bundle into one with a good signature. And only one signed by a key
+    this home trusts now (confirmed by the ceremony, not retired: gage.trust.keytrust), unless
+    `unverified`: then the hop names the key as unverified, never as a contact, so the
+    receiver is not told "this came from carol" for what carol's thief may have signed.
     """
     _signer(home)
     stored = resolve(home, bundle_ref)
@@ -141,11 +168,16 @@ def forward(home: Home, bundle_ref: str, *, to: list[str] | None = None, copy_to
         first = result.first_error()
         raise RefusedError(f"will not forward a bundle that does not verify ({first})")
     original = result.manifest
-    contacts = Contacts.load(home.contacts_path)
-    known = contacts.by_key(original.sender.key)
+    trust = key_trust(home, Contacts.load(home.contacts_path), original.sender.key)
+    if not trust.trusted and not unverified:
+        raise RefusedError(
+            f"will not forward a bundle signed by {trust.label()}: only a confirmed contact's unretired key vouches "
+            "for what it signed. Pass --unverified to forward it anyway; the hop then says the key is unverified"
+        )
+    hop_name = trust.name if trust.trusted and trust.name else f"unverified: {original.sender.name}"[:MAX_CLAIMED_NAME]
     hop = Hop(
         key=original.sender.key,
-        name=known.name if known else original.sender.name,
+        name=hop_name,
         bundle=original.id,
         kind=original.kind,
         created=original.created,

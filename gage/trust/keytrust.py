@@ -1,6 +1,10 @@
-"""The half of a verdict that depends on the signing key alone: what this home's contacts and
-identity say about it now (spec/verdict.md). Split out of gage.trust.verdict so a listing can compute
-it once per key it meets, never once per bundle, and never keep it past the command."""
+"""What this home knows about a key now: the one trust decision (spec/verdict.md, "Key standing").
+
+Every caller asks `key_trust`: the verdict for a bundle's signer and for each forwarded hop,
+`forward`, the pending limits, pairing, the interface and every carrier. Given a key it says
+what the key is here (mine, confirmed, candidate, superseded, compromised or unknown, from the
+contacts, the key statements they hold and this home's identity) and the name it may be shown
+under. A listing computes it once per key it meets and never keeps it past the command."""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from typing import Any
 
 from gage.format import keystatement
 from gage.format.errors import GageError
-from gage.format.keys import key_text
-from gage.format.vocab import KeyStatus
+from gage.format.keys import key_text, short_fingerprint
+from gage.format.vocab import KeyStanding, KeyStatus
 from gage.home.authority import Grant
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
@@ -56,6 +60,45 @@ class KeyTrust:
     mine: bool  # one of this home's own keys
     # The authority file's grants to `contact`, by bundle kind, filled as a listing meets kinds.
     grants: dict[str, tuple[Grant, ...]] = field(default_factory=dict)
+    key: bytes = b""
+
+    @property
+    def standing(self) -> KeyStanding:
+        """What the key is to this home now. A retirement outranks all else: a contact's key
+        its own statement retired is superseded (still that contact's, as a previous key) or
+        compromised (nobody's: anything it signs may be the thief's). Then mine, confirmed,
+        candidate (a claim from a bundle, a card, a file or a directory) or unknown."""
+        if self.retired is not None:
+            return "compromised" if self.retired["reason"] == "compromised" else "superseded"
+        if self.mine:
+            return "mine"
+        if self.status == "confirmed":
+            return "confirmed"
+        return "candidate" if self.status == "candidate" else "unknown"
+
+    @property
+    def name(self) -> str | None:
+        """The name the key may be shown under: a confirmed contact's, or for a superseded key the
+        contact it was confirmed for. Never for a compromised, candidate or unknown key."""
+        if self.contact is None or self.standing not in ("confirmed", "superseded"):
+            return None
+        return self.contact.name
+
+    @property
+    def trusted(self) -> bool:
+        """Confirmed by the ceremony and not retired: the only standing that vouches for new content."""
+        return self.standing == "confirmed"
+
+    def label(self) -> str:
+        """The key in a sentence: its contact's name, else what it is (`compromised key fef1-...`)."""
+        fp = short_fingerprint(self.key)
+        if self.standing == "superseded" and self.name:
+            return f"{self.name} (previous key)"
+        if self.name:
+            return self.name
+        if self.standing == "mine":
+            return f"my own key {fp}"
+        return f"{self.standing} key {fp}"
 
 
 def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
@@ -67,4 +110,4 @@ def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
         # as the contact's previous key); compromised keeps none: nothing it signs verifies.
         owner = contacts.owner_of(key)
         contact = owner if retired["reason"] == "superseded" else None
-    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key))
+    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key), key=key)

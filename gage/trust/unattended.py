@@ -5,23 +5,30 @@ the incoming manifest; the door itself is `gate.accept_unattended` (spec/gate.md
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from gage.home.journal.facts import BundleFacts
 from gage.home.layout import Home
 
 
-def sent_to(home: Home, parent: str | None) -> Any:
-    """The `to` of this home's own `sent` entry for `parent` (None if it never sent it)."""
-    if not parent:
-        return None
-    sent = home.journal.index.bundle(parent).sent
-    return sent.get("to") if sent is not None else None
+@dataclass(frozen=True)
+class Trace:
+    """A reply's place in this home's own threads: the budget key, and who may spend it."""
+
+    thread: str  # the bundle of mine that started the thread, as my records trace it
+    # The keys (key text) my bundles on the traced chain were addressed to, from the parent up
+    # to the thread's start. Empty when none of them named anyone: an open thread.
+    recipients: frozenset[str]
+
+    def may_answer(self, signer: str) -> bool:
+        """Whether a reply signed by `signer` may spend this thread's budget: it must be a recipient
+        of the bundle it answers or of an earlier bundle of mine on the chain, unless no bundle
+        on the chain named anyone (spec/gate.md, "Unattended accept", rule 3)."""
+        return not self.recipients or signer in self.recipients
 
 
-def sent_thread(home: Home, parent: str | None) -> str | None:
-    """The budget key for a reply to `parent`: the bundle that started the thread, as this home's
-    own records trace it; None if this home never sent `parent`.
+def trace(home: Home, parent: str | None) -> Trace | None:
+    """The thread a reply to `parent` belongs to, and its recipients; None if this home never sent `parent`.
 
     Only what this home sent, and to whom, decides it; never a `thread` a received manifest
     claims (the `thread` of my own `sent` entry is not used either: a reply copies it from the
@@ -46,26 +53,36 @@ def sent_thread(home: Home, parent: str | None) -> str | None:
 
     if facts(parent).sent is None:
         return None
+    recipients: set[str] = set()
     cur = parent
     for _ in range(index.sent_count(sync=False) + 1):  # ids are content addresses, so no cycle; bounded all the same
         mine_sent = facts(cur).sent
         assert mine_sent is not None
+        to = mine_sent.get("to")
+        if isinstance(to, list):
+            recipients.update(t for t in to if isinstance(t, str))
         p = mine_sent.get("parent")
         if not isinstance(p, str) or not p:
-            return cur
+            break
         if facts(p).sent is not None:
             cur = p  # my own follow-up to my own bundle
             continue
         theirs = facts(p).arrival
         mine = theirs.get("parent") if theirs is not None else None
         if not isinstance(mine, str) or facts(mine).sent is None:
-            return cur
+            break
         answered = facts(mine).sent
-        to = answered.get("to") if answered is not None else None
-        if isinstance(to, list) and to and theirs is not None and theirs.get("sender") not in to:
-            return cur
+        answered_to = answered.get("to") if answered is not None else None
+        if isinstance(answered_to, list) and answered_to and theirs is not None and theirs.get("sender") not in answered_to:
+            break
         cur = mine
-    return cur
+    return Trace(thread=cur, recipients=frozenset(recipients))
+
+
+def sent_thread(home: Home, parent: str | None) -> str | None:
+    """The budget key for a reply to `parent` (`trace`'s thread); None if this home never sent `parent`."""
+    found = trace(home, parent)
+    return found.thread if found is not None else None
 
 
 def unattended_used(home: Home, thread: str) -> int:

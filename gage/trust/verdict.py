@@ -17,12 +17,12 @@ from gage.format.errors import GageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.sanitize import quoted
-from gage.format.vocab import KeyStatus, Place, VerdictLevel
+from gage.format.vocab import KeyStanding, KeyStatus, Place, VerdictLevel
 from gage.home import authority as authority_mod
 from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts, Seen
 from gage.home.layout import Home
-from gage.inbox.store import Stored
+from gage.home.listing import Stored
 from gage.trust.keytrust import (
     KeyTrust as KeyTrust,  # re-exported: a listing's memo type
 )
@@ -92,9 +92,16 @@ class ChainClaim:
     bundle: str
     kind: str
     created: str
+    standing: KeyStanding = "unknown"  # what the hop's key is to this home (gage.trust.keytrust)
 
     def sentence(self) -> str:
-        who = self.contact_name or f"key {short_fingerprint(self.key)}"
+        fp = short_fingerprint(self.key)
+        if self.standing == "compromised":
+            who = f"compromised key {fp}"
+        elif self.standing == "superseded" and self.contact_name:
+            who = f"{self.contact_name} (previous key)"
+        else:
+            who = self.contact_name or (f"my own key {fp}" if self.standing == "mine" else f"key {fp}")
         if self.claimed_name and self.claimed_name != self.contact_name:
             who += f", named {quoted(self.claimed_name)} by the forwarder"
         return (
@@ -103,7 +110,7 @@ class ChainClaim:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "claimed_by": self.forwarder,
             "key": key_text(self.key),
             "claimed_name": self.claimed_name,
@@ -113,6 +120,10 @@ class ChainClaim:
             "created": self.created,
             "claim": self.sentence(),
         }
+        if self.standing in ("superseded", "compromised"):
+            # Only for a hop whose key a statement retired, as for a sender (spec/verdict.md).
+            out["key_standing"] = self.standing
+        return out
 
 
 @dataclass
@@ -327,16 +338,23 @@ def compute(
     forwarder = sender.label() if sender.name else f"the sender ({sender.label()})"
     chain = []
     for hop in m.chain:
-        c = contacts.by_key(hop.key)
+        # The same trust function as the sender's: a compromised hop is nobody's, however the
+        # forwarder names it (its thief may have signed what was forwarded).
+        hop_trust = keys.get(hop.key) if keys is not None else None
+        if hop_trust is None:
+            hop_trust = key_trust(home, contacts, hop.key)
+            if keys is not None:
+                keys[hop.key] = hop_trust
         chain.append(
             ChainClaim(
                 forwarder=forwarder,
                 key=hop.key,
                 claimed_name=hop.name,
-                contact_name=c.name if c else None,
+                contact_name=hop_trust.name,
                 bundle=hop.bundle,
                 kind=hop.kind,
                 created=hop.created,
+                standing=hop_trust.standing,
             )
         )
     return Verdict(

@@ -21,6 +21,7 @@ from gage.format.keys import KeyFile, parse_key, short_fingerprint
 from gage.home.contacts import Contacts
 from gage.home.identity import load_key_file
 from gage.trust.ceremony import add_candidate
+from gage.trust.keytrust import key_trust
 from gage.trust.verdict import Verdict
 from gage.tui import background, safe
 from gage.tui.ceremony import CeremonyScreen
@@ -34,22 +35,21 @@ def _say(app: App[Any], text: str, *, severity: str = "information", timeout: fl
 def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str) -> None:
     """Open the ceremony on `key`, unless it is mine, already confirmed, or retired."""
     home = app.home  # type: ignore[attr-defined]
-    if home.identity.owns(key):
-        _say(app, "That is your own key.", severity="warning")
-        return
     try:
-        contacts = Contacts.load(home.contacts_path)
+        trust = key_trust(home, Contacts.load(home.contacts_path), key)
     except GageError as exc:
         _say(app, safe.error_text(exc), severity="error")
         return
-    known = contacts.by_key(key)
-    if known is not None and known.retired is None:
-        _say(app, f"This key is already confirmed as {safe.one_line(known.name)}.")
+    if trust.mine:
+        _say(app, "That is your own key.", severity="warning")
         return
-    found = contacts.retirement_of(key)
-    if found is not None:
-        owner, r = found
-        _say(app, _cannot_pair(safe.one_line(owner.name), key, r.reason, r.replacement), severity="warning", timeout=12)
+    if trust.trusted:
+        _say(app, f"This key is already confirmed as {safe.one_line(trust.name or '')}.")
+        return
+    if trust.retired is not None and trust.retired.get("contact") is not None:
+        r = trust.retired
+        replacement = parse_key(r["replacement"]) if isinstance(r.get("replacement"), str) else None
+        _say(app, _cannot_pair(safe.one_line(str(r["contact"])), key, str(r["reason"]), replacement), severity="warning", timeout=12)
         return
     app.push_screen(CeremonyScreen(key, claimed_name, source))
 
@@ -116,13 +116,12 @@ def offer_replacement(app: App[Any], v: Verdict) -> None:
         _say(app, _cannot_pair(owner, key, reason, None), severity="warning", timeout=12)
         return
     try:
-        contacts = Contacts.load(app.home.contacts_path)  # type: ignore[attr-defined]
+        known = key_trust(app.home, Contacts.load(app.home.contacts_path), new)  # type: ignore[attr-defined]
     except GageError as exc:
         _say(app, safe.error_text(exc), severity="error")
         return
-    known = contacts.by_key(new)
-    if known is not None and known.retired is None:
-        _say(app, f"{owner}'s new key {short_fingerprint(new)} is already confirmed, as {safe.one_line(known.name)}.")
+    if known.trusted:
+        _say(app, f"{owner}'s new key {short_fingerprint(new)} is already confirmed, as {safe.one_line(known.name or '')}.")
         return
     body = [
         Content(f"The key {short_fingerprint(key)} that signed this bundle is {owner}'s, retired as {reason} by their own statement."),
