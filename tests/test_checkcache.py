@@ -19,7 +19,7 @@ from gage.home import authority as authority_mod
 from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.home.layout import Home
-from gage.inbox import send, store
+from gage.inbox import send
 
 
 @pytest.fixture(autouse=True)
@@ -290,7 +290,7 @@ def test_resolve_builds_no_object_for_bundles_it_does_not_match(homes: tuple[Hom
         other = f"{i:02x}{bid[2:]}"
         if other != bid:
             (me.state_dir("pending") / other).mkdir()
-    monkeypatch.setattr(store, "Stored", counting)
+    monkeypatch.setattr(listing, "Stored", counting)
     assert listing.resolve(me, bid[:10]).id == bid
     assert listing.resolve(me, bid).id == bid
     assert made == [bid, bid]

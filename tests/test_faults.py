@@ -23,6 +23,7 @@ from gagetest import pair, run_gage_process
 
 from gage.format.errors import Exit, GageError
 from gage.home import listing
+from gage.home.health import check_files
 from gage.home.journal.log import Journal
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
@@ -191,7 +192,7 @@ def test_every_damaged_home_file_is_an_error_naming_it(two, gage, tmp_path, name
         if r.code != 0:
             assert name in r.err, (cmd, r.code, r.err)
             assert r.code in (Exit.FAILED, Exit.MALFORMED, Exit.IO, Exit.REFUSED), (cmd, r.code, r.err)
-    problems = Home(me.root).check_files()
+    problems = check_files(Home(me.root))
     # What the interface shows at start. A journal's damaged lines are `journal verify`'s to report
     # (a torn last line after a crash must not stop anyone); a journal it cannot read is shown.
     must_show = ("folder", "fifo") if name == "journal.jsonl" else ("folder", "fifo", "not-utf8")

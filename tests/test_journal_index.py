@@ -413,7 +413,7 @@ def test_a_random_history_agrees_with_a_scan(steps: list[tuple[str, Any]]) -> No
 
 WRITER = """
 import sys
-from gage.inbox import store
+from gage.home import listing
 from gage.home.layout import Home
 home = Home(sys.argv[1])
 w = sys.argv[2]

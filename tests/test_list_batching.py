@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage.inbox.rows import inbox_rows
 from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.home.contacts import Contacts
 from gage.home.journal.index import JournalIndex
 from gage.home.layout import ALL_STATES, Home
 from gage.inbox import send
+from gage.inbox.rows import inbox_rows
 from gage.trust import verdict as verdict_mod
 
 

@@ -18,6 +18,7 @@ from tuikit import TestApp, World, drop_in, screen_text
 
 from gage.bundle import PAYLOAD
 from gage.home import checkcache, listing
+from gage.inbox import rows as rows_mod
 from gage.inbox import store
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.inbox_table import InboxTable
@@ -29,7 +30,7 @@ SIZE = (80, 24)
 def count_checks(monkeypatch: pytest.MonkeyPatch, hold: threading.Event | None = None) -> list[str]:
     """Every verdict the inbox computes from now on, by bundle id (held until `hold` is set)."""
     seen: list[str] = []
-    real = sync_mod.compute
+    real = rows_mod.compute
 
     def compute(home, stored, **kwargs):
         if hold is not None:
@@ -37,7 +38,7 @@ def count_checks(monkeypatch: pytest.MonkeyPatch, hold: threading.Event | None =
         seen.append(stored.id)
         return real(home, stored, **kwargs)
 
-    monkeypatch.setattr(sync_mod, "compute", compute)
+    monkeypatch.setattr(rows_mod, "compute", compute)
     return seen
 
 

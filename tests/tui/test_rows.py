@@ -31,6 +31,7 @@ from gage.bundle import PAYLOAD
 from gage.home import checkcache, listing
 from gage.home.checkcache import CheckCache
 from gage.inbox import gate, send, store
+from gage.inbox import rows as rows_mod
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.help import HelpScreen
@@ -197,7 +198,7 @@ async def test_keys_are_handled_while_a_large_inbox_loads(big_home: World, monke
     threads: set[int] = set()
     halfway = threading.Event()
     release = threading.Event()
-    real = sync_mod.compute
+    real = rows_mod.compute
     calls = [0]
 
     def compute(*args, **kwargs):
@@ -208,7 +209,7 @@ async def test_keys_are_handled_while_a_large_inbox_loads(big_home: World, monke
         calls[0] += 1
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sync_mod, "compute", compute)
+    monkeypatch.setattr(rows_mod, "compute", compute)
     app = TestApp(big_home.home)
     async with app.raw_pilot(size=SIZE) as pilot:
         assert await wait_for(halfway.is_set, 15.0) is not None
