@@ -350,3 +350,30 @@ def test_reconcile_removes_stale_scratch_copies_but_not_fresh_ones(make_home) ->
     assert not stale.exists()
     assert fresh.exists()
     assert any("import-0000aaaa" in n for n in notes)
+
+
+@pytest.mark.parametrize("prefix", ["import-", "import-a2a-", "build-", "discard-", "statement-"])
+def test_every_scratch_copy_gage_makes_is_tidied_once_stale(make_home, prefix: str) -> None:
+    """One list of scratch prefixes (gage.home.layout.SCRATCH_PREFIXES) for reconcile and its marker: a killed
+    `gage key retire` leaves tmp/statement-*, which was in neither list and stayed forever."""
+    home = make_home("me")
+    stale = home.staging / f"{prefix}0000aaaa"
+    (stale / "payload").mkdir(parents=True)
+    old = time.time() - gate.STALE_SCRATCH_SECONDS - 60
+    os.utime(stale, (old, old))
+    notes = gate.reconcile(home)
+    assert not stale.exists()
+    assert any(stale.name in n for n in notes)
+
+
+def test_the_hard_link_walk_before_accepting_is_bounded(make_home, monkeypatch) -> None:
+    home = make_home("me")
+    tree = home.staging / "tree"
+    for i in range(30):
+        (tree / f"d{i}").mkdir(parents=True)
+    linked = tree / "d0" / "f"
+    linked.write_bytes(b"x")
+    os.link(linked, tree / "d1" / "f")
+    assert gate._extra_links(tree)[:2] == ["d0/f", "d1/f"]
+    monkeypatch.setattr(gate, "LINK_SCAN_LIMIT", 5)
+    assert gate._extra_links(tree)[-1].startswith("(more than 5 entries")

@@ -18,15 +18,16 @@ Fingerprint = tuple[Entry, ...]
 UNREADABLE = -1
 
 
-def tree_entries(root: Path, *, limit: int | None = None) -> tuple[Fingerprint, bool]:
-    """Every entry under `root`, sorted, and whether that is all of them.
+def scan(root: Path, *, limit: int | None = None) -> tuple[list[tuple[str, os.stat_result | None]], bool]:
+    """Every entry under `root` with its lstat (None where it could not be read), and whether
+    that is all of them: gage's one bounded walk of a tree it did not make.
 
-    Stops at `limit` entries (a hostile tree can be huge), without listing the rest of the
-    folder it was in: a folder of millions costs `limit` entries, not millions. A folder or
-    entry that cannot be read (vanishing, no permission) is recorded with mode UNREADABLE
-    rather than raised, so callers choose what that means.
+    Iterative (no recursion, whatever the depth), never following a link, and stopping at
+    `limit` entries (a hostile tree can be huge) without listing the rest of the folder it
+    was in: a folder of millions costs `limit` entries, not millions. A folder that cannot
+    be read is one entry with no stat (its path, or "." for `root`).
     """
-    out: list[Entry] = []
+    out: list[tuple[str, os.stat_result | None]] = []
     stack = [(root, "")]
     complete = True
     while stack:
@@ -37,7 +38,7 @@ def tree_entries(root: Path, *, limit: int | None = None) -> tuple[Fingerprint, 
         try:
             it = os.scandir(directory)
         except OSError:
-            out.append((prefix or ".", UNREADABLE, 0, 0, 0, 0, 0))
+            out.append((prefix or ".", None))
             continue
         with it:
             try:
@@ -49,15 +50,29 @@ def tree_entries(root: Path, *, limit: int | None = None) -> tuple[Fingerprint, 
                     try:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
-                        out.append((rel, UNREADABLE, 0, 0, 0, 0, 0))
+                        out.append((rel, None))
                         continue
-                    out.append((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+                    out.append((rel, st))
                     if stat.S_ISDIR(st.st_mode):
                         stack.append((Path(e.path), rel + "/"))
             except OSError:
-                out.append((prefix or ".", UNREADABLE, 0, 0, 0, 0, 0))
+                out.append((prefix or ".", None))
         if not complete:
             break
+    return out, complete
+
+
+def tree_entries(root: Path, *, limit: int | None = None) -> tuple[Fingerprint, bool]:
+    """Every entry under `root` (`scan`), sorted, as fingerprint entries, and whether that is all
+    of them. An entry that cannot be read is recorded with mode UNREADABLE rather than raised,
+    so callers choose what that means."""
+    found, complete = scan(root, limit=limit)
+    out = [
+        (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        if st is not None
+        else (rel, UNREADABLE, 0, 0, 0, 0, 0)
+        for rel, st in found
+    ]
     return tuple(sorted(out)), complete
 
 

@@ -24,6 +24,11 @@ from gage.home.journal.log import Journal
 # The inbox's states, then every place a bundle is held (gage/format/vocab.py spells them).
 STATES = vocab.STATES
 ALL_STATES = vocab.PLACES
+# Under the staging folder (tmp/): the gate's one staging folder, and the prefixes of the
+# scratch copies an import, a build, a discard and a key statement's bundle make, which
+# reconcile removes once they are stale (a kill can leave any of them).
+STAGING_DIR = "accepting"
+SCRATCH_PREFIXES = ("import-", "build-", "discard-", "statement-")
 
 
 def default_home() -> Path:

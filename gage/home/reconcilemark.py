@@ -41,13 +41,11 @@ from gage.bundle import atomic
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
 from gage.home.checkcache import RACY_NS
-from gage.home.layout import STATES, Home
+from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
 FILE_NAME = "reconciled.json"
 FORMAT = "gage-reconciled-1"
 TAIL = 4096
-SCRATCH_PREFIXES = ("import-", "build-", "discard-")
-STAGING_DIR = "accepting"  # as reconcile.STAGING_DIR (not imported: reconcile imports this module)
 _LIMIT = 64 * 1024
 
 Snapshot = dict[str, Any]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gage.bundle import PAYLOAD, progress, read_manifest, read_signature
-from gage.bundle.safeopen import CHUNK, open_beneath
+from gage.bundle.safeopen import CHUNK, O_DIR, open_beneath
 from gage.format.errors import GageIOError, RefusedError, TamperedError
 from gage.format.keys import verify_manifest_signature
 from gage.format.manifest import FileEntry, Manifest
@@ -32,7 +32,6 @@ from gage.home.layout import Home
 from gage.home.listing import Stored
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIR = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
 STATES: tuple[Place, ...] = ("accepted", "outbox")  # and "pending" with allow_pending; never "rejected"
 
 
@@ -86,7 +85,7 @@ class _Folders:
                 except FileExistsError:
                     pass
                 try:
-                    self.fds[nxt] = os.open(part, _O_DIR, dir_fd=fd)
+                    self.fds[nxt] = os.open(part, O_DIR, dir_fd=fd)
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                         raise RefusedError("is a link or not a folder in the destination; nothing was extracted", path=nxt.rstrip("/")) from exc
@@ -101,7 +100,7 @@ class _Folders:
         try:
             for part in rel.split("/")[:-1]:
                 try:
-                    fd = os.open(part, _O_DIR, dir_fd=fd)
+                    fd = os.open(part, O_DIR, dir_fd=fd)
                 except FileNotFoundError:
                     return False
                 except OSError as exc:

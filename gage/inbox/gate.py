@@ -28,17 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from gage.bundle import atomic
+from gage.bundle.treestat import scan
 from gage.format.errors import RefusedError
 from gage.format.keys import key_text
-from gage.home.layout import STATES, Home
+from gage.format.manifest import MAX_FILES
+from gage.home.layout import STAGING_DIR, STATES, Home
 from gage.home.listing import Stored, decisions, resolve
 
 # Reconcile and the unattended rule's facts live in their own modules; their names stay
 # importable from here, where callers have always found them.
 from gage.inbox.reconcile import (
-    STAGING_DIR,
     STALE_SCRATCH_SECONDS,
-    _discard,
+    discard,
     journal_states,
     reconcile,
     staging_dir,
@@ -158,7 +159,7 @@ def _stage(home: Home, ref: str) -> Stored:
     sdir.mkdir(parents=True, exist_ok=True)
     dest = sdir / stored.id
     if dest.exists() or dest.is_symlink():
-        _discard(home, dest)  # reconcile ran under this lock just before: nothing valid can be here
+        discard(home, dest)  # reconcile ran under this lock just before: nothing valid can be here
     if not atomic.rename_noreplace(stored.path, dest):
         raise RefusedError("cannot move the bundle to its staging name", path=str(dest))
     return Stored(id=stored.id, state="pending", path=dest)
@@ -180,26 +181,18 @@ def _unstage(home: Home, staged: Stored) -> None:
         atomic.rename_noreplace(staged.path, home.state_dir("pending") / staged.id)
 
 
+# A staged bundle has passed its check, so it holds its listed files, their folders and the
+# manifest and signature: far fewer entries than this. More is itself a problem.
+LINK_SCAN_LIMIT = 2 * MAX_FILES + 16
+
+
 def _extra_links(root: Path) -> list[str]:
     """Files with another hard link: their bytes could be changed through that name after the check."""
-    out = []
-    stack = [root]  # iterative: no recursion, whatever the depth
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(Path(e.path))
-            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                out.append(Path(e.path).relative_to(root).as_posix())
-    return sorted(out)
+    found, complete = scan(root, limit=LINK_SCAN_LIMIT)
+    out = sorted(rel for rel, st in found if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+    if not complete:
+        out.append(f"(more than {LINK_SCAN_LIMIT} entries: not all could be checked)")
+    return out
 
 
 def _problems(staged: Stored, v: verdict_mod.Verdict) -> list[str]:

@@ -23,9 +23,8 @@ from gage.format.manifest import is_id
 from gage.format.vocab import State
 from gage.home import reconcilemark
 from gage.home.journal.facts import BundleFacts
-from gage.home.layout import STATES, Home
+from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
-STAGING_DIR = "accepting"
 STALE_SCRATCH_SECONDS = 3600
 
 
@@ -48,7 +47,7 @@ def journal_states(home: Home) -> dict[str, str]:
     return {b: f.location for b, f in home.journal.index.all_bundles() if f.location is not None}
 
 
-def _discard(home: Home, path: Path) -> None:
+def discard(home: Home, path: Path) -> None:
     """Remove a redundant copy: renamed out of view first, so a crash never leaves half of it under a real name."""
     trash = home.staging / f"discard-{secrets.token_hex(8)}"
     try:
@@ -107,11 +106,11 @@ def _staged(home: Home) -> list[str]:
     for name in staged:
         path = sdir / name
         if not is_id(name) or path.is_symlink() or not path.is_dir():
-            _discard(home, path)
+            discard(home, path)
             continue
         elsewhere = _locate(home, name)
         if elsewhere:
-            _discard(home, path)
+            discard(home, path)
             note = f"bundle {name[:12]}: a staged copy left by an interrupted accept was dropped; the bundle is in {elsewhere[0]}"
             home.journal.append("reconciled", bundle=name, found="staging", action="dropped duplicate", state=elsewhere[0], note=note)
         else:
@@ -128,7 +127,7 @@ def _scratch(home: Home) -> list[str]:
     notes = []
     cutoff = time.time() - STALE_SCRATCH_SECONDS
     for entry in sorted(os.listdir(home.staging)):
-        if not entry.startswith(("import-", "build-", "discard-")):
+        if not entry.startswith(SCRATCH_PREFIXES):
             continue
         path = home.staging / entry
         try:
@@ -137,7 +136,7 @@ def _scratch(home: Home) -> list[str]:
         except OSError:
             continue
         shutil.rmtree(path, ignore_errors=True)
-        notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import or bundle")
+        notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import, bundle or key statement")
     return notes
 
 
@@ -163,7 +162,7 @@ def _against_journal(home: Home) -> list[str]:
         if decided.get(name) == "rejected":
             # A rejected bundle moved into accepted around the gate: the rejection stands.
             if _locate(home, name) != ["accepted"]:
-                _discard(home, path)
+                discard(home, path)
                 action = "dropped the copy in accepted (the bundle is held elsewhere)"
             else:
                 atomic.rename_noreplace(path, home.state_dir("rejected") / name)
@@ -175,7 +174,7 @@ def _against_journal(home: Home) -> list[str]:
             notes.append(note)
             continue
         if (home.state_dir("pending") / name).is_dir():
-            _discard(home, path)
+            discard(home, path)
             action = "dropped an unjournaled copy (the bundle is in pending)"
         else:
             atomic.rename_noreplace(path, home.state_dir("pending") / name)

@@ -24,14 +24,12 @@ keys mean (a pairing, an unpairing, a key statement): then every verdict is reco
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from gage.home.journal.facts import JournalFacts
-from gage.home.journal.lines import iter_lines, open_journal, rfind_newline
+from gage.home.journal.lines import iter_lines, open_journal, parse_line, rfind_newline
 from gage.home.layout import Home
 
 # Entries after which no verdict can be trusted to be what it was: who is a contact, which key is retired.
@@ -44,15 +42,6 @@ class Update:
     touched: set[str] = field(default_factory=set)  # bundle ids named by entries read this time
     keys_changed: bool = False  # an entry read this time changes contacts or keys, or the journal started over
     full: bool = False  # a first look (or a start over): nothing was read, the index answers everything
-
-
-def _entry(line: bytes) -> dict[str, Any] | None:
-    """A whole, parseable entry, as `Journal.entries` reads it (damage is for `verify`)."""
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 class LiveFacts:
@@ -85,7 +74,7 @@ class LiveFacts:
                 end = self._offset
                 for start, line in iter_lines(fd, self._offset, st.st_size):  # a torn last line is left for the next look
                     end = start + len(line) + 1
-                    e = _entry(line)
+                    e = parse_line(line)
                     if e is None:
                         continue
                     if isinstance(b := e.get("bundle"), str):
