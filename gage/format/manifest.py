@@ -16,20 +16,20 @@ from typing import Any
 from gage.format import strictjson
 from gage.format.errors import MalformedError, UsageError
 from gage.format.keys import MAX_CLAIMED_NAME, key_text, parse_key
+from gage.format.manifest_files import FILE_FIELDS as FILE_FIELDS
 
 # The files list lives in manifest_files; gage and its tests import these names from here.
-from gage.format.manifest_files import _HEX64 as _HEX64
-from gage.format.manifest_files import _PLAIN_ASCII_PATH as _PLAIN_ASCII_PATH
-from gage.format.manifest_files import FILE_FIELDS as FILE_FIELDS
+from gage.format.manifest_files import (
+    HEX64,
+    exact_fields,
+    fail,
+    parse_files,
+)
 from gage.format.manifest_files import MAX_COMPONENT as MAX_COMPONENT
 from gage.format.manifest_files import MAX_FILES as MAX_FILES
 from gage.format.manifest_files import MAX_PATH as MAX_PATH
 from gage.format.manifest_files import MAX_SIZE as MAX_SIZE
 from gage.format.manifest_files import FileEntry as FileEntry
-from gage.format.manifest_files import _exact_fields as _exact_fields
-from gage.format.manifest_files import _fail as _fail
-from gage.format.manifest_files import _files as _files
-from gage.format.manifest_files import _plain_files as _plain_files
 from gage.format.manifest_files import check_path as check_path
 from gage.format.manifest_files import fold_path as fold_path
 from gage.format.vocab import KINDS as VOCAB_KINDS
@@ -61,7 +61,7 @@ def bundle_id(manifest_bytes: bytes) -> str:
 
 
 def is_id(text: str) -> bool:
-    return bool(_HEX64.match(text))
+    return bool(HEX64.match(text))
 
 
 def now_text() -> str:
@@ -205,17 +205,17 @@ def _string(value: Any, where: str, *, limit: int, nullable: bool = False) -> st
     if value is None and nullable:
         return None
     if not isinstance(value, str):
-        raise _fail("must be a string" + (" or null" if nullable else ""), where)
+        raise fail("must be a string" + (" or null" if nullable else ""), where)
     if len(value) > limit:
-        raise _fail(f"longer than {limit} characters", where)
+        raise fail(f"longer than {limit} characters", where)
     return value
 
 
 def _id(value: Any, where: str, *, nullable: bool) -> str | None:
     if value is None and nullable:
         return None
-    if not isinstance(value, str) or not _HEX64.match(value):
-        raise _fail("must be a bundle id (64 lower-case hex digits)" + (" or null" if nullable else ""), where)
+    if not isinstance(value, str) or not HEX64.match(value):
+        raise fail("must be a bundle id (64 lower-case hex digits)" + (" or null" if nullable else ""), where)
     return value
 
 
@@ -233,7 +233,7 @@ def time_problem(value: Any) -> str | None:
 def _time(value: Any, where: str) -> str:
     problem = time_problem(value)
     if problem is not None:
-        raise _fail(problem, where)
+        raise fail(problem, where)
     return str(value)  # time_problem refuses anything but a str
 
 
@@ -241,7 +241,7 @@ def _kind(value: Any, where: str) -> Kind:
     for kind in KINDS:
         if value == kind:
             return kind
-    raise _fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
+    raise fail(f"unknown kind {value!r}; expected one of {', '.join(KINDS)}", where)
 
 
 def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
@@ -249,19 +249,19 @@ def _key_and_name(obj: dict[str, Any], where: str) -> tuple[bytes, str]:
     try:
         key = parse_key(obj["key"], field=f"{where}.key")
     except MalformedError as exc:
-        raise _fail(exc.message, f"{where}.key") from exc
+        raise fail(exc.message, f"{where}.key") from exc
     name = _string(obj["name"], f"{where}.name", limit=MAX_CLAIMED_NAME)
     assert name is not None
     return key, name
 
 
 def _party(value: Any, where: str) -> Party:
-    key, name = _key_and_name(_exact_fields(value, PARTY_FIELDS, where), where)
+    key, name = _key_and_name(exact_fields(value, PARTY_FIELDS, where), where)
     return Party(key=key, name=name)
 
 
 def _hop(value: Any, where: str) -> Hop:
-    obj = _exact_fields(value, HOP_FIELDS, where)
+    obj = exact_fields(value, HOP_FIELDS, where)
     key, name = _key_and_name(obj, where)
     return Hop(
         key=key,
@@ -274,32 +274,32 @@ def _hop(value: Any, where: str) -> Hop:
 
 def _from_obj(raw: bytes, obj: Any) -> Manifest:
     if not isinstance(obj, dict):
-        raise _fail("the manifest must be a JSON object", "(top)")
+        raise fail("the manifest must be a JSON object", "(top)")
     version = obj.get("gage")
     if version != VERSION or isinstance(version, bool):
-        raise _fail(f"unknown manifest version {version!r}; this gage reads version {VERSION}", "gage")
-    obj = _exact_fields(obj, TOP_FIELDS, "(top)")
+        raise fail(f"unknown manifest version {version!r}; this gage reads version {VERSION}", "gage")
+    obj = exact_fields(obj, TOP_FIELDS, "(top)")
     kind = _kind(obj["kind"], "kind")
     created = _time(obj["created"], "created")
     nonce = obj["nonce"]
     if not isinstance(nonce, str) or not _HEX32.match(nonce):
-        raise _fail("must be 32 lower-case hex digits", "nonce")
+        raise fail("must be 32 lower-case hex digits", "nonce")
     sender = _party(obj["sender"], "sender")
     thread = _id(obj["thread"], "thread", nullable=True)
     parent = _id(obj["parent"], "parent", nullable=True)
     if (thread is None) != (parent is None):
-        raise _fail("thread and parent are both null (a new thread) or both set (a reply)", "thread")
+        raise fail("thread and parent are both null (a new thread) or both set (a reply)", "thread")
     if kind in KINDS_NEEDING_PARENT and parent is None:
-        raise _fail(f"a bundle of kind {kind!r} must have a parent", "parent")
+        raise fail(f"a bundle of kind {kind!r} must have a parent", "parent")
     to_list = obj["to"]
     if not isinstance(to_list, list) or len(to_list) > MAX_RECIPIENTS:
-        raise _fail(f"must be a list of at most {MAX_RECIPIENTS} recipients", "to")
+        raise fail(f"must be a list of at most {MAX_RECIPIENTS} recipients", "to")
     to = tuple(_party(p, f"to[{i}]") for i, p in enumerate(to_list))
     subject = _string(obj["subject"], "subject", limit=MAX_SUBJECT, nullable=True)
-    files = _files(obj["files"])
+    files = parse_files(obj["files"])
     chain_list = obj["chain"]
     if not isinstance(chain_list, list) or len(chain_list) > MAX_CHAIN:
-        raise _fail(f"must be a list of at most {MAX_CHAIN} hops", "chain")
+        raise fail(f"must be a list of at most {MAX_CHAIN} hops", "chain")
     chain = tuple(_hop(h, f"chain[{i}]") for i, h in enumerate(chain_list))
     return Manifest(
         raw=raw,

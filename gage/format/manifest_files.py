@@ -1,8 +1,8 @@
 """The files list of a manifest: payload paths, entries, and the rules across them.
 
 Split from `manifest` (which re-exports these names): a manifest may list 10,000 files, so
-the list is judged in whole-list passes in C when it is plainly valid (`_plain_files`), and
-entry by entry, with every rule worded, when it is not (`_files`). The two agree on every
+the list is judged in whole-list passes in C when it is plainly valid (`plain_files`), and
+entry by entry, with every rule worded, when it is not (`parse_files`). The two agree on every
 input (tests/test_fast_paths_agree.py); see spec/bundle.md for the rules.
 """
 
@@ -23,7 +23,7 @@ MAX_COMPONENT = 255  # bytes of UTF-8 (NAME_MAX)
 MAX_SIZE = (1 << 53) - 1
 FILE_FIELDS = {"path", "size", "sha256"}
 
-_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 # A path of printable ASCII that `check_path` accepts: components of at most MAX_COMPONENT
 # characters, none empty, none ending in a space or a dot (so never "." or ".."), and no
 # "/" at either end, no backslash, no colon. Anything else takes the rule-by-rule way.
@@ -34,7 +34,7 @@ _PLAIN_ASCII_PATHS = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*(?:\n{_COMPONEN
 
 class FileEntry(NamedTuple):
     """One listed file. A named tuple, not a dataclass: a manifest may list 10,000, and these
-    are made in one pass in C (`_plain_files`) rather than an `__init__` call each."""
+    are made in one pass in C (`plain_files`) rather than an `__init__` call each."""
 
     path: str
     size: int
@@ -44,21 +44,21 @@ class FileEntry(NamedTuple):
         return {"path": self.path, "size": self.size, "sha256": self.sha256}
 
 
-def _fail(message: str, field: str) -> MalformedError:
+def fail(message: str, field: str) -> MalformedError:
     return MalformedError(message, path="manifest.json", field=field)
 
 
-def _exact_fields(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
+def exact_fields(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise _fail("must be an object", where)
+        raise fail("must be an object", where)
     if obj.keys() == allowed:
         return obj  # the usual case, without building two sets (10,000 file entries)
     missing = allowed - set(obj)
     if missing:
-        raise _fail(f"missing {', '.join(sorted(missing))}", where)
+        raise fail(f"missing {', '.join(sorted(missing))}", where)
     extra = set(obj) - allowed
     if extra:
-        raise _fail(f"unknown field(s) {', '.join(sorted(repr(e) for e in extra))}", where)
+        raise fail(f"unknown field(s) {', '.join(sorted(repr(e) for e in extra))}", where)
     return obj
 
 
@@ -73,31 +73,31 @@ def check_path(path: Any, where: str) -> str:
     if isinstance(path, str) and len(path) <= MAX_PATH and _PLAIN_ASCII_PATH.fullmatch(path):
         return path  # the common case, passing every rule below (a manifest may list 10,000)
     if not isinstance(path, str) or not path:
-        raise _fail("must be a non-empty string", where)
+        raise fail("must be a non-empty string", where)
     if len(path) > MAX_PATH:
-        raise _fail(f"longer than {MAX_PATH} bytes", where)  # every character is at least one byte
+        raise fail(f"longer than {MAX_PATH} bytes", where)  # every character is at least one byte
     if path.startswith("/") or path.endswith("/"):
-        raise _fail(f"path {path!r} must be relative and name a file", where)
+        raise fail(f"path {path!r} must be relative and name a file", where)
     if "\\" in path:
-        raise _fail(f"path {path!r} contains a backslash", where)
+        raise fail(f"path {path!r} contains a backslash", where)
     ch = first_not_plain(path)
     if ch is not None:
-        raise _fail(
+        raise fail(
             f"path {path!r} contains U+{ord(ch):04X}: a control or format character, or one that is "
             f"private-use or unassigned in Unicode {UNICODE_VERSION[:-2]}",
             where,
         )
     if len(path.encode("utf-8")) > MAX_PATH:
-        raise _fail(f"path {path!r} is longer than {MAX_PATH} bytes in UTF-8", where)
+        raise fail(f"path {path!r} is longer than {MAX_PATH} bytes in UTF-8", where)
     if unicodedata.normalize("NFC", path) != path:
-        raise _fail(f"path {path!r} is not in Unicode NFC form", where)
+        raise fail(f"path {path!r} is not in Unicode NFC form", where)
     for part in path.split("/"):
         if part in ("", ".", ".."):
-            raise _fail(f"path {path!r} has an empty, '.' or '..' component", where)
+            raise fail(f"path {path!r} has an empty, '.' or '..' component", where)
         if len(part.encode("utf-8")) > MAX_COMPONENT:
-            raise _fail(f"path {path!r} has a component over {MAX_COMPONENT} bytes", where)
+            raise fail(f"path {path!r} has a component over {MAX_COMPONENT} bytes", where)
         if part.endswith((" ", ".")) or ":" in part:
-            raise _fail(f"path {path!r} has a component that is unsafe on some file systems", where)
+            raise fail(f"path {path!r} has a component that is unsafe on some file systems", where)
     return path
 
 
@@ -118,10 +118,10 @@ _FIRST = operator.itemgetter(0)
 _HEX_LINES = re.compile(r"[0-9a-f\n]*")
 
 
-def _plain_files(value: list[Any]) -> tuple[FileEntry, ...] | None:
-    """The entries of a list that passes every rule of `_files` the common way (plain ASCII
+def plain_files(value: list[Any]) -> tuple[FileEntry, ...] | None:
+    """The entries of a list that passes every rule of `parse_files` the common way (plain ASCII
     paths, nothing repeated or nested), judged in whole-list passes rather than entry by
-    entry; None for anything else, which `_files` then judges (and words) one by one."""
+    entry; None for anything else, which `parse_files` then judges (and words) one by one."""
     if not value or set(map(type, value)) != {dict} or set(map(len, value)) != {3}:
         return None
     try:  # three keys, all of them present: exactly FILE_FIELDS
@@ -154,12 +154,12 @@ def _plain_files(value: list[Any]) -> tuple[FileEntry, ...] | None:
     return tuple(map(tuple.__new__, repeat(FileEntry), zip(paths, sizes, digests, strict=True)))
 
 
-def _files(value: Any) -> tuple[FileEntry, ...]:
+def parse_files(value: Any) -> tuple[FileEntry, ...]:
     if not isinstance(value, list):
-        raise _fail("must be a list", "files")
+        raise fail("must be a list", "files")
     if len(value) > MAX_FILES:
-        raise _fail(f"more than {MAX_FILES} files", "files")
-    quick = _plain_files(value)
+        raise fail(f"more than {MAX_FILES} files", "files")
+    quick = plain_files(value)
     if quick is not None:
         return quick
     entries: list[FileEntry] = []
@@ -168,19 +168,19 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
     plain = _PLAIN_ASCII_PATH.fullmatch
     for i, item in enumerate(value):
         # The field names (`files[i].size`) are only made for an error: 10,000 entries.
-        obj = item if type(item) is dict and item.keys() == FILE_FIELDS else _exact_fields(item, FILE_FIELDS, f"files[{i}]")
+        obj = item if type(item) is dict and item.keys() == FILE_FIELDS else exact_fields(item, FILE_FIELDS, f"files[{i}]")
         path = obj["path"]
         if not (type(path) is str and len(path) <= MAX_PATH and plain(path)):
             path = check_path(path, f"files[{i}].path")
         size = obj["size"]
         if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_SIZE:
-            raise _fail("must be a whole number of bytes", f"files[{i}].size")
+            raise fail("must be a whole number of bytes", f"files[{i}].size")
         digest = obj["sha256"]
-        if not isinstance(digest, str) or not _HEX64.match(digest):
-            raise _fail("must be 64 lower-case hex digits", f"files[{i}].sha256")
+        if not isinstance(digest, str) or not HEX64.match(digest):
+            raise fail("must be 64 lower-case hex digits", f"files[{i}].sha256")
         key = fold_path(path)
         if key in folded:
-            raise _fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"files[{i}].path")
+            raise fail(f"path {path!r} repeats {folded[key]!r} (paths must differ in more than case)", f"files[{i}].path")
         folded[key] = path
         order.append((i, key, path))
         entries.append(FileEntry(path=path, size=size, sha256=digest))
@@ -193,6 +193,6 @@ def _files(value: Any) -> tuple[FileEntry, ...]:
         pos = key.find("/")
         while pos != -1:
             if key[:pos] in names:
-                raise _fail(f"path {path!r} lies inside another listed file {folded[key[:pos]]!r}", f"files[{i}].path")
+                raise fail(f"path {path!r} lies inside another listed file {folded[key[:pos]]!r}", f"files[{i}].path")
             pos = key.find("/", pos + 1)
     return tuple(entries)
