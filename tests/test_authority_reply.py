@@ -8,7 +8,6 @@ from gagetest import arrive, pair
 
 from gage import authority, frame, send, store
 from gage import verdict as verdict_mod
-from gage.home import Home
 
 GRANT = '[[grant]]\ncontact = "bob"\nkind = "question"\nmay = "Answer it."\n'
 
