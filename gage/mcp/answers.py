@@ -1,0 +1,184 @@
+"""What each `gage mcp` tool answers, from the core alone (no MCP SDK here).
+
+An agent must be told exactly what a person is told: the same rows as `gage list --json`,
+the same verdict as `gage verdict --json`, the same frame and fences as `gage read`. So
+each answer comes through one of three small functions below (`bundle_rows`,
+`verdict_of`, `frame_lines`), the one place to swap in the core inbox read model when it
+lands. Every answer is text that is safe on a terminal: JSON with every non-ASCII
+character escaped, or frame lines whose untrusted values are already made visible.
+See spec/mcp.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from .. import frame, safeopen, store
+from .. import verdict as verdict_mod
+from ..bundle import PAYLOAD
+from ..contacts import Contacts
+from ..errors import NotFoundError, UsageError
+from ..home import ALL_STATES, Home
+from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted
+from ..verdict import Verdict
+from ..vocab import Place
+
+# list_bundles: rows given when no limit is asked for, and the most one call gives.
+DEFAULT_ROWS = 200
+MAX_ROWS = 1000
+# read_file: the most bytes of one file one call shows (and the window when none is asked for).
+WINDOW_CAP = 64 * 1024
+
+
+# --- the three seams: rows, verdict, frame (swap in the core read model here) ---------------
+
+
+def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
+    """The rows `gage list --json` prints, from the code that prints them."""
+    from ..cli.cmd_core import list_rows
+
+    rows, _labels = list_rows(home, states)
+    return rows
+
+
+def verdict_of(home: Home, ref: str) -> Verdict:
+    """The verdict `gage verdict` and `gage read` compute for an id or unique prefix, now."""
+    return verdict_mod.compute(home, store.resolve(home, ref))
+
+
+def frame_lines(v: Verdict, *, show_pending: bool, token: str | None = None) -> Iterator[str]:
+    """What `gage read` prints: the frame, then the fenced payload."""
+    return frame.render(v, show_pending=show_pending, token=token)
+
+
+# --- the answers --------------------------------------------------------------------------
+
+
+def as_json(value: Any) -> str:
+    """JSON as the CLI's `--json` prints it: every control and non-ASCII character escaped,
+    so no value from a bundle reaches a terminal as a control sequence."""
+    return json.dumps(value, indent=2, ensure_ascii=True)
+
+
+def list_bundles(home: Home, state: Place | None = None, limit: int | None = None) -> list[str]:
+    """The listing, cut to `limit` rows; a second text says how many were left out, so an
+    agent is never led to think it has seen everything when it has not."""
+    if state is not None and state not in ALL_STATES:
+        raise UsageError(f"unknown state {state!r}; expected one of {', '.join(ALL_STATES)}")
+    if limit is None:
+        limit = DEFAULT_ROWS
+    if not 1 <= limit <= MAX_ROWS:
+        raise UsageError(f"limit must be from 1 to {MAX_ROWS}")
+    rows = bundle_rows(home, (state,) if state else ALL_STATES)
+    out = [as_json(rows[:limit])]
+    if len(rows) > limit:
+        out.append(f"gage: {len(rows) - limit} more bundle(s) not listed (limit {limit}); ask with a state or a larger limit")
+    return out
+
+
+def verdict(home: Home, ref: str) -> str:
+    return as_json(verdict_of(home, ref).to_json())
+
+
+def read(home: Home, ref: str, *, pending: bool = False) -> str:
+    return "\n".join(frame_lines(verdict_of(home, ref), show_pending=pending))
+
+
+def list_files(home: Home, ref: str, *, pending: bool = False) -> str:
+    """What `gage read --json` prints: the frame's fields and each payload file described."""
+    from ..cli.read_json import read_json
+
+    return as_json(read_json(verdict_of(home, ref), show_pending=pending))
+
+
+def _frame_only(v: Verdict, *, show_pending: bool, token: str) -> list[str]:
+    """The frame `gage read` prints, up to its end line; no payload file is opened."""
+    lines: list[str] = []
+    end = f"==== end of gage frame {token} ===="
+    for line in frame_lines(v, show_pending=show_pending, token=token):
+        lines.append(line)
+        if line == end:
+            break
+    return lines
+
+
+def read_file(home: Home, ref: str, path: str, *, offset: int = 0, length: int | None = None, pending: bool = False) -> str:
+    """The frame, then at most WINDOW_CAP bytes of one listed file from `offset`, fenced and
+    shown as `gage read` shows text; a binary file (the rule of spec/frame.md, decided by the
+    file's first 8 KiB wherever the window is) is named, never printed."""
+    if offset < 0:
+        raise UsageError("offset must be 0 or more")
+    if length is None:
+        length = WINDOW_CAP
+    if length < 1:
+        raise UsageError("length must be at least 1")
+    length = min(length, WINDOW_CAP)
+    v = verdict_of(home, ref)
+    token = frame.new_token()
+    lines = _frame_only(v, show_pending=pending, token=token)
+    shown, _why = frame.payload_status(v, show_pending=pending)
+    if not shown or v.manifest is None:
+        return "\n".join(lines)  # the frame's payload line says why nothing follows
+    entry = next((f for f in v.manifest.files if f.path == path), None)
+    if entry is None:
+        raise NotFoundError(f"bundle {v.id or ''} lists no file {quoted(path)}; list_files names them")
+    lines.extend(_window(v, entry.path, entry.size, offset, length, token))
+    return "\n".join(lines)
+
+
+def _window(v: Verdict, rel: str, size: int, offset: int, length: int, token: str) -> list[str]:
+    name = quoted(rel)
+    fence = f"---- payload {token}"
+    try:
+        fd, st = safeopen.open_regular_beneath(v.path, f"{PAYLOAD}/{rel}")
+    except OSError as exc:
+        return [f"{fence} file {name}: cannot be read ({exc.strerror}) ----"]
+    try:
+        on_disk = st.st_size
+        head = os.pread(fd, TEXT_SAMPLE, 0)
+        if looks_binary(head, more=on_disk > TEXT_SAMPLE):
+            return [f"{fence} file {name} ({size} bytes, binary): not printed ----"]
+        start = min(offset, on_disk)
+        data = os.pread(fd, length, start)
+    except OSError as exc:
+        return [f"{fence} file {name}: cannot be read ({exc.strerror}) ----"]
+    finally:
+        os.close(fd)
+    # A window that opens inside a character starts at the next one: the bytes skipped are
+    # the end of a character the window before showed (or left for this one).
+    skip = 0
+    while start > 0 and skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+        skip += 1
+    start += skip
+    data = data[skip:]
+    more = start + len(data) < on_disk
+    text, count = payload_lines(data, more=more)
+    end = start + count
+    out = [f"{fence} begin file {name} ({size} bytes, text), bytes {start} to {end} ----"]
+    out.extend(frame.LINE_PREFIX + line for line in text)
+    out.append(f"{fence} end file {name} ----")
+    if end < on_disk:
+        out.append(f"{fence} note: {on_disk - end} more bytes of {name} after byte {end}: read_file with offset {end} ----")
+    return out
+
+
+# What each status means, beside every contact row: an agent must not mistake a claim for a contact.
+STATUS_MEANING = {
+    "confirmed": "a confirmed contact: the key was confirmed by the word-pair ceremony",
+    "retired": "a confirmed contact whose key its owner retired; see `retired`",
+    "candidate": "a CLAIM, not a contact: a key this home has been shown, never confirmed by the ceremony; "
+    "its bundles are unverified and no grant applies to them",
+}
+
+
+def contacts(home: Home) -> str:
+    """The rows of `gage contacts --json` (confirmed contacts, then candidates), each with what its status means."""
+    c = Contacts.load(home.contacts_path)
+    rows = [x.to_json() for x in sorted(c.confirmed.values(), key=lambda x: x.name.casefold())]
+    rows += [x.to_json() for x in sorted(c.candidates.values(), key=lambda x: x.seen_at)]
+    for r in rows:
+        r["means"] = STATUS_MEANING.get(str(r["status"]), str(r["status"]))
+    return as_json(rows)
