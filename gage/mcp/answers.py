@@ -31,6 +31,8 @@ DEFAULT_ROWS = 200
 MAX_ROWS = 1000
 # read_file: the most bytes of one file one call shows (and the window when none is asked for).
 WINDOW_CAP = 64 * 1024
+# read: after the frame, no further file is begun once this many characters are given.
+READ_CAP = 1024 * 1024
 
 
 # --- the three seams: rows, verdict, frame (swap in the core read model here) ---------------
@@ -84,7 +86,35 @@ def verdict(home: Home, ref: str) -> str:
 
 
 def read(home: Home, ref: str, *, pending: bool = False) -> str:
-    return "\n".join(frame_lines(verdict_of(home, ref), show_pending=pending))
+    """`gage read`'s lines, stopped before the next file once READ_CAP characters follow the
+    frame: a bundle of many files cannot flood an agent's context. A file begun is finished
+    (at most 256 KiB of text), and a last fence line says where the read stopped."""
+    lines: list[str] = []
+    token: str | None = None
+    after = -1  # characters after the frame; -1 while still in the frame
+    left = 0
+    files = 0
+    v = verdict_of(home, ref)
+    for line in frame_lines(v, show_pending=pending):
+        if token is None:
+            token = line.removeprefix("==== gage frame ").removesuffix(" ====")
+        starts_file = after >= 0 and (line.startswith(f"---- payload {token} begin file ") or line.startswith(f"---- payload {token} file "))
+        if starts_file:
+            if after >= READ_CAP:
+                left = len(v.manifest.files) - files if v.manifest is not None else 0
+                break
+            files += 1
+        if after >= 0:
+            after += len(line) + 1
+        elif line == f"==== end of gage frame {token} ====":
+            after = 0
+        lines.append(line)
+    if left:
+        lines.append(
+            f"---- payload {token} note: this read stops here, {left} of {files + left} file(s) not shown "
+            f"(one read gives at most {READ_CAP} characters after the frame); read_file shows any file ----"
+        )
+    return "\n".join(lines)
 
 
 def list_files(home: Home, ref: str, *, pending: bool = False) -> str:
