@@ -128,8 +128,9 @@ async def test_tools_resources_and_instructions(alice_bob: tuple[Home, Home], tm
         text = got.contents[0].text  # type: ignore[union-attr]
         assert text.startswith("==== gage frame ")
         assert "pending: NOT accepted" in text and "| hello" not in text  # a resource reads as `read` does
-        with pytest.raises(MCPError, match="not-found"):
+        with pytest.raises(MCPError, match="gage: not-found: ") as caught:
             await c.read_resource("gage://bundle/" + "0" * 64)
+        assert caught.value.code == -32602
 
 
 async def test_each_tool_answers_what_the_cli_says(alice_bob: tuple[Home, Home], tmp_path: Path, gage: Gage) -> None:
@@ -403,3 +404,20 @@ def test_gage_mcp_on_a_missing_home_is_a_clear_error(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "gage", "--home", str(tmp_path / "none"), "mcp"], capture_output=True,
                          text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert res.returncode == 7 and "no gage home here" in res.stderr and res.stdout == ""
+
+
+async def test_spec_and_readme_name_what_the_server_offers(tmp_path: Path) -> None:
+    """spec/mcp.md's tool table, its limits and the README's configuration snippet agree with the server."""
+    from gage.mcp.server import GageMCP
+
+    root = Path(__file__).resolve().parent.parent
+    names = {t.name for t in await GageMCP(tmp_path).list_tools()}
+    spec = (root / "spec" / "mcp.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"^\| `(\w+)` \|", spec, re.M)) == names == TOOLS
+    for limit in (answers.WINDOW_CAP, answers.READ_CAP, answers.MAX_ROWS, answers.DEFAULT_ROWS):
+        assert str(limit) in spec
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"```json\n(\{\n  \"mcpServers\".*?)```", readme, re.S)
+    assert snippet, "README: the MCP configuration snippet"
+    server = json.loads(snippet.group(1))["mcpServers"]["gage"]
+    assert server["command"] == "gage" and server["args"][-1] == "mcp" and server["args"][0] == "--home"
