@@ -9,6 +9,7 @@ are read to check what reaches the agent. spec/mcp.md is the contract.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -184,9 +185,11 @@ async def test_hostile_bundles(alice_bob: tuple[Home, Home], tmp_path: Path, gag
         line = b"0123456789" * 10 + b"\n"
         for _ in range(100 * 1024 * 1024 // len(line) + 1):
             f.write(line)
-    big = send.create(bob, [big_file], kind="share", copy_to=tmp_path / "shared")[0].id
+    big_made, big_dest = send.create(bob, [big_file], kind="share")
+    big = big_made.id
     big_file.unlink()
-    arrive(alice, tmp_path / "shared" / big)
+    arrive(alice, big_dest)
+    shutil.rmtree(big_dest)  # one copy on disk, the one alice holds
     size = (alice.state_dir("pending") / big / "payload" / "big.txt").stat().st_size
     assert size >= 100 * 1024 * 1024
     tampered = _bundle(bob, tmp_path, "t.txt", "the real numbers")
@@ -326,7 +329,16 @@ async def test_reply_only_where_a_grant_says_so(alice_bob: tuple[Home, Home], tm
         alice.authority_path.write_text('[[grant]]\ncontact = "bob"\nkind = "question"\nmay = "Answer it."\nreply = true\n')
         assert "reply = true: an agent may make a reply bundle" in await call(c, "read", id=question)
         assert "usage" in await fails(c, "reply", id=question, text="42", files={"../x": "no"})
-        made = json.loads(await call(c, "reply", id=question, text="42", files={"table.csv": "a,b\n1,2\n"}, subject="the numbers"))
+        # The home lock is shared: while another gage process holds it (a move, the interface), the reply waits.
+        with alice.lock():
+            pending_reply = asyncio.create_task(
+                c.call_tool("reply", {"id": question, "text": "42", "files": {"table.csv": "a,b\n1,2\n"}, "subject": "the numbers"})
+            )
+            await asyncio.sleep(1.0)
+            assert not pending_reply.done() and list(alice.state_dir("outbox").iterdir()) == []
+        answer = await pending_reply
+        assert not answer.is_error, answer.content
+        made = json.loads(answer.content[0].text)  # type: ignore[union-attr]
     assert made["state"] == "outbox" and made["sent"] is False
     held = store.resolve(alice, made["id"])
     assert held.state == "outbox"
