@@ -279,6 +279,9 @@ async def test_errors_are_tool_errors_and_the_server_keeps_serving(alice_bob: tu
         message = await fails(c, "contacts")
         assert "gage: malformed:" in message and "contacts.toml" in message
         assert "malformed" in await fails(c, "verdict", id=ids[2])
+        with pytest.raises(MCPError, match="gage: malformed: ") as caught:
+            await c.list_resources()
+        assert caught.value.code == -32603 and "Traceback" not in str(caught.value)
         alice.contacts_path.write_bytes(good)
         assert json.loads(await call(c, "verdict", id=ids[2]))["verdict"] == "verified"
 

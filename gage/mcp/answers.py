@@ -90,14 +90,12 @@ def read(home: Home, ref: str, *, pending: bool = False) -> str:
     frame: a bundle of many files cannot flood an agent's context. A file begun is finished
     (at most 256 KiB of text), and a last fence line says where the read stopped."""
     lines: list[str] = []
-    token: str | None = None
+    token = frame.new_token()
     after = -1  # characters after the frame; -1 while still in the frame
     left = 0
     files = 0
     v = verdict_of(home, ref)
-    for line in frame_lines(v, show_pending=pending):
-        if token is None:
-            token = line.removeprefix("==== gage frame ").removesuffix(" ====")
+    for line in frame_lines(v, show_pending=pending, token=token):
         starts_file = after >= 0 and (line.startswith(f"---- payload {token} begin file ") or line.startswith(f"---- payload {token} file "))
         if starts_file:
             if after >= READ_CAP:

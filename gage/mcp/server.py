@@ -14,15 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import (
     ResourceError,
     ResourceNotFoundError,
     ToolError,
 )
-from mcp.types import Resource, ToolAnnotations
+from mcp.types import INTERNAL_ERROR, Resource, ToolAnnotations
 
 from .. import __version__
+from ..cli.main import os_error_text
 from ..errors import GageError, NotFoundError
 from ..home import ALL_STATES, Home
 from ..sanitize import visible
@@ -60,7 +62,7 @@ def _answer(call: Callable[[], T]) -> T:
     except GageError as exc:
         raise ToolError(f"gage: {exc.stage}: {visible(str(exc))}") from None
     except OSError as exc:
-        raise ToolError(f"gage: io: {visible(exc.strerror or exc.__class__.__name__)}") from None
+        raise ToolError(f"gage: io: {os_error_text(exc)}") from None
 
 
 class GageMCP(MCPServer[Any]):
@@ -83,8 +85,10 @@ class GageMCP(MCPServer[Any]):
     async def list_resources(self) -> list[Resource]:
         try:
             rows = answers.bundle_rows(self.home(), ALL_STATES)
-        except (GageError, OSError) as exc:
-            raise ResourceError(f"gage: cannot list the home's bundles: {visible(str(exc))}") from None
+        except GageError as exc:
+            raise MCPError(INTERNAL_ERROR, f"gage: {exc.stage}: {visible(str(exc))}") from None
+        except OSError as exc:
+            raise MCPError(INTERNAL_ERROR, f"gage: io: {os_error_text(exc)}") from None
         return [
             Resource(
                 uri=f"{URI_PREFIX}{r['id']}",
@@ -199,9 +203,10 @@ def _tools(srv: GageMCP) -> None:
             return answers.read(srv.home(), id)
         except NotFoundError as exc:
             raise ResourceNotFoundError(f"gage: {exc.stage}: {visible(str(exc))}") from None
-        except (GageError, OSError) as exc:
-            stage = exc.stage if isinstance(exc, GageError) else "io"
-            raise ResourceError(f"gage: {stage}: {visible(str(exc))}") from None
+        except GageError as exc:
+            raise ResourceError(f"gage: {exc.stage}: {visible(str(exc))}") from None
+        except OSError as exc:
+            raise ResourceError(f"gage: io: {os_error_text(exc)}") from None
 
 
 def serve(root: Path) -> None:
