@@ -115,7 +115,9 @@ def _gage_only_or_quoted(text: str) -> None:
 async def test_tools_resources_and_instructions(alice_bob: tuple[Home, Home], tmp_path: Path) -> None:
     alice, bob = alice_bob
     bid = _deliver(bob, alice, tmp_path, "notes.txt", "hello\n")
+    alice.authority_path.write_text('[[grant]]\ncontact = "bob"\nkind = "share"\nmay = "Summarise it.\\u001b[2J"\nreply = true\n')
     async with agent(alice) as c:
+        assert 'authority.toml granted to bob for share: "Summarise it.\\x1b[2J" (reply = true).' in (c.instructions or "")
         listed = await c.list_tools()
         assert {t.name for t in listed.tools} == TOOLS
         rules = c.instructions or ""

@@ -83,3 +83,14 @@ def test_bad_arguments_are_usage_errors_and_unlisted_paths_not_found(homes, tmp_
         answers.read_file(me, bid, "../../identity.json", pending=True)
     # Without `pending`, a pending bundle's frame says why no payload follows, and no path is looked up.
     assert "not shown: the bundle is pending" in answers.read_file(me, bid, "nope", pending=False)
+
+
+def test_the_authority_summary_says_what_is_granted_or_that_nothing_is(homes) -> None:
+    me, _bob = homes
+    assert answers.authority_summary(me) == "This home's authority.toml grants nothing: every bundle is information only."
+    me.authority_path.write_text('[[grant]]\ncontact = "nobody"\nkind = "share"\nmay = "x"\n')
+    assert "has errors, so no grant applies" in answers.authority_summary(me)
+    me.authority_path.write_text('[[grant]]\ncontact = "bob"\nkind = "question"\nmay = "Answer it."\n')
+    said = answers.authority_summary(me)
+    assert 'granted to bob for question: "Answer it.".' in said and "(reply = true)" not in said
+    assert "only when that bundle's frame names it" in said

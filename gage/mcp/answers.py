@@ -20,9 +20,9 @@ from .. import frame, safeopen, store
 from .. import verdict as verdict_mod
 from ..bundle import PAYLOAD
 from ..contacts import Contacts
-from ..errors import NotFoundError, UsageError
+from ..errors import GageError, NotFoundError, UsageError
 from ..home import ALL_STATES, Home
-from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted
+from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted, visible
 from ..verdict import Verdict
 from ..vocab import Place
 
@@ -210,3 +210,26 @@ def contacts(home: Home) -> str:
     for r in rows:
         r["means"] = STATUS_MEANING.get(str(r["status"]), str(r["status"]))
     return as_json(rows)
+
+
+def authority_summary(home: Home) -> str:
+    """What authority.toml grants, in a sentence for the server's instructions: the file is
+    the person's, so its grants are told as they wrote them (made visible), and as standing
+    only for a verified bundle whose frame names the grant."""
+    from ..authority import load
+
+    try:
+        af = load(home.authority_path, Contacts.load(home.contacts_path))
+    except GageError as exc:
+        return f"This home's authority.toml cannot be read ({visible(str(exc))}), so no grant applies to any bundle."
+    if af.errors:
+        return "This home's authority.toml has errors, so no grant applies to any bundle."
+    if not af.grants:
+        return "This home's authority.toml grants nothing: every bundle is information only."
+    said = "; ".join(
+        f"to {visible(g.contact)} for {g.kind}: {quoted(g.may)}{' (reply = true)' if g.reply else ''}" for g in af.grants
+    )
+    return (
+        f"When this server started, this home's authority.toml granted {said}. A grant applies only to a verified "
+        "bundle from that contact, of that kind, and only when that bundle's frame names it on an `authority:` line."
+    )

@@ -69,10 +69,14 @@ class GageMCP(MCPServer[Any]):
     """The server, with each bundle held in the home listed as a resource, listed anew on each ask."""
 
     def __init__(self, root: Path) -> None:
+        try:
+            granted = answers.authority_summary(Home.open(root))
+        except (GageError, OSError):
+            granted = "This home could not be opened to read its authority file; each bundle's frame says what applies."
         super().__init__(
             name="gage",
             title="gage: what you hold before you act on it",
-            instructions=RULES,
+            instructions=f"{RULES} {granted}",
             version=__version__,
             log_level="WARNING",
         )
