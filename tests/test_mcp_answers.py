@@ -3,8 +3,12 @@ the read cap, windows that open inside a character, binary files (spec/mcp.md)."
 
 from __future__ import annotations
 
+import base64
+import importlib.util
+import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from gagetest import arrive, pair
@@ -94,3 +98,32 @@ def test_the_authority_summary_says_what_is_granted_or_that_nothing_is(homes) ->
     said = answers.authority_summary(me)
     assert 'granted to bob for question: "Answer it.".' in said and "(reply = true)" not in said
     assert "only when that bundle's frame names it" in said
+
+
+VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
+
+
+def test_read_file_windows_match_the_vectors(tmp_path: Path) -> None:
+    doc = json.loads((VECTORS / "mcp.json").read_text(encoding="utf-8"))
+    assert doc["window_cap"] == answers.WINDOW_CAP
+    (tmp_path / "payload").mkdir()
+    for case in doc["windows"]:
+        data = base64.b64decode(case["file_b64"])
+        (tmp_path / "payload" / doc["name"]).write_bytes(data)
+        got = answers._window(SimpleNamespace(path=tmp_path), doc["name"], len(data), case["offset"], case["length"], doc["token"])  # type: ignore[arg-type]
+        assert got[0] == case["begin"], case["name"]
+        shown = [ln for ln in got[1:] if ln.startswith("| ")]
+        if "lines" in case:
+            assert shown == case["lines"], case["name"]
+        else:
+            assert len(shown) == case["line_count"], case["name"]
+        rest = [ln for ln in got[1:] if not ln.startswith("| ")]
+        assert rest == [case["end_fence"], *([case["note"]] if case["note"] else [])], case["name"]
+
+
+def test_the_window_generator_reproduces_the_committed_file() -> None:
+    spec = importlib.util.spec_from_file_location("generate_mcp", VECTORS / "generate_mcp.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.render() == (VECTORS / "mcp.json").read_text("utf-8")

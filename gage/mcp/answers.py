@@ -157,6 +157,22 @@ def read_file(home: Home, ref: str, path: str, *, offset: int = 0, length: int |
     return "\n".join(lines)
 
 
+def text_window(data: bytes, start: int, size: int) -> tuple[int, int, list[str]]:
+    """The window `data` (bytes read from `start` of a text file of `size` bytes) as payload
+    lines, and the bytes it shows, [start, end). spec/mcp.md section 3; vectors/mcp.json.
+
+    A window that opens inside a character starts at the next one: the bytes skipped are the
+    end of a character the window before showed (or left for this one). A character cut at
+    the window's end is left for the next window, as `read` leaves one at its limit."""
+    skip = 0
+    while start > 0 and skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+        skip += 1
+    start += skip
+    data = data[skip:]
+    lines, count = payload_lines(data, more=start + len(data) < size)
+    return start, start + count, lines
+
+
 def _window(v: Verdict, rel: str, size: int, offset: int, length: int, token: str) -> list[str]:
     name = quoted(rel)
     fence = f"---- payload {token}"
@@ -170,21 +186,12 @@ def _window(v: Verdict, rel: str, size: int, offset: int, length: int, token: st
         if looks_binary(head, more=on_disk > TEXT_SAMPLE):
             return [f"{fence} file {name} ({size} bytes, binary): not printed ----"]
         start = min(offset, on_disk)
-        data = os.pread(fd, length, start)
+        data = os.pread(fd, min(length, WINDOW_CAP), start)
     except OSError as exc:
         return [f"{fence} file {name}: cannot be read ({exc.strerror}) ----"]
     finally:
         os.close(fd)
-    # A window that opens inside a character starts at the next one: the bytes skipped are
-    # the end of a character the window before showed (or left for this one).
-    skip = 0
-    while start > 0 and skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
-        skip += 1
-    start += skip
-    data = data[skip:]
-    more = start + len(data) < on_disk
-    text, count = payload_lines(data, more=more)
-    end = start + count
+    start, end, text = text_window(data, start, on_disk)
     out = [f"{fence} begin file {name} ({size} bytes, text), bytes {start} to {end} ----"]
     out.extend(frame.LINE_PREFIX + line for line in text)
     out.append(f"{fence} end file {name} ----")
