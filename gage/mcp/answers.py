@@ -2,9 +2,9 @@
 
 An agent must be told exactly what a person is told: the same rows as `gage list --json`,
 the same verdict as `gage verdict --json`, the same frame and fences as `gage read`. So
-each answer comes through one of three small functions below (`bundle_rows`,
-`verdict_of`, `frame_lines`), the one place to swap in the core inbox read model when it
-lands. Every answer is text that is safe on a terminal: JSON with every non-ASCII
+each answer comes through the function in gage/mcp/seams.py that stands for that command
+(`bundle_rows`, `verdict_of`, `frame_lines`, ...), the one place to swap in the core inbox
+read model. Every answer is text that is safe on a terminal: JSON with every non-ASCII
 character escaped, or frame lines whose untrusted values are already made visible.
 See spec/mcp.md.
 """
@@ -13,18 +13,32 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
-from .. import frame, safeopen, store
-from .. import verdict as verdict_mod
-from ..bundle import PAYLOAD
-from ..contacts import Contacts
-from ..errors import GageError, NotFoundError, UsageError
-from ..home import ALL_STATES, Home
-from ..sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted, visible
-from ..verdict import Verdict
-from ..vocab import Place
+from .seams import (
+    ALL_STATES,
+    LINE_PREFIX,
+    TEXT_SAMPLE,
+    GageError,
+    Home,
+    NotFoundError,
+    Place,
+    UsageError,
+    Verdict,
+    authority_file,
+    bundle_rows,
+    contact_rows,
+    frame_lines,
+    looks_binary,
+    new_token,
+    open_payload_file,
+    payload_lines,
+    payload_status,
+    quoted,
+    read_json,
+    verdict_of,
+    visible,
+)
 
 # list_bundles: rows given when no limit is asked for, and the most one call gives.
 DEFAULT_ROWS = 200
@@ -33,27 +47,6 @@ MAX_ROWS = 1000
 WINDOW_CAP = 64 * 1024
 # read: after the frame, no further file is begun once this many characters are given.
 READ_CAP = 1024 * 1024
-
-
-# --- the three seams: rows, verdict, frame (swap in the core read model here) ---------------
-
-
-def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
-    """The rows `gage list --json` prints, from the code that prints them."""
-    from ..cli.cmd_core import list_rows
-
-    rows, _labels = list_rows(home, states)
-    return rows
-
-
-def verdict_of(home: Home, ref: str) -> Verdict:
-    """The verdict `gage verdict` and `gage read` compute for an id or unique prefix, now."""
-    return verdict_mod.compute(home, store.resolve(home, ref))
-
-
-def frame_lines(v: Verdict, *, show_pending: bool, token: str | None = None) -> Iterator[str]:
-    """What `gage read` prints: the frame, then the fenced payload."""
-    return frame.render(v, show_pending=show_pending, token=token)
 
 
 # --- the answers --------------------------------------------------------------------------
@@ -90,7 +83,7 @@ def read(home: Home, ref: str, *, pending: bool = False) -> str:
     frame: a bundle of many files cannot flood an agent's context. A file begun is finished
     (at most 256 KiB of text), and a last fence line says where the read stopped."""
     lines: list[str] = []
-    token = frame.new_token()
+    token = new_token()
     after = -1  # characters after the frame; -1 while still in the frame
     left = 0
     files = 0
@@ -117,8 +110,6 @@ def read(home: Home, ref: str, *, pending: bool = False) -> str:
 
 def list_files(home: Home, ref: str, *, pending: bool = False) -> str:
     """What `gage read --json` prints: the frame's fields and each payload file described."""
-    from ..cli.read_json import read_json
-
     return as_json(read_json(verdict_of(home, ref), show_pending=pending))
 
 
@@ -145,9 +136,9 @@ def read_file(home: Home, ref: str, path: str, *, offset: int = 0, length: int |
         raise UsageError("length must be at least 1")
     length = min(length, WINDOW_CAP)
     v = verdict_of(home, ref)
-    token = frame.new_token()
+    token = new_token()
     lines = _frame_only(v, show_pending=pending, token=token)
-    shown, _why = frame.payload_status(v, show_pending=pending)
+    shown, _why = payload_status(v, show_pending=pending)
     if not shown or v.manifest is None:
         return "\n".join(lines)  # the frame's payload line says why nothing follows
     entry = next((f for f in v.manifest.files if f.path == path), None)
@@ -177,7 +168,7 @@ def _window(v: Verdict, rel: str, size: int, offset: int, length: int, token: st
     name = quoted(rel)
     fence = f"---- payload {token}"
     try:
-        fd, st = safeopen.open_regular_beneath(v.path, f"{PAYLOAD}/{rel}")
+        fd, st = open_payload_file(v, rel)
     except OSError as exc:
         return [f"{fence} file {name}: cannot be read ({exc.strerror}) ----"]
     try:
@@ -193,7 +184,7 @@ def _window(v: Verdict, rel: str, size: int, offset: int, length: int, token: st
         os.close(fd)
     start, end, text = text_window(data, start, on_disk)
     out = [f"{fence} begin file {name} ({size} bytes, text), bytes {start} to {end} ----"]
-    out.extend(frame.LINE_PREFIX + line for line in text)
+    out.extend(LINE_PREFIX + line for line in text)
     out.append(f"{fence} end file {name} ----")
     if end < on_disk:
         out.append(f"{fence} note: {on_disk - end} more bytes of {name} after byte {end}: read_file with offset {end} ----")
@@ -211,9 +202,7 @@ STATUS_MEANING = {
 
 def contacts(home: Home) -> str:
     """The rows of `gage contacts --json` (confirmed contacts, then candidates), each with what its status means."""
-    c = Contacts.load(home.contacts_path)
-    rows = [x.to_json() for x in sorted(c.confirmed.values(), key=lambda x: x.name.casefold())]
-    rows += [x.to_json() for x in sorted(c.candidates.values(), key=lambda x: x.seen_at)]
+    rows = contact_rows(home)
     for r in rows:
         r["means"] = STATUS_MEANING.get(str(r["status"]), str(r["status"]))
     return as_json(rows)
@@ -223,10 +212,8 @@ def authority_summary(home: Home) -> str:
     """What authority.toml grants, in a sentence for the server's instructions: the file is
     the person's, so its grants are told as they wrote them (made visible), and as standing
     only for a verified bundle whose frame names the grant."""
-    from ..authority import load
-
     try:
-        af = load(home.authority_path, Contacts.load(home.contacts_path))
+        af = authority_file(home)
     except GageError as exc:
         return f"This home's authority.toml cannot be read ({visible(str(exc))}), so no grant applies to any bundle."
     if af.errors:

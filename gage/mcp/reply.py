@@ -14,13 +14,20 @@ import secrets
 import shutil
 from typing import Any
 
-from .. import send
-from ..errors import GageIOError, MalformedError, RefusedError, UsageError
-from ..home import Home
-from ..manifest_files import check_path, fold_path
-from ..sanitize import quoted, visible
-from ..vocab import Kind
-from .answers import verdict_of
+from .seams import (
+    GageIOError,
+    Home,
+    Kind,
+    MalformedError,
+    RefusedError,
+    UsageError,
+    check_path,
+    fold_path,
+    make_bundle,
+    quoted,
+    verdict_of,
+    visible,
+)
 
 REPLY_KINDS: tuple[Kind, ...] = ("answer", "ack")
 TEXT_NAME = "reply.txt"
@@ -104,12 +111,9 @@ def reply(
         shutil.rmtree(src, ignore_errors=True)
         raise GageIOError(f"cannot write the reply's files: {exc.strerror}", path=str(src)) from exc
     try:
-        manifest, dest = send.create(home, paths, kind=reply_kind, to=[contact], parent=v.id, subject=subject)
+        doc = make_bundle(home, paths, kind=reply_kind, to=contact, parent=v.id or ref, subject=subject)
     finally:
         shutil.rmtree(src, ignore_errors=True)
-    from ..cli.made_json import made
-
-    doc = made(home, manifest, dest, None)
     doc["sent"] = False
     doc["note"] = "made in this home's outbox and not sent: a person sends it (gage never sends on an agent's word)"
     return doc

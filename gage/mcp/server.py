@@ -23,13 +23,19 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.types import INTERNAL_ERROR, Resource, ToolAnnotations
 
-from .. import __version__
-from ..cli.main import os_error_text
-from ..errors import GageError, NotFoundError
-from ..home import ALL_STATES, Home
-from ..sanitize import visible
 from . import answers
 from . import reply as reply_mod
+from .seams import (
+    ALL_STATES,
+    GageError,
+    Home,
+    NotFoundError,
+    __version__,
+    bundle_rows,
+    open_home,
+    os_error_text,
+    visible,
+)
 
 T = TypeVar("T")
 State = Literal["pending", "accepted", "rejected", "outbox"]
@@ -70,7 +76,7 @@ class GageMCP(MCPServer[Any]):
 
     def __init__(self, root: Path) -> None:
         try:
-            granted = answers.authority_summary(Home.open(root))
+            granted = answers.authority_summary(open_home(root))
         except (GageError, OSError):
             granted = "This home could not be opened to read its authority file; each bundle's frame says what applies."
         super().__init__(
@@ -84,11 +90,11 @@ class GageMCP(MCPServer[Any]):
         _tools(self)
 
     def home(self) -> Home:
-        return Home.open(self.root)
+        return open_home(self.root)
 
     async def list_resources(self) -> list[Resource]:
         try:
-            rows = answers.bundle_rows(self.home(), ALL_STATES)
+            rows = bundle_rows(self.home(), ALL_STATES)
         except GageError as exc:
             raise MCPError(INTERNAL_ERROR, f"gage: {exc.stage}: {visible(str(exc))}") from None
         except OSError as exc:
