@@ -306,7 +306,7 @@ async def test_arrivals_show_without_a_restart_beside_the_watcher(alice_bob: tup
                 rows = json.loads(await call(c, "list_bundles"))
                 if rows or time.monotonic() > deadline:
                     break
-                time.sleep(0.2)
+                await asyncio.sleep(0.2)
             assert [r["id"] for r in rows] == [first]
             assert rows[0]["state"] == "pending"
             second = _deliver(bob, alice, tmp_path, "second.txt", "second")  # an import beside both
