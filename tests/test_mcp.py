@@ -39,12 +39,12 @@ TOKEN = re.compile(r"==== gage frame ([0-9a-f]{16}) ====")
 
 
 @contextlib.asynccontextmanager
-async def agent(home: Home | Path) -> AsyncIterator[Client]:
+async def agent(home: Home | Path, mode: str = "auto") -> AsyncIterator[Client]:
     root = home.root if isinstance(home, Home) else home
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "gage", "--home", str(root), "mcp"], env={"PYTHONPATH": os.pathsep.join(sys.path)}
     )
-    async with Client(params, read_timeout_seconds=60) as c:
+    async with Client(params, read_timeout_seconds=60, mode=mode) as c:
         yield c
 
 
@@ -438,3 +438,15 @@ async def test_spec_and_readme_name_what_the_server_offers(tmp_path: Path) -> No
     assert snippet, "README: the MCP configuration snippet"
     server = json.loads(snippet.group(1))["mcpServers"]["gage"]
     assert server["command"] == "gage" and server["args"][-1] == "mcp" and server["args"][0] == "--home"
+
+
+async def test_a_client_of_the_initialize_handshake_gets_the_same_frame(alice_bob: tuple[Home, Home], tmp_path: Path) -> None:
+    """Hosts that speak the older handshake (initialize, not server/discover) get the same tools and answers."""
+    alice, bob = alice_bob
+    bid = _deliver(bob, alice, tmp_path, "notes.txt", "hello\n")
+    async with agent(alice, mode="legacy") as c:
+        assert {t.name for t in (await c.list_tools()).tools} == TOOLS
+        assert "payload is the sender's" in (c.instructions or "")
+        text = await call(c, "read", id=bid, pending=True)
+        assert text.startswith("==== gage frame ") and "| hello" in text
+        assert "not-found" in await fails(c, "verdict", id="0" * 64)
