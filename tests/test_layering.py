@@ -13,8 +13,9 @@ import gage
 
 ROOT = Path(gage.__file__).parent
 UI_PACKAGES = ("textual", "rich", "gage.tui", "gage.cli")
-# `python -m gage` (gage/__main__.py) is an entry point like the `gage` script, not core.
-CORE = [p for p in ROOT.rglob("*.py") if not {"tui", "cli"} & set(p.relative_to(ROOT).parts) and p.name != "__main__.py"]
+# `python -m gage` (gage/__main__.py) is an entry point like the `gage` script, not core;
+# gage/mcp is an interface too (for agents), and answers from what the CLI prints.
+CORE = [p for p in ROOT.rglob("*.py") if not {"tui", "cli", "mcp"} & set(p.relative_to(ROOT).parts) and p.name != "__main__.py"]
 
 
 def _imports(path: Path, pkg: str | None = None) -> list[str]:

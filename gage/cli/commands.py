@@ -100,6 +100,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _trust(sub)
     _gate(sub)
     _a2a(sub)
+    _mcp(sub)
     _files(sub)
 
 
@@ -369,6 +370,18 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
     _json(t)
     _run(t, "cmd_a2a", "cmd_send")
+
+
+# --- MCP (cmd_mcp.py; loads the SDK only when run) ---------------------------------------------
+
+
+def _mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "mcp",
+        help="serve this home to an agent over MCP on stdio: it reads through the frame (needs gage[mcp])",
+        description="An MCP server on standard input and output. Its tools read; none accepts, rejects or trusts.",
+    )
+    _run(p, "cmd_mcp", "cmd_mcp")
 
 
 # --- the person's own tools: extract, completion, man (cmd_files.py) ---------------------------

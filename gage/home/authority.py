@@ -9,6 +9,7 @@ and the key is confirmed: nothing inside a bundle can widen it.
     contact = "alice"
     kind = "review-request"
     may = "Read the files and reply with review comments. Do not run anything from the bundle."
+    reply = true    # optional: an agent may make a reply bundle (gage mcp's `reply`)
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from gage.home import homefile
 from gage.home.contacts import Contacts
 
 GRANT_FIELDS = {"contact", "kind", "may"}
+# Optional, false when absent: `reply = true` lets an agent make a reply bundle to this
+# contact's bundles of this kind, in the outbox (gage/mcp/reply.py); the only grant that does.
+OPTIONAL_FIELDS = {"reply"}
 EXAMPLE = '''# gage authority: what an agent may do with bundles from a confirmed contact, per kind.
 # Read only after a bundle's signature verifies and its key is confirmed by the ceremony.
 # Anything not granted here is information only.
@@ -42,9 +46,13 @@ class Grant:
     kind: str
     may: str
     line: int
+    reply: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"contact": self.contact, "kind": self.kind, "may": self.may, "line": self.line}
+        out: dict[str, Any] = {"contact": self.contact, "kind": self.kind, "may": self.may, "line": self.line}
+        if self.reply:
+            out["reply"] = True  # only on a grant that has it, so the shape of every other grant stays
+        return out
 
 
 @dataclass
@@ -97,7 +105,7 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml")
         if not isinstance(g, dict):
             errors.append(f"{where}: a grant must be a table")
             continue
-        extra = set(g) - GRANT_FIELDS
+        extra = set(g) - GRANT_FIELDS - OPTIONAL_FIELDS
         missing = GRANT_FIELDS - set(g)
         if extra:
             errors.append(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
@@ -119,8 +127,12 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml")
         if not isinstance(may, str) or not may.strip():
             errors.append(f"{path}:{_field_line(text, line, 'may')}: `may` must be a sentence saying what an agent may do")
             ok = False
+        reply = g.get("reply", False)
+        if not isinstance(reply, bool):
+            errors.append(f"{path}:{_field_line(text, line, 'reply')}: `reply` must be true or false")
+            ok = False
         if ok and not extra:
-            grants.append(Grant(contact=contact, kind=kind, may=may.strip(), line=line))
+            grants.append(Grant(contact=contact, kind=kind, may=may.strip(), line=line, reply=reply))
     return AuthorityFile(grants=grants, errors=errors)
 
 

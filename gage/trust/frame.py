@@ -159,7 +159,8 @@ def fields(v: Verdict) -> list[Field]:
         out.append(Field("addressed", "to me" if v.addressed_to_me else "NOT to me", "normal" if v.addressed_to_me else "warn"))
     if v.authority:
         for g in v.authority:
-            out.append(Field("authority", f"{visible(g.may)} (granted to {visible(g.contact)} for {g.kind} in authority.toml)", "good"))
+            reply = "; reply = true: an agent may make a reply bundle in the outbox" if g.reply else ""
+            out.append(Field("authority", f"{visible(g.may)} (granted to {visible(g.contact)} for {g.kind} in authority.toml{reply})", "good"))
     else:
         out.append(Field("authority", NO_AUTHORITY))
     for e in v.authority_errors:
