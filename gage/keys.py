@@ -18,12 +18,13 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from . import atomic, homefile, strictjson
+from . import atomic, homefile, keyseal, strictjson
 from .errors import (
     BadSignatureError,
     GageError,
     GageIOError,
     MalformedError,
+    PassphraseError,
     RefusedError,
     UsageError,
 )
@@ -147,6 +148,36 @@ class RetiredKey:
         )
 
 
+class LockedSigningKey(nacl.signing.SigningKey):
+    """The signing key of a passphrase-protected identity that has not been unlocked.
+
+    It has the public half, so everything that only asks "is this me?" works without the
+    passphrase; anything that needs the secret raises PassphraseError instead of signing
+    with some other key. Unlock with `Identity.unlock` (gage/unlock.py is the one caller).
+    """
+
+    def __init__(self, public: bytes) -> None:  # no seed: deliberately not super().__init__
+        self.verify_key = nacl.signing.VerifyKey(public)
+
+    def _locked(self) -> PassphraseError:
+        return PassphraseError("this home's key is passphrase-protected and was not unlocked")
+
+    def sign(self, message: bytes, encoder: Any = None) -> Any:
+        raise self._locked()
+
+    def __bytes__(self) -> bytes:
+        raise self._locked()
+
+    def to_curve25519_private_key(self) -> Any:
+        raise self._locked()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LockedSigningKey) and bytes(other.verify_key) == bytes(self.verify_key)
+
+    def __hash__(self) -> int:
+        return hash(bytes(self.verify_key))
+
+
 @dataclass(frozen=True)
 class Identity:
     name: str
@@ -154,6 +185,47 @@ class Identity:
     # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
     # is among them when it was retired with no successor in this home.
     retired: tuple[RetiredKey, ...] = ()
+    # Passphrase protection (spec/keys.md section 11): the seal as read, and once unlocked
+    # the key that opened it, so a rewrite seals again. Both None for a plain identity.
+    sealed: keyseal.Sealed | None = None
+    seal_key: keyseal.SealKey | None = None
+
+    @property
+    def protected(self) -> bool:
+        return self.sealed is not None or self.seal_key is not None
+
+    @property
+    def locked(self) -> bool:
+        """Protected and not unlocked: the public half only."""
+        return isinstance(self.signing_key, LockedSigningKey)
+
+    def unlock(self, passphrase: bytes) -> Identity:
+        """This identity with its secret, opened with `passphrase` (PassphraseError if wrong)."""
+        if not self.locked:
+            return self
+        assert self.sealed is not None
+        plain, key = keyseal.open_sealed(self.sealed, passphrase)
+        try:
+            inner = Identity._parse(strictjson.loads(plain, limit=IDENTITY_LIMIT, what="sealed identity"))
+        except KeyError as exc:
+            raise MalformedError(f"the sealed identity is damaged: field {exc} is missing") from exc
+        except (ValueError, TypeError, GageError) as exc:
+            raise MalformedError(f"the sealed identity is damaged: {exc}") from exc
+        if inner.key != self.key:
+            raise MalformedError("the sealed identity holds another key than the file names")
+        return Identity(name=inner.name, signing_key=inner.signing_key, retired=inner.retired, sealed=self.sealed, seal_key=key)
+
+    def protect(self, passphrase: bytes) -> Identity:
+        """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
+        if self.locked:
+            raise self.signing_key._locked()  # type: ignore[attr-defined]
+        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired, seal_key=keyseal.new_key(passphrase))
+
+    def unprotected(self) -> Identity:
+        """This (unlocked) identity, to be written as plain hex again."""
+        if self.locked:
+            raise self.signing_key._locked()  # type: ignore[attr-defined]
+        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired)
 
     @property
     def key(self) -> bytes:
@@ -185,10 +257,24 @@ class Identity:
     def sign(self, manifest_bytes: bytes) -> bytes:
         return sign_manifest(self.signing_key, manifest_bytes)
 
-    def _bytes(self) -> bytes:
+    def _plain_bytes(self) -> bytes:
         obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
         if self.retired:
             obj["retired"] = [r.to_json() for r in self.retired]
+        return strictjson.dumps(obj) + b"\n"
+
+    def _bytes(self) -> bytes:
+        if self.seal_key is None:
+            if self.locked:
+                raise self.signing_key._locked()  # type: ignore[attr-defined]
+            return self._plain_bytes()
+        # Protected: the public fields in the clear (so "is this me?" needs no passphrase),
+        # every secret only inside the seal, which holds the whole plain file.
+        sealed = keyseal.seal(self._plain_bytes(), self.seal_key)
+        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "key": self.key_text}
+        if self.retired:
+            obj["retired"] = [{**r.to_json(), "secret": None} for r in self.retired]
+        obj["sealed"] = sealed.to_json()
         return strictjson.dumps(obj) + b"\n"
 
     def save(self, path: Path) -> None:
@@ -207,21 +293,7 @@ class Identity:
             raise GageIOError("no identity here: run `gage init --name NAME` first", path=str(path))
         try:
             obj = strictjson.loads(raw, limit=IDENTITY_LIMIT, what="identity")
-            if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
-                raise MalformedError("not a gage identity file (version 1)")
-            secret = obj["secret"]
-            if not isinstance(secret, str) or len(secret) != 64:
-                raise TypeError("secret must be 64 hex digits")
-            seed = bytes.fromhex(secret)
-            sk = nacl.signing.SigningKey(seed)
-            name = obj["name"]
-            if not isinstance(name, str):
-                raise TypeError("name must be text")
-            check_local_name(name)
-            retired_list = obj.get("retired", [])
-            if not isinstance(retired_list, list):
-                raise TypeError("retired must be a list")
-            retired = tuple(RetiredKey.from_json(r) for r in retired_list)
+            parsed = cls._parse(obj)
         except KeyError as exc:
             raise MalformedError(f"identity file is damaged: field {exc} is missing", path=str(path)) from exc
         except (ValueError, TypeError, GageError) as exc:
@@ -232,7 +304,36 @@ class Identity:
             raise GageIOError(f"cannot read the identity: {exc.strerror}", path=str(path)) from exc
         if mode & 0o077:
             raise RefusedError(f"identity is readable by others (mode {mode:o}); run chmod 600 on it", path=str(path))
-        return cls(name=name, signing_key=sk, retired=retired)
+        return parsed
+
+    @classmethod
+    def _parse(cls, obj: Any) -> Identity:
+        """A plain identity (with `secret`), or a protected one (`sealed`, no `secret`: locked)."""
+        if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
+            raise MalformedError("not a gage identity file (version 1)")
+        sealed = None
+        if "sealed" in obj:
+            if "secret" in obj:
+                raise TypeError("a protected identity must not also hold its secret in the clear")
+            sealed = keyseal.Sealed.from_json(obj["sealed"])
+            sk: nacl.signing.SigningKey = LockedSigningKey(parse_key(obj["key"]))
+        else:
+            secret = obj["secret"]
+            if not isinstance(secret, str) or len(secret) != 64:
+                raise TypeError("secret must be 64 hex digits")
+            seed = bytes.fromhex(secret)
+            sk = nacl.signing.SigningKey(seed)
+        name = obj["name"]
+        if not isinstance(name, str):
+            raise TypeError("name must be text")
+        check_local_name(name)
+        retired_list = obj.get("retired", [])
+        if not isinstance(retired_list, list):
+            raise TypeError("retired must be a list")
+        retired = tuple(RetiredKey.from_json(r) for r in retired_list)
+        if sealed is not None and any(r.secret is not None for r in retired):
+            raise TypeError("a protected identity must not hold a retired key's secret in the clear")
+        return cls(name=name, signing_key=sk, retired=retired, sealed=sealed)
 
 
 @dataclass(frozen=True)

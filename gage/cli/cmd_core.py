@@ -21,14 +21,21 @@ from .output import emit_json, err, home_path, open_home, out, show
 
 
 def cmd_init(args: Any) -> int:
-    home = Home.init(home_path(args), args.name)
+    secret = None
+    if args.protect:
+        from . import passphrase
+
+        secret = passphrase.new(args, names=("passphrase_file", "passphrase_fd"))
+    elif args.passphrase_file is not None or args.passphrase_fd is not None:
+        raise UsageError("a passphrase was given without --protect")
+    home = Home.init(home_path(args), args.name, passphrase=secret)
     if args.json:
         emit_json(made_json.identity(home))
         return 0
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
     out(f"name:  {show(home.identity.name)}")
-    out(f"key:   {home.identity.key_text}")
+    out(f"key:   {home.identity.key_text}{' (secret sealed with a passphrase)' if secret else ''}")
     out(f"words: {format_pairs(words)}")
     return 0
 
@@ -48,7 +55,7 @@ def cmd_id(args: Any) -> int:
     if done is not None:
         out(f"key:   {ident.key_text} (RETIRED as {done.reason} as of {done.retired_at}: this home signs nothing more)")
     else:
-        out(f"key:   {ident.key_text}")
+        out(f"key:   {ident.key_text}{' (secret sealed with a passphrase)' if ident.protected else ''}")
     out(f"words: {format_pairs(words)}")
     for line in cmd_keys.id_lines(home):
         out(line)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ..vocab import KINDS, REASONS
 from ..vocab import PLACES as ALL_STATES
+from .passphrase import add_options as add_passphrase_options
 
 # Copies of a2a.artifact.PROTOCOLS and DEFAULT_PROTOCOL (see the module docstring).
 PROTOCOLS = ("1.0", "0.3")
@@ -109,6 +110,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="make an identity and a home")
     p.add_argument("--name", required=True, help="your name, as your contacts will see it claimed")
+    p.add_argument("--protect", action="store_true", help="seal the secret key with a passphrase (asked twice, or from the options below)")
+    add_passphrase_options(p)
     _json(p, 'print {"home", "name", "key", "words"}')
     _run(p, "cmd_core", "cmd_init")
 
@@ -132,6 +135,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--subject", metavar="TEXT")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
     _json(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
+    add_passphrase_options(p)
     _run(p, "cmd_core", "cmd_bundle")
 
     p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
@@ -191,12 +195,14 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here (required with --replace-with)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
     _json(k)
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_retire")
 
     k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
     k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
     _json(k)
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_countersign")
 
     k = ksub.add_parser("apply", help="apply the key statement a bundle carries (import does this when one arrives)")
@@ -208,7 +214,18 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k.add_argument("key", metavar="KEY", help="the retired key (key text, fingerprint, or 8+ hex digits)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
     _json(k, "describe the bundle made, as `gage bundle --json` does")
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_publish")
+
+    k = ksub.add_parser("protect", help="seal my secret key with a passphrase, or change the passphrase")
+    add_passphrase_options(k, new=True)
+    _json(k, 'print {"key", "protected": true}')
+    _run(k, "cmd_passphrase", "cmd_protect")
+
+    k = ksub.add_parser("unprotect", help="keep my secret key unsealed again (asks for the passphrase)")
+    add_passphrase_options(k)
+    _json(k, 'print {"key", "protected": false}')
+    _run(k, "cmd_passphrase", "cmd_unprotect")
 
 
 # --- trust: pairing, contacts, the journal, verdicts, authority, forward, read (cmd_trust.py) ---
@@ -261,6 +278,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--to", action="append", default=[], metavar="NAME")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
     _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
+    add_passphrase_options(p)
     _run(p, "cmd_trust", "cmd_forward")
 
     p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")

@@ -26,6 +26,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.A2A_DISCOVERY: "a2a send: no gage agent found at the URL",
     Exit.A2A_REFUSED: "a2a send: the agent was reached and refused",
     Exit.A2A_TRANSPORT: "a2a send: the connection failed",
+    Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
 }
 INTERRUPTED = 130
 
@@ -37,7 +38,7 @@ EXAMPLES: dict[str, list[str]] = {
         "gage verify shared/$id && gage import shared/$id",
         "gage --home ./alice list --json",
     ],
-    "init": ["gage init --name alice", "GAGE_HOME=./bob gage init --name bob"],
+    "init": ["gage init --name alice --protect", "GAGE_HOME=./bob gage init --name bob"],
     "id": ["gage id", "gage id --json"],
     "key": ["gage key export -o alice.key", "gage key retire --reason superseded --new -o shared/"],
     "key export": ["gage key export -o alice.key"],
@@ -45,6 +46,8 @@ EXAMPLES: dict[str, list[str]] = {
     "key countersign": ["gage key countersign retire.json -o shared/"],
     "key apply": ["gage key apply 3f2a91c0"],
     "key publish": ["gage key publish 3f2a-91c0-77de -o shared/"],
+    "key protect": ["gage key protect", "gage key protect --new-passphrase-fd 3 3<passphrase.txt"],
+    "key unprotect": ["gage key unprotect"],
     "bundle": [
         'id=$(gage bundle report.txt --kind share --subject "Q3 report" -o shared/)',
         "gage bundle answer.txt --kind answer --parent 3f2a91c0 --to bob",

@@ -34,4 +34,8 @@ def home_path(args: Any) -> Path:
 
 
 def open_home(args: Any) -> Home:
-    return Home.open(home_path(args))
+    from .passphrase import asker
+
+    home = Home.open(home_path(args))
+    home.passphrase_asker = asker(args)  # asked only if a protected key must sign (gage/unlock.py)
+    return home
