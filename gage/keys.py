@@ -28,6 +28,7 @@ from .errors import (
     RefusedError,
     UsageError,
 )
+from .fingerprint import fingerprint
 
 KEY_PREFIX = "ed25519:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
@@ -56,9 +57,8 @@ def parse_key(text: object, *, field: str = "key") -> bytes:
 
 
 def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key. Not a security check: the word-pairs are."""
-    h = key.hex()
-    return f"{h[:4]}-{h[4:8]}-{h[8:12]}"
+    """A glanceable label for a key (gage/fingerprint.py). Not a security check: the word-pairs are."""
+    return fingerprint(key)
 
 
 def key_digest(key: bytes) -> str:
