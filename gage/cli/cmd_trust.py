@@ -56,33 +56,33 @@ def cmd_pair(args: Any) -> int:
     if key == home.identity.key:
         raise RefusedError("that is your own key")
     ceremony.add_candidate(home, key, claimed, source)
+    # A name clash is found now, before anyone reads a word (issue 18).
+    Contacts.load(home.contacts_path).confirmable(args.name, key)
     if not sys.stdin.isatty():
         raise RefusedError(
             "pairing is a human act: it needs a person at a terminal on standard input. Nothing was confirmed."
         )
+    from . import pairing
+
     mine = ceremony.my_words(home)
     out("The word-pair ceremony. Call them on a channel neither machine controls (phone, in person).")
     out(f"Pairing with the key from {show(source)}, which claims the name \"{show(claimed)}\" (a claim, not a fact).")
     out(f"It will be known here as: {show(args.name)}")
     out("")
+    if args.mutual:
+        out("Both ways at once: they run `gage pair --mutual` with your key now. Take turns, pair by pair:")
+        out("read your pair, then type theirs as they read it. A pair that does not match is asked again.")
+        return pairing.mutual(home, args.name, key, mine)
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
         out(f"     {i}. {a} {b}")
     out("")
-    out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here.")
-    try:
-        heard = input("   their 8 words: ")
-    except EOFError:
-        raise RefusedError("no words were typed. Nothing was confirmed.") from None
-    outcome = ceremony.confirm(home, args.name, key, heard)
-    if not outcome.confirmed:
-        err(f"gage: NOT confirmed: {outcome.message}")
-        for i in outcome.mismatched:
-            err(f"  pair {i + 1} did not match")
-        return int(Exit.REFUSED)
-    out(f"Confirmed. {show(args.name)} is now a contact ({key_text(key)}).")
-    out("They should pair with you too, from your key file, so that both sides are confirmed.")
-    return 0
+    out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
+    out("   at a time). A pair that does not match is asked again; type `give up` to stop.")
+    code = pairing.one_way(home, args.name, key)
+    if code == 0:
+        out("They should pair with you too, from your key file, so that both sides are confirmed.")
+    return code
 
 
 def cmd_contacts(args: Any) -> int:

@@ -239,6 +239,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
     p.add_argument("--name", required=True, help="what you will call them here")
+    p.add_argument("--mutual", action="store_true", help="both ways in one call: they run it with your key at the same time")
     _run(p, "cmd_trust", "cmd_pair")
 
     p = sub.add_parser(
