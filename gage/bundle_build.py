@@ -29,7 +29,7 @@ from .bundle_walk import (
     top_extras,
     walk_payload,
 )
-from .errors import GageError, MalformedError, TamperedError, UsageError
+from .errors import GageError, GageIOError, MalformedError, TamperedError, UsageError
 from .keys import SIGNATURE_LEN, Identity
 from .manifest import (
     MANIFEST_LIMIT,
@@ -86,7 +86,8 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
         if src.is_symlink():
             raise UsageError(f"{src} is a symlink; gage bundles regular files only")
         if not src.exists():
-            raise UsageError(f"{src} does not exist")
+            # One rule for a path that is not there, in every command (spec/cli.md): exit 7.
+            raise GageIOError("does not exist", path=str(src))
         base = src.resolve().name
         if src.is_file():
             out.append((base, src))

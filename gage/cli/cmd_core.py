@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,9 +104,7 @@ def cmd_bundle(args: Any) -> int:
 
 
 def cmd_verify(args: Any) -> int:
-    root = Path(args.dir)
-    if not root.exists():
-        raise GageIOError("does not exist", path=str(root))
+    root = _held_or_path(args)
     result = bundle_mod.check(root)
     if args.json:
         emit_json(result.to_json())
@@ -123,6 +122,22 @@ def cmd_verify(args: Any) -> int:
                 err(f"{p.stage}: {show(str(p))}")
     first = result.first_error()
     return int(first.exit_code) if first else 0
+
+
+def _held_or_path(args: Any) -> Path:
+    """A bundle folder, or the id (prefix) of a bundle this home holds, as the README promises.
+
+    A path that exists is always the path; an id is looked up only when no such path exists
+    and a home is there, so `verify` still needs no home for a folder."""
+    root = Path(args.dir)
+    if os.path.lexists(root):
+        return root
+    text = args.dir.strip().lower()
+    if text and all(c in "0123456789abcdef" for c in text):
+        where = home_path(args)
+        if (where / "identity.json").exists():
+            return store.resolve(open_home(args), text).path
+    raise GageIOError("does not exist", path=str(root))
 
 
 def _key(m: Any) -> str:

@@ -139,8 +139,8 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(p, "cmd_core", "cmd_bundle")
 
     p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
-    p.add_argument("dir", metavar="DIR")
-    _json(p)
+    p.add_argument("dir", metavar="DIR|ID", help="a bundle folder anywhere, or the id (prefix) of a bundle in this home")
+    _json(p, 'print {"path", "id", "ok", "problems", "warnings"} whatever the outcome')
     _run(p, "cmd_core", "cmd_verify")
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
@@ -293,18 +293,18 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("accept", help="accept a pending bundle (verifies the exact bytes as it moves them)")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p = sub.add_parser("accept", help="accept pending bundles (verifies the exact bytes as it moves them)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="bundle id or unique prefix (several: each is found before any is moved)")
     p.add_argument(
         "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
     )
-    _json(p, 'print {"id", "state", "how", "verdict"}')
+    _json(p, 'print {"id", "state", "how", "verdict"} (a list of them for several ids)')
     _run(p, "cmd_gate", "cmd_accept")
 
-    p = sub.add_parser("reject", help="reject a pending bundle")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p = sub.add_parser("reject", help="reject pending bundles")
+    p.add_argument("ids", nargs="+", metavar="ID", help="bundle id or unique prefix (several: each is found before any is moved)")
     p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
-    _json(p, 'print {"id", "state", "why"}')
+    _json(p, 'print {"id", "state", "why"} (a list of them for several ids)')
     _run(p, "cmd_gate", "cmd_reject")
 
     p = sub.add_parser("watch", help="import bundles from drop folders until stopped")

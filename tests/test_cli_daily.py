@@ -1,0 +1,94 @@
+"""The command line people live in every day (issue 18): one rule for a missing path, `verify ID`
+in a home, id prefixes of at least 4 hex digits, and accept/reject of several ids at once."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from gagetest import Run, arrive, pair
+
+from gage import send
+from gage.errors import Exit
+from gage.home import Home
+
+Gage = Callable[..., Run]
+
+
+@pytest.fixture
+def homes(make_home) -> tuple[Home, Home]:
+    me, bob = make_home("me"), make_home("bob")
+    pair(me, "bob", bob)
+    return me, bob
+
+
+def _send(bob: Home, me: Home, tmp_path: Path, text: str) -> str:
+    src = tmp_path / f"{abs(hash(text))}.txt"
+    src.write_text(text)
+    m, dest = send.create(bob, [src], kind="share", subject=text)
+    arrive(me, dest)
+    return m.id
+
+
+@pytest.mark.parametrize("argv", [["bundle", "{missing}", "--kind", "share"], ["verify", "{missing}"], ["import", "{missing}"]])
+def test_a_missing_path_is_one_rule_one_code_one_wording(gage: Gage, make_home, tmp_path: Path, argv: list[str]) -> None:
+    me = make_home("me")
+    missing = tmp_path / "not-here"
+    r = gage(me, *(a.format(missing=missing) for a in argv))
+    assert r.code == int(Exit.IO) == 7, r.err
+    assert f"gage: io: {missing}: does not exist" in r.err
+
+
+def test_verify_takes_the_id_of_a_held_bundle(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    bid = _send(bob, me, tmp_path, "hello")
+    r = gage(me, "verify", bid[:8])
+    assert r.code == 0, r.err
+    assert f"ok: {bid}" in r.out
+    r = gage(me, "verify", "abcdef12")  # hex, but no bundle and no such folder
+    assert r.code == int(Exit.NOT_FOUND)
+
+
+def test_prefixes_need_four_hex_digits_unless_one_bundle_is_held(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    first = _send(bob, me, tmp_path, "one")
+    r = gage(me, "read", first[:1], "--pending")
+    assert r.code == 0, r.err  # the only bundle held: any prefix of it will do
+    second = _send(bob, me, tmp_path, "two")
+    r = gage(me, "read", second[:3], "--pending")
+    assert r.code == int(Exit.NOT_FOUND) and "at least 4 hex digits" in r.err
+    assert gage(me, "read", second[:4], "--pending").code == 0 or second[:4] == first[:4]
+
+
+def test_accept_and_reject_take_several_ids(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    ids = [_send(bob, me, tmp_path, f"n{i}") for i in range(4)]
+    r = gage(me, "accept", ids[0][:8], ids[1][:8], "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    assert [x["id"] for x in rows] == ids[:2] and all(x["state"] == "accepted" for x in rows)
+    r = gage(me, "reject", ids[2][:8], ids[3][:8], "--why", "not mine")
+    assert r.code == 0, r.err
+    assert sorted(os.listdir(me.state_dir("rejected"))) == sorted(ids[2:])
+
+
+def test_a_bad_id_among_several_moves_nothing(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    ids = [_send(bob, me, tmp_path, f"m{i}") for i in range(2)]
+    r = gage(me, "accept", ids[0][:8], "ffffffffff", ids[1][:8])
+    assert r.code == int(Exit.NOT_FOUND)
+    assert sorted(os.listdir(me.state_dir("pending"))) == sorted(ids)
+
+
+def test_one_refusal_among_several_is_reported_and_the_rest_are_decided(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    ids = [_send(bob, me, tmp_path, f"k{i}") for i in range(2)]
+    assert gage(me, "reject", ids[0]).code == 0
+    r = gage(me, "accept", ids[0][:8], ids[1][:8], "--json")
+    assert r.code == int(Exit.REFUSED)
+    rows = json.loads(r.out)
+    assert rows[0]["error"]["stage"] == "refused" and rows[0]["error"]["exit_code"] == 9
+    assert rows[1]["state"] == "accepted"
