@@ -92,3 +92,34 @@ def test_one_refusal_among_several_is_reported_and_the_rest_are_decided(gage: Ga
     rows = json.loads(r.out)
     assert rows[0]["error"]["stage"] == "refused" and rows[0]["error"]["exit_code"] == 9
     assert rows[1]["state"] == "accepted"
+
+
+def test_a_failure_in_json_mode_is_one_json_object(gage: Gage, make_home, tmp_path: Path) -> None:
+    me = make_home("me")
+    r = gage(me, "verify", str(tmp_path / "gone"), "--json")
+    assert r.code == 7 and r.err == ""
+    assert json.loads(r.out) == {
+        "error": {"stage": "io", "message": "does not exist", "path": str(tmp_path / "gone"), "field": None, "exit_code": 7}
+    }
+    r = gage(me, "verdict", "abcdef", "--json")
+    assert r.code == 8 and json.loads(r.out)["error"]["stage"] == "not-found"
+
+
+def test_journal_show_prints_json_words_not_python_values(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    _send(bob, me, tmp_path, "x")
+    r = gage(bob, "journal", "show")
+    assert r.code == 0
+    assert "None" not in r.out and "True" not in r.out and "False" not in r.out
+    assert "parent=null" in r.out
+
+
+def test_import_json_says_ok_for_a_bundle_already_there(gage: Gage, homes, tmp_path: Path) -> None:
+    me, bob = homes
+    src = tmp_path / "f.txt"
+    src.write_text("f")
+    m, dest = send.create(bob, [src], kind="share")
+    assert gage(me, "import", str(dest)).code == 0
+    r = gage(me, "import", str(dest), "--json")
+    row = json.loads(r.out)["imported"][0]
+    assert row["new"] is False and row["ok"] is True

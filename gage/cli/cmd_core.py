@@ -161,7 +161,7 @@ def cmd_import(args: Any) -> int:
             worst = worst or int(exc.exit_code)
             rows.append(import_json.failed(p, exc))
             continue
-        rows.append(import_json.result(p, res))
+        rows.append(import_json.result(p, res, _held_check(home, res) if args.json else None))
         if not res.new:
             err(f"{res.id[:12]}: already there ({res.state})")
         else:
@@ -181,6 +181,21 @@ def cmd_import(args: Any) -> int:
     else:
         cmd_keys.report_arrivals(home, arrived)
     return worst
+
+
+def _held_check(home: Home, res: store.ImportResult) -> Any:
+    """For a bundle already there, the check of the copy held, so `ok` is true or false, never null."""
+    if res.check is not None:
+        return None
+    from ..checkcache import CheckCache
+
+    try:
+        cache = CheckCache.of(home)
+        found = cache.check(store.resolve(home, res.id))
+        cache.save()
+    except GageError:
+        return None
+    return found
 
 
 def cmd_list(args: Any) -> int:

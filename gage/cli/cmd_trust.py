@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -183,7 +184,8 @@ def cmd_journal_show(args: Any) -> int:
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
-        detail = " ".join(f"{show(k)}={show(str(v))}" for k, v in rest.items())
+        # Values as JSON writes them (null, true, a list), strings bare: never Python's None/True.
+        detail = " ".join(f"{show(k)}={show(v if isinstance(v, str) else json.dumps(v, ensure_ascii=True))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
 

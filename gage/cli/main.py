@@ -85,7 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
             exc.path = _cut(exc.path)
-        err(f"gage: {exc.stage}: {show(str(exc))}")
+        if getattr(args, "json", False):
+            from .failure_json import emit_failure
+
+            emit_failure(exc)  # a script reading --json gets data, not a sentence (spec/cli.md)
+        else:
+            err(f"gage: {exc.stage}: {show(str(exc))}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
         err("gage: interrupted")
