@@ -123,3 +123,31 @@ def test_import_json_says_ok_for_a_bundle_already_there(gage: Gage, homes, tmp_p
     r = gage(me, "import", str(dest), "--json")
     row = json.loads(r.out)["imported"][0]
     assert row["new"] is False and row["ok"] is True
+
+
+def test_a_mistyped_command_or_choice_says_what_was_meant(capsys: pytest.CaptureFixture[str]) -> None:
+    from gage.cli.main import main
+
+    for argv, meant in ((["lsit"], "did you mean list?"), (["bundle", "x", "--kind", "shar"], "did you mean share?")):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        assert meant in capsys.readouterr().err
+
+
+def test_help_names_only_the_codes_a_command_returns_and_points_at_gage_man(capsys: pytest.CaptureFixture[str]) -> None:
+    from gage.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["list", "--help"])
+    text = capsys.readouterr().out
+    assert "A2A_TRANSPORT" not in text and "TAMPERED" not in text and "MALFORMED" in text
+    assert "gage man" in text and "spec/cli.md" not in text and "docs/" not in text
+
+
+def test_bundle_kind_defaults_to_share(gage: Gage, make_home, tmp_path: Path) -> None:
+    me = make_home("me")
+    (tmp_path / "a.txt").write_text("a")
+    r = gage(me, "bundle", str(tmp_path / "a.txt"), "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["kind"] == "share"

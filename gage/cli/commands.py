@@ -49,7 +49,11 @@ def _run(p: argparse.ArgumentParser, module: str, name: str) -> None:
 
 
 def _json(p: argparse.ArgumentParser, what: str | None = None) -> None:
-    p.add_argument("--json", action="store_true", help=what)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help=what or 'print the result as one JSON document (a failure as {"error": {"stage", "message", ...}})',
+    )
 
 
 # --- value checks for options (argparse turns ArgumentTypeError into a usage error, exit 2) ----
@@ -128,11 +132,11 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _keys(ksub)
 
     p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to bundle (a folder keeps its name and layout)")
+    p.add_argument("--kind", default="share", choices=KINDS, help="what the bundle is (default: share; answer and ack need --parent)")
     p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
     p.add_argument("--parent", metavar="ID", help="the bundle this one replies to")
-    p.add_argument("--subject", metavar="TEXT")
+    p.add_argument("--subject", metavar="TEXT", help="a one-line subject, shown to the receiver as the sender's claim")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
     _json(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
     add_passphrase_options(p)
@@ -144,12 +148,12 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(p, "cmd_core", "cmd_verify")
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="bundle folders (each lands in pending; nothing is accepted)")
     _json(p, "one result per PATH, as data, instead of the ids")
     _run(p, "cmd_core", "cmd_import")
 
     p = sub.add_parser("list", help="list bundles in the home")
-    p.add_argument("--state", choices=ALL_STATES)
+    p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
     _json(p)
     _run(p, "cmd_core", "cmd_list")
 
@@ -261,7 +265,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(j, "cmd_trust", "cmd_journal_show")
 
     p = sub.add_parser("verdict", help="what this home computes about a bundle")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     _json(p)
     _run(p, "cmd_trust", "cmd_verdict")
 
@@ -275,15 +279,15 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(a, "cmd_trust", "cmd_authority_init")
 
     p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--to", action="append", default=[], metavar="NAME")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
+    p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
     _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
     add_passphrase_options(p)
     _run(p, "cmd_trust", "cmd_forward")
 
     p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
     _json(p, "the frame's fields and a description of each payload file")
     _run(p, "cmd_trust", "cmd_read")
@@ -347,7 +351,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     asub = p.add_subparsers(dest="a2a_command", metavar="ACTION", required=True)
 
     e = asub.add_parser("export", help="write a bundle as an A2A Artifact (JSON)")
-    e.add_argument("id", metavar="ID")
+    e.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     e.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
     e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     e.add_argument("--force", action="store_true", help="replace FILE if it exists")
@@ -375,9 +379,9 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(s, "cmd_a2a", "cmd_serve")
 
     t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
-    t.add_argument("id", metavar="ID")
+    t.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
-    t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL)
+    t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
     t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
     t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
     t.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
@@ -398,7 +402,7 @@ def _files(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(p, "cmd_files", "cmd_extract")
 
     p = sub.add_parser("completion", help="print shell completion for bash, zsh or fish")
-    p.add_argument("shell", choices=SHELLS)
+    p.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
     _run(p, "cmd_files", "cmd_completion")
 
     p = sub.add_parser("man", help="print the manual page (roff), to install for `man gage`")

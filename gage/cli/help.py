@@ -87,10 +87,69 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
-def exit_table() -> str:
+# The codes each command can return besides OK, USAGE, IO (no home, a missing path) and 130,
+# which every command can (issue 18: `list --help` should not list A2A failures). A command
+# group (`key`, `a2a`) shows the union of its actions'; `gage --help` shows every code.
+_E = Exit
+CODES: dict[str, frozenset[Exit]] = {
+    path: frozenset(codes)
+    for path, codes in {
+        "init": {_E.REFUSED, _E.PASSPHRASE},
+        "id": {_E.MALFORMED},
+        "key export": {_E.MALFORMED},
+        "key retire": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.REFUSED, _E.PASSPHRASE},
+        "key countersign": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "key apply": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "key publish": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.REFUSED, _E.PASSPHRASE},
+        "key protect": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "key unprotect": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "bundle": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.PASSPHRASE},
+        "verify": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND},
+        "import": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.REFUSED},
+        "list": {_E.MALFORMED},
+        "demo": set(),
+        "tui": set(),
+        "pair": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY},
+        "contacts": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED},
+        "journal verify": {_E.FAILED, _E.MALFORMED},
+        "journal show": {_E.MALFORMED},
+        "verdict": {_E.MALFORMED, _E.NOT_FOUND},
+        "authority check": {_E.MALFORMED},
+        "authority init": set(),
+        "forward": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.PASSPHRASE},
+        "read": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "accept": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "reject": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "watch": {_E.MALFORMED, _E.REFUSED},
+        "extract": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "completion": set(),
+        "man": set(),
+        "a2a export": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "a2a import": {_E.MALFORMED, _E.TAMPERED, _E.REFUSED},
+        "a2a card": {_E.MALFORMED},
+        "a2a serve": {_E.MALFORMED, _E.REFUSED},
+        "a2a send": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT},
+    }.items()
+}
+ALWAYS = frozenset({Exit.OK, Exit.USAGE, Exit.IO})
+
+
+def codes_for(path: str) -> frozenset[Exit]:
+    """The exit codes `gage PATH` can return ("" is gage itself: all of them)."""
+    if path == "":
+        return frozenset(Exit)
+    if path in CODES:
+        return ALWAYS | CODES[path]
+    below = [c for p, c in CODES.items() if p.startswith(path + " ")]
+    return ALWAYS.union(*below) if below else frozenset(Exit)
+
+
+def exit_table(path: str = "") -> str:
     lines = ["exit codes:"]
+    wanted = codes_for(path)
     for code in Exit:
-        lines.append(f"  {int(code):>3}  {code.name:<14} {EXIT_MEANING[code]}")
+        if code in wanted:
+            lines.append(f"  {int(code):>3}  {code.name:<14} {EXIT_MEANING[code]}")
     lines.append(f"  {INTERRUPTED:>3}  {'INTERRUPTED':<14} stopped by Ctrl-C")
     return "\n".join(lines)
 
@@ -121,8 +180,10 @@ def attach(parser: argparse.ArgumentParser) -> None:
         parts = [p.epilog.rstrip("\n")] if p.epilog else []
         if path in EXAMPLES and not (p.epilog and "examples:" in p.epilog):
             parts.append(examples_text(path))
-        parts.append(exit_table())
+        parts.append(exit_table(path))
         if path == "":
-            parts.append("Docs: spec/cli.md; every command: docs/cli-reference.md; `gage COMMAND --help` for one.")
+            parts.append("One command: `gage COMMAND --help`. Every command and code: `gage man` (or `man gage` once installed).")
+        else:
+            parts.append("Every command and exit code: `gage man`.")
         p.epilog = "\n\n".join(parts)
         p.formatter_class = argparse.RawDescriptionHelpFormatter

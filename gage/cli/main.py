@@ -17,6 +17,7 @@ from .. import __version__
 from ..errors import Exit, GageError
 from . import commands
 from .help import attach as attach_help
+from .parser import GageParser
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
@@ -24,7 +25,7 @@ PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a e
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = GageParser(
         prog="gage",
         description="Signed, content-addressed bundles, and what you hold before you act on them.",
     )
