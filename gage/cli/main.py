@@ -12,6 +12,7 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 from .. import __version__
 from ..errors import Exit, GageError
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.register(sub)
+    commands.register(cast("argparse._SubParsersAction[argparse.ArgumentParser]", sub))  # GageParser all the way down
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
