@@ -151,3 +151,69 @@ def test_bundle_kind_defaults_to_share(gage: Gage, make_home, tmp_path: Path) ->
     r = gage(me, "bundle", str(tmp_path / "a.txt"), "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["kind"] == "share"
+
+
+def test_bash_completes_pending_ids_for_accept_and_names_for_to(gage: Gage, homes, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    me, bob = homes
+    bid = _send(bob, me, tmp_path, "tab me")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "gage"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m gage.cli.main "$@"\n')
+    shim.chmod(0o755)
+    script = tmp_path / "gage.bash"
+    script.write_text(gage(None, "completion", "bash").out)
+    probe = tmp_path / "probe.sh"
+    probe.write_text(
+        f"source {script}\n"
+        't() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _gage; echo "${COMPREPLY[*]}"; }\n'
+        f't gage --home {me.root} accept ""\n'
+        f't gage --home {me.root} bundle f.txt --to ""\n'
+        f't gage --home {me.root} contacts remove ""\n'
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    res = subprocess.run(["bash", str(probe)], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert bid in lines[0].split()
+    assert lines[1].split() == ["bob"]
+    assert "bob" in lines[2].split()
+
+
+def test_complete_values_print_nothing_a_bundle_claims(gage: Gage, homes, tmp_path: Path, capsys) -> None:
+    from gage.cli.main import main
+
+    me, bob = homes
+    bid = _send(bob, me, tmp_path, "\x1b[31mred subject")
+    capsys.readouterr()
+    assert main(["__complete", "ids", str(me.root)]) == 0
+    out = capsys.readouterr().out
+    assert out.split() == [bid] and "\x1b" not in out
+    assert main(["__complete", "ids", str(tmp_path / "no-home")]) == 0
+
+
+def test_the_readme_install_lines_work_on_a_fresh_home(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    lines = [ln.split("  #")[0].strip() for ln in readme.splitlines() if re.match(r"(mkdir -p \S+ && )?gage (man|completion) ", ln)]
+    assert len(lines) == 4, lines
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gage").write_text(f'#!/bin/sh\nexec {sys.executable} -m gage.cli.main "$@"\n')
+    (bin_dir / "gage").chmod(0o755)
+    home = tmp_path / "fresh"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    for line in lines:
+        res = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, (line, res.stderr)
+    assert (home / ".local/share/man/man1/gage.1").stat().st_size > 0
+    assert (home / ".local/share/bash-completion/completions/gage").stat().st_size > 0
+    assert (home / ".zfunc/_gage").stat().st_size > 0
+    assert (home / ".config/fish/completions/gage.fish").stat().st_size > 0

@@ -63,6 +63,11 @@ def err(line: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["__complete"]:  # for the completion scripts, not a command (gage/cli/complete_values.py)
+        from .complete_values import main as complete_main
+
+        return complete_main(given[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
