@@ -14,6 +14,8 @@ import os
 import secrets
 import shutil
 import stat
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -108,7 +110,13 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
     return out
 
 
-def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None) -> FileEntry:
+class Stopped(Exception):
+    """A copy on a pool thread was told to stop (the command was interrupted): it ends at the next chunk."""
+
+
+def _copy_hashing(
+    src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None, on_bytes: Callable[[int], None] | None = None
+) -> FileEntry:
     """Copy `src` (or the already opened `fd`, which this closes) to `dst`, hashing as it goes.
 
     `limit`: the size the manifest declares. No more than that is ever written, and no more
@@ -139,7 +147,8 @@ def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None, limit: int | N
                 while view:
                     view = view[os.write(out, view) :]
                 size += len(chunk)
-                progress.advance(len(chunk))
+                # On a pool thread the phase is not in context: the pool's ticker reports (and stops) instead.
+                (on_bytes or progress.advance)(len(chunk))
             os.fsync(out)
             written = True
         finally:
@@ -238,24 +247,33 @@ def _copy_all(files: list[tuple[str, Path]], payload: Path, sizes: dict[str, int
     The first failure stops what has not started, waits for what has, and is raised.
     """
 
-    def one(rel: str, src: Path) -> FileEntry:
-        return _copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None)
-
     if len(files) < 2:
-        return [one(rel, src) for rel, src in files]
+        return [_copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None) for rel, src in files]
     tick = progress.ticker()
+    stop = threading.Event()
+
+    def on_bytes(n: int) -> None:
+        # Progress moves with the bytes, not file by file (issue 18), and an interrupt stops
+        # every copy at its next chunk instead of waiting for whole files to finish.
+        if stop.is_set():
+            raise Stopped
+        if tick is not None:
+            tick(n)
+
+    def one(rel: str, src: Path) -> FileEntry:
+        return _copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None, on_bytes=on_bytes)
+
     out: list[FileEntry] = []
-    with ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="gage-copy") as pool:
-        futures = [pool.submit(one, rel, src) for rel, src in files]
-        try:
-            for f in futures:
-                out.append(f.result())
-                if tick is not None:
-                    tick(out[-1].size)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    pool = ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="gage-copy")
+    futures = [pool.submit(one, rel, src) for rel, src in files]
+    try:
+        for f in futures:
+            out.append(f.result())
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)  # each running copy ends at its next chunk
+        raise
+    pool.shutdown(wait=True)
     return out
 
 
