@@ -217,3 +217,30 @@ def test_the_readme_install_lines_work_on_a_fresh_home(tmp_path: Path) -> None:
     assert (home / ".local/share/bash-completion/completions/gage").stat().st_size > 0
     assert (home / ".zfunc/_gage").stat().st_size > 0
     assert (home / ".config/fish/completions/gage.fish").stat().st_size > 0
+
+
+def test_sizes_read_as_people_read_them() -> None:
+    from gage.cli.sizes import human
+
+    assert human(1) == "1 byte" and human(1000) == "1000 bytes"
+    assert human(524289892) == "500.0 MiB (524,289,892 bytes)"
+
+
+def test_bundle_says_its_size_in_a_unit(gage: Gage, make_home, tmp_path: Path) -> None:
+    me = make_home("me")
+    (tmp_path / "a.bin").write_bytes(b"z" * 3000)
+    r = gage(me, "bundle", str(tmp_path / "a.bin"))
+    assert "(2.9 KiB (3,000 bytes))" in r.err
+
+
+def test_key_export_to_standard_output_ends_with_a_newline(gage: Gage, make_home) -> None:
+    me = make_home("me")
+    r = gage(me, "key", "export")
+    assert r.code == 0 and r.out.endswith("}\n")
+
+
+def test_the_a2a_extra_hint_says_what_works_without_the_index() -> None:
+    from gage.cli import cmd_a2a
+
+    assert "pip install -e '.[a2a]'" in cmd_a2a.A2A_INSTALL and ".whl[a2a]" in cmd_a2a.A2A_INSTALL
+    assert "gage-bundles[a2a]'" not in cmd_a2a.A2A_INSTALL.replace("whl[a2a]'", "")

@@ -19,6 +19,7 @@ from ..vocab import Place
 from ..words import WordCache, format_pairs
 from . import cmd_keys, import_json, made_json
 from .output import emit_json, err, home_path, open_home, out, show
+from .sizes import human
 
 
 def cmd_init(args: Any) -> int:
@@ -93,7 +94,7 @@ def cmd_bundle(args: Any) -> int:
         copy_to=Path(args.output) if args.output else None,
     )
     n = len(manifest.files)
-    err(f"bundled {n} file{'s' if n != 1 else ''} ({manifest.total_size} bytes) as {manifest.kind} into {dest}")
+    err(f"bundled {n} file{'s' if n != 1 else ''} ({human(manifest.total_size)}) as {manifest.kind} into {dest}")
     if args.output:
         err(f"copied to {Path(args.output) / manifest.id}")
     if args.json:
@@ -116,7 +117,7 @@ def cmd_verify(args: Any) -> int:
             assert m is not None
             out(f"ok: {m.id}")
             out(f"  signed by {_key(m)} (the manifest claims the name {show(m.sender.name)!r})")
-            out(f"  {len(m.files)} file(s), {m.total_size} bytes, all present and matching; signature good")
+            out(f"  {len(m.files)} file(s), {human(m.total_size)}, all present and matching; signature good")
         else:
             for p in result.problems:
                 err(f"{p.stage}: {show(str(p))}")

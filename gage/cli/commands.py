@@ -335,8 +335,8 @@ examples:
   gage a2a export 3f2a --protocol 0.3 -o b.json     # the same bundle for a 0.3 agent
   gage a2a import bundle.a2a.json                  # lands in inbox/pending, unread
   gage a2a card --url http://127.0.0.1:8470/ --json
-  gage a2a serve --port 8470                       # needs gage[a2a]
-  gage a2a send 3f2a http://127.0.0.1:8470/        # needs gage[a2a]
+  gage a2a serve --port 8470                       # needs the a2a extra
+  gage a2a send 3f2a http://127.0.0.1:8470/        # needs the a2a extra
 """
 
 
@@ -370,7 +370,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _json(c)
     _run(c, "cmd_a2a", "cmd_card")
 
-    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs gage[a2a])")
+    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs the a2a extra; see the README)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=port, default=8470, help="port (default 8470; 0 picks a free one)")
     s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
@@ -378,7 +378,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
     _run(s, "cmd_a2a", "cmd_serve")
 
-    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
+    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs the a2a extra; see the README)")
     t.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
     t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
