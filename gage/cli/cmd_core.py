@@ -271,27 +271,49 @@ def list_rows(home: Home, states: tuple[Place, ...]) -> tuple[list[dict[str, Any
 
 
 def cmd_demo(args: Any) -> int:
-    from ..demo import make_demo
+    from ..demo import is_temporary, make_demo, other_side
 
     root = make_demo(Path(args.dir) if args.dir else None)
+    base = root.parent
     if args.no_tui or args.json:
         if args.json:
             emit_json({"home": json_text(str(root))})
         else:
             out(str(root))
+        _demo_notes(root, base, other_side(root))
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         err("gage: no terminal to open the interface on; the demo home is made:")
         out(str(root))
-        err(f"try: GAGE_HOME={root} gage list")
+        _demo_notes(root, base, other_side(root))
         return 0
     try:
         from ..tui.app import run as run_tui
     except ImportError:
         out(f"demo home: {root}")
-        out(f"try: GAGE_HOME={root} gage list")
+        _demo_notes(root, base, other_side(root))
         return 0
-    return run_tui(Home.open(root))
+    temporary = is_temporary(root)
+    try:
+        return run_tui(Home.open(root))
+    finally:
+        if temporary:
+            # A demo in a fresh temporary folder is removed on quit, so runs leave nothing behind (issue 18).
+            import shutil
+
+            shutil.rmtree(base, ignore_errors=True)
+            err(f"gage: removed the demo home ({base}); `gage demo --dir DIR` keeps one")
+        else:
+            err(f"gage: the demo home is kept at {base}; remove it with: rm -rf {base}")
+
+
+def _demo_notes(root: Path, base: Path, people: dict[str, Any]) -> None:
+    """Where the demo is, how to try it and remove it, and the words the demo's people would read."""
+    err(f"try: GAGE_HOME={root} gage list")
+    err("the demo plays the other people too; the words each would read to you on a call:")
+    for who, (_key, words) in people.items():
+        err(f"  {who}: {format_pairs(words)}")
+    err(f"remove the demo when done: rm -rf {base}")
 
 
 def cmd_tui(args: Any) -> int:
