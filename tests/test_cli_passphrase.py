@@ -145,3 +145,26 @@ def test_retiring_a_protected_key_keeps_every_secret_sealed(gage: Callable[..., 
 
 def test_the_cli_copy_of_the_passphrase_limit_is_the_seal_s() -> None:
     assert passphrase.MAX_PASSPHRASE == keyseal.MAX_PASSPHRASE
+
+
+def test_id_json_says_the_key_is_protected(gage: Callable[..., Run], tmp_path: Path) -> None:
+    home = _protected(gage, tmp_path)
+    assert json.loads(gage(home, "id", "--json").out)["protected"] is True
+    plain = tmp_path / "plain"
+    assert gage(plain, "init", "--name", "p").code == 0
+    assert "protected" not in json.loads(gage(plain, "id", "--json").out)
+
+
+def test_the_readme_passphrase_lines_work(gage: Callable[..., Run], tmp_path: Path) -> None:
+    """The two agent lines of the README, with this home and a real descriptor."""
+    import subprocess
+    import sys
+
+    home = _protected(gage, tmp_path)
+    (tmp_path / "report.txt").write_text("r")
+    secret = _file(tmp_path, PASS + "\n", "secret")
+    env = {**os.environ, "GAGE_HOME": str(home), "SECRET_FILE": secret}
+    cmd = f'{sys.executable} -m gage.cli.main bundle report.txt --passphrase-fd 3 3<"$SECRET_FILE"'
+    # The child follows the cost written in the file (cheap here), as every reader does.
+    r = subprocess.run(["sh", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

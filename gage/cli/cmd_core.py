@@ -48,6 +48,8 @@ def cmd_id(args: Any) -> int:
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
         shown: dict[str, Any] = {"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]}
+        if ident.protected:
+            shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
         if ident.retired:
             shown["retired"] = cmd_keys.id_json(home)  # this home's retired keys (spec/keys.md section 6)
         emit_json(shown)
