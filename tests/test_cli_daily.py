@@ -244,3 +244,9 @@ def test_the_a2a_extra_hint_says_what_works_without_the_index() -> None:
 
     assert "pip install -e '.[a2a]'" in cmd_a2a.A2A_INSTALL and ".whl[a2a]" in cmd_a2a.A2A_INSTALL
     assert "gage-bundles[a2a]'" not in cmd_a2a.A2A_INSTALL.replace("whl[a2a]'", "")
+
+
+def test_pair_from_a_key_file_that_is_not_there_is_the_missing_path_rule(gage: Gage, make_home, tmp_path: Path) -> None:
+    me = make_home("me")
+    r = gage(me, "pair", str(tmp_path / "bob.key"), "--name", "bob")
+    assert r.code == 7 and "does not exist" in r.err

@@ -11,7 +11,7 @@ from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
+from ..errors import Exit, GageIOError, MalformedError, RefusedError, UnknownKeyError, UsageError
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..sanitize import json_text
 from ..words import WordCache, format_pairs
@@ -26,6 +26,9 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     if path.exists():
         kf = KeyFile.load(path)
         return kf.key, kf.name, f"key file {path.name}"
+    if not source or any(c not in "0123456789abcdefABCDEF" for c in source):
+        # Not an id, so it was meant as a key file: the one rule for a missing path (spec/cli.md).
+        raise GageIOError("does not exist", path=source)
     stored = store.resolve(home, source)
     from .. import bundle as bundle_mod
 
