@@ -11,7 +11,14 @@ from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, GageIOError, MalformedError, RefusedError, UnknownKeyError, UsageError
+from ..errors import (
+    Exit,
+    GageIOError,
+    MalformedError,
+    RefusedError,
+    UnknownKeyError,
+    UsageError,
+)
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..sanitize import json_text
 from ..words import WordCache, format_pairs
