@@ -136,7 +136,7 @@ def _held_or_path(args: Any) -> Path:
     if os.path.lexists(root):
         return root
     text = args.dir.strip().lower()
-    if text and all(c in "0123456789abcdef" for c in text):
+    if text and len(text) <= 64 and all(c in "0123456789abcdef" for c in text):
         where = home_path(args)
         if (where / "identity.json").exists():
             return store.resolve(open_home(args), text).path
