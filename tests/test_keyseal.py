@@ -131,3 +131,54 @@ def test_the_vector_file_is_what_its_generator_writes() -> None:
 
     gen = Path(__file__).parent.parent / "spec" / "vectors" / "generate_sealed.py"
     assert subprocess.run([sys.executable, str(gen), "--check"], timeout=60).returncode == 0
+
+
+def test_every_signing_path_asks_for_the_passphrase(tmp_path: Path) -> None:
+    """send.create, forward, key statements (retire, escalate, countersign, publish): each reaches
+    the secret only through unlock.signing_identity, so a locked home with no way to ask signs nothing."""
+    from gagetest import arrive, pair
+
+    from gage import ownkey, send
+    from gage.keys import KeyFile
+
+    me = Home.init(tmp_path / "me", "me", passphrase=b"pw")
+    bob = Home.init(tmp_path / "bob", "bob")
+    pair(me, "bob", bob)
+    (tmp_path / "f.txt").write_text("f")
+    m, dest = send.create(bob, [tmp_path / "f.txt"], kind="share")
+    arrive(me, dest)
+    other = Home.init(tmp_path / "new", "me")
+
+    def locked() -> Home:
+        return Home.open(me.root)  # a fresh process's view: no asker, nothing unlocked
+
+    attempts = {
+        "bundle": lambda h: send.create(h, [tmp_path / "f.txt"], kind="share"),
+        "forward": lambda h: send.forward(h, m.id, to=["bob"]),
+        "retire": lambda h: ownkey.retire(h, reason="superseded", new=True),
+        "retire elsewhere": lambda h: ownkey.retire(h, reason="superseded", replacement=KeyFile(other.identity.key, "me")),
+    }
+    for what, attempt in attempts.items():
+        before = sorted(p.name for p in (me.root / "outbox").iterdir()), me.identity_path.read_bytes()
+        with pytest.raises(PassphraseError):
+            attempt(locked())
+        after = sorted(p.name for p in (me.root / "outbox").iterdir()), me.identity_path.read_bytes()
+        assert after == before, what
+    # With the passphrase, retiring works; then escalating and publishing need it again.
+    h = locked()
+    unlock.set_asker(h, lambda _p: b"pw")
+    done = ownkey.retire(h, reason="superseded", new=True)
+    old = done.signed.statement.key.hex()
+    for what, attempt in {
+        "escalate": lambda h: ownkey.escalate(h, old),
+        "publish": lambda h: ownkey.publish(h, old),
+    }.items():
+        with pytest.raises(PassphraseError):
+            attempt(locked())
+        assert what
+    # Countersigning, in a protected home named as the replacement.
+    newhome = Home.init(tmp_path / "n2", "me", passphrase=b"pw2")
+    plain = Home.init(tmp_path / "p2", "me")
+    st = ownkey.retire(plain, reason="superseded", replacement=KeyFile(newhome.identity.key, "me"))
+    with pytest.raises(PassphraseError):
+        ownkey.countersign(Home.open(newhome.root), st.signed.to_bytes())
