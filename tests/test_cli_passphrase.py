@@ -150,6 +150,8 @@ def test_the_cli_copy_of_the_passphrase_limit_is_the_seal_s() -> None:
 def test_id_json_says_the_key_is_protected(gage: Callable[..., Run], tmp_path: Path) -> None:
     home = _protected(gage, tmp_path)
     assert json.loads(gage(home, "id", "--json").out)["protected"] is True
+    made = gage(tmp_path / "j", "init", "--name", "j", "--protect", "--passphrase-file", _file(tmp_path, "pw\n", "pj"), "--json")
+    assert json.loads(made.out)["protected"] is True
     plain = tmp_path / "plain"
     assert gage(plain, "init", "--name", "p").code == 0
     assert "protected" not in json.loads(gage(plain, "id", "--json").out)
