@@ -250,3 +250,15 @@ def test_pair_from_a_key_file_that_is_not_there_is_the_missing_path_rule(gage: G
     me = make_home("me")
     r = gage(me, "pair", str(tmp_path / "bob.key"), "--name", "bob")
     assert r.code == 7 and "does not exist" in r.err
+
+
+def test_a_usage_error_in_json_mode_is_the_same_error_object(capsys: pytest.CaptureFixture[str]) -> None:
+    from gage.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["list", "--state", "pendin", "--json"])
+    assert exc.value.code == 2
+    got = capsys.readouterr()
+    doc = json.loads(got.out)["error"]
+    assert doc["stage"] == "usage" and doc["exit_code"] == 2 and "did you mean pending?" in doc["message"]
+    assert got.err == ""

@@ -69,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return complete_main(given[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    GageParser.json_errors = "--json" in given
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        GageParser.json_errors = False
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             # No terminal: starting the interface would write escape codes into a pipe.

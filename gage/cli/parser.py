@@ -15,6 +15,10 @@ _INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
 
 class GageParser(argparse.ArgumentParser):
+    # Set by main when `--json` is on the command line: a usage error is then the same one
+    # JSON object every other failure is (gage/cli/failure_json.py), not argparse's text.
+    json_errors = False
+
     def error(self, message: str) -> NoReturn:
         found = _INVALID.search(message)
         if found:
@@ -22,4 +26,10 @@ class GageParser(argparse.ArgumentParser):
             near = difflib.get_close_matches(typed, options, n=2, cutoff=0.6)
             if near:
                 message = f"{message}; did you mean {' or '.join(near)}?"
+        if GageParser.json_errors:
+            from ..errors import UsageError
+            from .failure_json import emit_failure
+
+            emit_failure(UsageError(f"{self.prog}: {message}"))
+            raise SystemExit(2)
         super().error(message)
