@@ -70,3 +70,36 @@ def test_an_interrupted_extract_leaves_no_folder_behind(make_home, tmp_path: Pat
     with pytest.raises(KeyboardInterrupt):
         extract.extract(me, store.resolve(me, m.id), out)
     assert not (tmp_path / "new").exists()
+
+
+def test_an_interrupt_while_hashing_stops_the_pool_at_its_next_chunk(tmp_path: Path, monkeypatch) -> None:
+    """verify and import hash on a pool (gage/bundle_hash.py): Ctrl-C must not wait for whole files."""
+    import hashlib
+    from types import SimpleNamespace
+
+    from gage import bundle_hash, safeopen
+
+    monkeypatch.setattr(safeopen, "CHUNK", 64 << 10)
+    size = 16 << 20
+    paths = []
+    for name in ("a", "b"):
+        p = tmp_path / name
+        p.write_bytes(b"q" * size)
+        paths.append(p)
+    real_read = os.read
+
+    def slow_read(fd: int, n: int) -> bytes:
+        time.sleep(0.01)  # 256 chunks a file: seconds if a file ran to its end
+        return real_read(fd, n)
+
+    monkeypatch.setattr(safeopen.os, "read", slow_read)
+    digest = hashlib.sha256(b"q" * size).hexdigest()
+    manifest = SimpleNamespace(files=[SimpleNamespace(size=size) for _ in paths])
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with bundle_hash.Hasher(manifest) as hasher:  # type: ignore[arg-type]
+            for p in paths:
+                hasher.submit(os.open(p, os.O_RDONLY), size, digest)
+            time.sleep(0.2)
+            raise KeyboardInterrupt
+    assert time.monotonic() - start < 2.0
