@@ -15,6 +15,7 @@ import difflib
 import hashlib
 from dataclasses import dataclass
 
+from .wordlist import EVEN, ODD
 from .words import (
     ALL_WORDS,
     PAIRS,
@@ -39,9 +40,17 @@ class PairCheck:
     suggestions: dict[str, list[str]]  # a typed word that is not on the list -> the nearest list words
 
 
-def nearest(word: str, *, n: int = 3) -> list[str]:
+def nearest(word: str, *, n: int = 3, position: int | None = None) -> list[str]:
     """The list words closest in spelling to `word`. The PGP list was built so that words
-    sound unlike each other, so a near miss usually has one clear neighbour."""
+    sound unlike each other, so a near miss usually has one clear neighbour.
+
+    `position` (0: the first word of a pair, 1: the second) looks in that word's list first
+    (two-syllable, then three-syllable words), which says nothing about the key's words;
+    the whole list is searched when that one has nothing close."""
+    if position is not None:
+        found = difflib.get_close_matches(word, ODD if position % 2 else EVEN, n=n, cutoff=0.6)
+        if found:
+            return found
     return difflib.get_close_matches(word, ALL_WORDS, n=n, cutoff=0.6)
 
 
@@ -55,7 +64,7 @@ def check_pair(expected: WordPairs, index: int, typed: list[str]) -> PairCheck:
     got = tuple(typed)
     if list(got) == [a, b]:
         return PairCheck(index, got, True, "", {})
-    off_list = {w: nearest(w) for w in got if w not in ALL_WORDS}
+    off_list = {w: nearest(w, position=i) for i, w in enumerate(got) if w not in ALL_WORDS}
     if len(got) != 2:
         why = f"a pair is two words; {len(got)} were typed"
     elif off_list:

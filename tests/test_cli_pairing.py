@@ -154,3 +154,9 @@ def test_suggestions_come_from_the_typed_word_only() -> None:
     assert hearing.nearest(EVEN[5]) [0] == EVEN[5]
     assert all(hearing.is_give_up(x) for x in ("give up", "GIVE  UP", "quit"))
     assert not any(w in EVEN or w in ODD for g in hearing.GIVE_UP for w in g.split())
+
+
+def test_suggestions_look_in_the_list_of_the_words_position_first() -> None:
+    assert all(w in EVEN for w in hearing.nearest("escapx", position=0))
+    check = hearing.check_pair([("escape", "determine")] * 4, 0, ["escapx", "determine"])
+    assert not check.ok and check.suggestions == {"escapx": hearing.nearest("escapx", position=0)}
