@@ -202,8 +202,10 @@ def test_wrong_words_at_a_terminal_confirm_nothing(two, variant: str) -> None:
     assert run_gage_process("pair", str(kf), "--name", "bob", home=alice.root, input="").code == Exit.REFUSED
     before = alice.contacts_path.read_bytes()
     journal_before = alice.journal.entries()
-    code, screen = run_pair_in_terminal(alice, kf, "bob", _typed_variant(_words(bob), variant))
+    # A pair that does not match is asked again (issue 18); only a deliberate `give up` ends it.
+    code, screen = run_pair_in_terminal(alice, kf, "bob", _typed_variant(_words(bob), variant) + "\ngive up")
     assert code == Exit.REFUSED, screen
+    assert "again" in screen
     assert "NOT confirmed" in screen
     named = sorted(int(n) for n in re.findall(r"pair (\d) did not match", screen))
     assert named == EXPECTED_BAD[variant], screen
@@ -284,8 +286,9 @@ def test_no_flag_skips_the_compare() -> None:
     sub = next(a for a in parser._actions if a.dest == "command")
     pair_parser = sub.choices["pair"]
     options = {s for a in pair_parser._actions for s in a.option_strings}
-    # --card and --refresh only choose where the key comes from; --home, which home.
-    assert options == {"-h", "--help", "--name", "--card", "--refresh", "--home"}
+    # --card and --refresh only choose where the key comes from; --home, which home; --mutual
+    # only interleaves the reading (every pair is still typed and compared).
+    assert options == {"-h", "--help", "--name", "--card", "--refresh", "--home", "--mutual"}
 
 
 # --- candidates ---------------------------------------------------------------------------

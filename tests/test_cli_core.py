@@ -174,7 +174,7 @@ def test_bundle_refuses_bad_sources(gage: Gage, alice: Path, tmp_path: Path, wha
     else:
         arg = src / "nope"
     r = gage(alice, "bundle", str(arg), "--kind", "share")
-    assert r.code == Exit.USAGE
+    assert r.code == (Exit.IO if what == "missing" else Exit.USAGE)
     assert str(arg.name) in r.err or "symlink" in r.err
     assert os.listdir(alice / "outbox") == []
     assert os.listdir(alice / "tmp") == []
@@ -207,9 +207,15 @@ def _ids_with_shared_first_digit(gage: Gage, home: Path, tmp_path: Path) -> tupl
     raise AssertionError("unreachable")
 
 
-def test_ambiguous_and_unknown_prefixes(gage: Gage, alice: Path, tmp_path: Path) -> None:
+def test_ambiguous_and_unknown_prefixes(gage: Gage, alice: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pair, digit = _ids_with_shared_first_digit(gage, alice, tmp_path)
     src = files(tmp_path, {"a.txt": "a"})
+    # Fewer than 4 hex digits are refused while more than one bundle is held (issue 18).
+    r = gage(alice, "bundle", str(src / "a.txt"), "--kind", "answer", "--parent", digit)
+    assert r.code == Exit.NOT_FOUND and "at least 4 hex digits" in r.err
+    from gage.inbox import store
+
+    monkeypatch.setattr(store, "MIN_PREFIX", 1)  # to reach the ambiguity a short prefix has
     r = gage(alice, "bundle", str(src / "a.txt"), "--kind", "answer", "--parent", digit)
     assert r.code == Exit.NOT_FOUND == 8
     assert "ambiguous" in r.err and pair[0][:12] in r.err and pair[1][:12] in r.err
@@ -435,7 +441,7 @@ def test_import_reports_each_bad_path_and_still_imports_the_rest(gage: Gage, ali
     r = gage(alice, "import", str(not_a_bundle), str(bob / "outbox" / bid), str(tmp_path / "missing"))
     assert r.code == int(Exit.MALFORMED)
     assert "plain: is not a gage bundle" in r.err
-    assert "missing: is not a directory" in r.err
+    assert "missing: does not exist" in r.err
     assert r.out.strip().splitlines() == [bid]
     assert (alice / "inbox" / "pending" / bid).is_dir()
 

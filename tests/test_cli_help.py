@@ -34,7 +34,10 @@ def test_every_command_has_an_example_and_the_exit_codes_in_its_help() -> None:
     for path, p in help.walk(parser):
         text = p.format_help()
         assert "examples:" in text, path
-        assert "exit codes:" in text and "A2A_TRANSPORT" in text and "NOT_FOUND" in text, path
+        assert "exit codes:" in text and "USAGE" in text and "gage man" in text, path
+        # Only the codes this command can return (issue 18): no A2A failures in `list --help`.
+        for code in Exit:
+            assert (f"{int(code):>3}  {code.name} " in text) == (code in help.codes_for(path)), (path, code)
 
 
 def test_examples_name_commands_that_exist() -> None:

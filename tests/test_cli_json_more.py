@@ -45,7 +45,8 @@ def test_init_json_gives_the_home_and_the_identity_as_id_does(gage, tmp_path: Pa
     ident = _strict(gage(tmp_path / "h", "id", "--json").out)
     assert {k: doc[k] for k in ("name", "key", "words")} == ident
     again = gage(tmp_path / "h", "init", "--name", "carol", "--json")
-    assert again.code != 0 and again.out == "", "a refusal prints no JSON"
+    # A refusal in --json mode is one error object a script can read (issue 18), nothing else.
+    assert again.code == 9 and _strict(again.out)["error"]["stage"] == "refused" and again.err == ""
 
 
 def test_key_export_json_with_and_without_a_file(two, gage, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ that skipped the statement would leave a compromised key verified.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -71,5 +72,6 @@ def test_a_card_never_advertises_a_retired_key(make_home, gage, tmp_path: Path) 
     assert done.bundle is not None
     alice = open_home(alice.root)
     r = gage(alice, "a2a", "card", "--json")
-    assert r.code == 9 and "retired" in r.err
-    assert r.out == ""
+    # With --json the refusal is the one JSON object on standard output (issue 18).
+    assert r.code == 9 and "retired" in json.loads(r.out)["error"]["message"]
+    assert set(json.loads(r.out)) == {"error"}  # no card is printed, only the refusal

@@ -156,6 +156,9 @@ def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
 def read_manifest(root: Path) -> tuple[bytes, Manifest]:
     """Read and parse just the manifest: enough to know the id and what is claimed."""
     mpath = root / MANIFEST
+    if not os.path.lexists(root):
+        # One rule for a path that is not there, in every command (spec/cli.md): exit 7.
+        raise GageIOError("does not exist", path=str(root))
     if not root.is_dir() or root.is_symlink():
         raise MalformedError("is not a directory", path=str(root))
     if not (mpath.exists() or mpath.is_symlink()):

@@ -67,6 +67,7 @@ class Hasher:
         # Files in flight at once (each holds a descriptor): a few per worker.
         self.slots = threading.BoundedSemaphore(max(self.workers * 2, 1))
         self.tick = progress.ticker()
+        self.stopped = threading.Event()
         # Files smaller than this are hashed where they are found (`hash_here`), not submitted.
         self.here_below = PARALLEL_MIN if self.workers else MAX_SIZE + 1
 
@@ -75,6 +76,11 @@ class Hasher:
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         if self.pool is not None:
+            if e is not None:
+                # Interrupted or failed: every file still hashing stops at its next chunk (and
+                # each one queued at its first, closing its descriptor), so Ctrl-C returns at
+                # once instead of after whole files (issue 18).
+                self.stopped.set()
             self.pool.shutdown(wait=True)
 
     def submit(self, fd: int, size: int, sha256: str) -> Hashing | str | None:
@@ -86,9 +92,15 @@ class Hasher:
             self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="gage-hash")
         self.slots.acquire()
 
+        def tick(n: int) -> None:
+            if self.stopped.is_set():
+                raise InterruptedError("stopped")  # ends this task; the command is already unwinding
+            if self.tick is not None:
+                self.tick(n)
+
         def task() -> str | None:
             try:
-                return hash_here(fd, size, sha256, self.tick)
+                return hash_here(fd, size, sha256, tick)
             finally:
                 self.slots.release()
 

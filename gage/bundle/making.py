@@ -14,6 +14,8 @@ import os
 import secrets
 import shutil
 import stat
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,7 +31,13 @@ from gage.bundle.walk import (
     top_extras,
     walk_payload,
 )
-from gage.format.errors import GageError, MalformedError, TamperedError, UsageError
+from gage.format.errors import (
+    GageError,
+    GageIOError,
+    MalformedError,
+    TamperedError,
+    UsageError,
+)
 from gage.format.keys import SIGNATURE_LEN, Identity
 from gage.format.manifest import (
     MANIFEST_LIMIT,
@@ -86,7 +94,8 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
         if src.is_symlink():
             raise UsageError(f"{src} is a symlink; gage bundles regular files only")
         if not src.exists():
-            raise UsageError(f"{src} does not exist")
+            # One rule for a path that is not there, in every command (spec/cli.md): exit 7.
+            raise GageIOError("does not exist", path=str(src))
         base = src.resolve().name
         if src.is_file():
             out.append((base, src))
@@ -107,7 +116,13 @@ def collect_sources(sources: list[Path]) -> list[tuple[str, Path]]:
     return out
 
 
-def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None) -> FileEntry:
+class Stopped(Exception):
+    """A copy on a pool thread was told to stop (the command was interrupted): it ends at the next chunk."""
+
+
+def _copy_hashing(
+    src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None, on_bytes: Callable[[int], None] | None = None
+) -> FileEntry:
     """Copy `src` (or the already opened `fd`, which this closes) to `dst`, hashing as it goes.
 
     `limit`: the size the manifest declares. No more than that is ever written, and no more
@@ -138,7 +153,8 @@ def _copy_hashing(src: Path, dst: Path, *, fd: int | None = None, limit: int | N
                 while view:
                     view = view[os.write(out, view) :]
                 size += len(chunk)
-                progress.advance(len(chunk))
+                # On a pool thread the phase is not in context: the pool's ticker reports (and stops) instead.
+                (on_bytes or progress.advance)(len(chunk))
             os.fsync(out)
             written = True
         finally:
@@ -237,24 +253,33 @@ def _copy_all(files: list[tuple[str, Path]], payload: Path, sizes: dict[str, int
     The first failure stops what has not started, waits for what has, and is raised.
     """
 
-    def one(rel: str, src: Path) -> FileEntry:
-        return _copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None)
-
     if len(files) < 2:
-        return [one(rel, src) for rel, src in files]
+        return [_copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None) for rel, src in files]
     tick = progress.ticker()
+    stop = threading.Event()
+
+    def on_bytes(n: int) -> None:
+        # Progress moves with the bytes, not file by file (issue 18), and an interrupt stops
+        # every copy at its next chunk instead of waiting for whole files to finish.
+        if stop.is_set():
+            raise Stopped
+        if tick is not None:
+            tick(n)
+
+    def one(rel: str, src: Path) -> FileEntry:
+        return _copy_hashing(src, payload / rel, limit=sizes.get(rel) if sizes is not None else None, on_bytes=on_bytes)
+
     out: list[FileEntry] = []
-    with ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="gage-copy") as pool:
-        futures = [pool.submit(one, rel, src) for rel, src in files]
-        try:
-            for f in futures:
-                out.append(f.result())
-                if tick is not None:
-                    tick(out[-1].size)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    pool = ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="gage-copy")
+    futures = [pool.submit(one, rel, src) for rel, src in files]
+    try:
+        for f in futures:
+            out.append(f.result())
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)  # each running copy ends at its next chunk
+        raise
+    pool.shutdown(wait=True)
     return out
 
 

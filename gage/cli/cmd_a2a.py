@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gage import __version__
 from gage.bundle import atomic
 from gage.carriers.a2a import artifact, card
 from gage.cli import cmd_keys
@@ -60,6 +61,14 @@ def _read_bounded(source: str, limit: int) -> tuple[bytes, str]:
     return data, where
 
 
+# What works today: the distribution is not on the package index yet (README, "Install it").
+A2A_INSTALL = (
+    "From a checkout: pip install -e '.[a2a]'; from a wheel: "
+    f"pip install 'dist/gage_bundles-{__version__}-py3-none-any.whl[a2a]'; "
+    "with pipx: pipx inject gage-bundles 'a2a-sdk[http-server]>=1.3,<2' uvicorn httpx"
+)
+
+
 def _sdk(module: str) -> Any:
     """gage.carriers.a2a.server or gage.carriers.a2a.client, which need the optional extra; loaded only here."""
     import importlib
@@ -68,7 +77,7 @@ def _sdk(module: str) -> Any:
         return importlib.import_module(f"gage.carriers.a2a.{module}")
     except ImportError as exc:
         raise UsageError(
-            f"serve and send need the optional A2A extra ({exc.name or exc} is not installed): pip install 'gage-bundles[a2a]'"
+            f"serve and send need the optional A2A extra ({exc.name or exc} is not installed). {A2A_INSTALL}"
         ) from None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,10 +10,12 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.cli import cmd_keys, import_json, made_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keys import KeyFile, key_text
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
+from gage.home import listing
 from gage.home.layout import ALL_STATES, Home
 from gage.home.wordcache import WordCache
 from gage.inbox import opening, send, store
@@ -20,14 +23,21 @@ from gage.inbox.rows import inbox_rows
 
 
 def cmd_init(args: Any) -> int:
-    home = Home.init(home_path(args), args.name)
+    secret = None
+    if args.protect:
+        from gage.cli import passphrase
+
+        secret = passphrase.new(args, names=("passphrase_file", "passphrase_fd"))
+    elif args.passphrase_file is not None or args.passphrase_fd is not None:
+        raise UsageError("a passphrase was given without --protect")
+    home = Home.init(home_path(args), args.name, passphrase=secret)
     if args.json:
         emit_json(made_json.identity(home))
         return 0
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
     out(f"name:  {show(home.identity.name)}")
-    out(f"key:   {home.identity.key_text}")
+    out(f"key:   {home.identity.key_text}{' (secret sealed with a passphrase)' if secret else ''}")
     out(f"words: {format_pairs(words)}")
     return 0
 
@@ -38,6 +48,8 @@ def cmd_id(args: Any) -> int:
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
         shown: dict[str, Any] = {"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]}
+        if ident.protected:
+            shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
         if ident.retired:
             shown["retired"] = cmd_keys.id_json(home)  # this home's retired keys (spec/keys.md section 6)
         emit_json(shown)
@@ -47,7 +59,7 @@ def cmd_id(args: Any) -> int:
     if done is not None:
         out(f"key:   {ident.key_text} (RETIRED as {done.reason} as of {done.retired_at}: this home signs nothing more)")
     else:
-        out(f"key:   {ident.key_text}")
+        out(f"key:   {ident.key_text}{' (secret sealed with a passphrase)' if ident.protected else ''}")
     out(f"words: {format_pairs(words)}")
     for line in cmd_keys.id_lines(home):
         out(line)
@@ -84,7 +96,7 @@ def cmd_bundle(args: Any) -> int:
         copy_to=Path(args.output) if args.output else None,
     )
     n = len(manifest.files)
-    err(f"bundled {n} file{'s' if n != 1 else ''} ({manifest.total_size} bytes) as {manifest.kind} into {dest}")
+    err(f"bundled {n} file{'s' if n != 1 else ''} ({human(manifest.total_size)}) as {manifest.kind} into {dest}")
     if args.output:
         err(f"copied to {Path(args.output) / manifest.id}")
     if args.json:
@@ -95,9 +107,7 @@ def cmd_bundle(args: Any) -> int:
 
 
 def cmd_verify(args: Any) -> int:
-    root = Path(args.dir)
-    if not root.exists():
-        raise GageIOError("does not exist", path=str(root))
+    root = _held_or_path(args)
     result = bundle_mod.check(root)
     if args.json:
         emit_json(result.to_json())
@@ -109,12 +119,28 @@ def cmd_verify(args: Any) -> int:
             assert m is not None
             out(f"ok: {m.id}")
             out(f"  signed by {_key(m)} (the manifest claims the name {show(m.sender.name)!r})")
-            out(f"  {len(m.files)} file(s), {m.total_size} bytes, all present and matching; signature good")
+            out(f"  {len(m.files)} file(s), {human(m.total_size)}, all present and matching; signature good")
         else:
             for p in result.problems:
                 err(f"{p.stage}: {show(str(p))}")
     first = result.first_error()
     return int(first.exit_code) if first else 0
+
+
+def _held_or_path(args: Any) -> Path:
+    """A bundle folder, or the id (prefix) of a bundle this home holds, as the README promises.
+
+    A path that exists is always the path; an id is looked up only when no such path exists
+    and a home is there, so `verify` still needs no home for a folder."""
+    root = Path(args.dir)
+    if os.path.lexists(root):
+        return root
+    text = args.dir.strip().lower()
+    if text and len(text) <= 64 and all(c in "0123456789abcdef" for c in text):
+        where = home_path(args)
+        if (where / "identity.json").exists():
+            return listing.resolve(open_home(args), text).path
+    raise GageIOError("does not exist", path=str(root))
 
 
 def _key(m: Any) -> str:
@@ -138,7 +164,7 @@ def cmd_import(args: Any) -> int:
             worst = worst or int(exc.exit_code)
             rows.append(import_json.failed(p, exc))
             continue
-        rows.append(import_json.result(p, res))
+        rows.append(import_json.result(p, res, _held_check(home, res) if args.json else None))
         if not res.new:
             err(f"{res.id[:12]}: already there ({res.state})")
         else:
@@ -158,6 +184,21 @@ def cmd_import(args: Any) -> int:
     else:
         cmd_keys.report_arrivals(home, arrived)
     return worst
+
+
+def _held_check(home: Home, res: store.ImportResult) -> Any:
+    """For a bundle already there, the check of the copy held, so `ok` is true or false, never null."""
+    if res.check is not None:
+        return None
+    from gage.home.checkcache import CheckCache
+
+    try:
+        cache = CheckCache.of(home)
+        found = cache.check(listing.resolve(home, res.id))
+        cache.save()
+    except GageError:
+        return None
+    return found
 
 
 def cmd_list(args: Any) -> int:
@@ -187,27 +228,49 @@ def cmd_list(args: Any) -> int:
 
 
 def cmd_demo(args: Any) -> int:
-    from gage.cli.demo import make_demo
+    from gage.cli.demo import is_temporary, make_demo, other_side
 
     root = make_demo(Path(args.dir) if args.dir else None)
+    base = root.parent
     if args.no_tui or args.json:
         if args.json:
             emit_json({"home": json_text(str(root))})
         else:
             out(str(root))
+        _demo_notes(root, base, other_side(root))
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         err("gage: no terminal to open the interface on; the demo home is made:")
         out(str(root))
-        err(f"try: GAGE_HOME={root} gage list")
+        _demo_notes(root, base, other_side(root))
         return 0
     try:
         from gage.tui.app import run as run_tui
     except ImportError:
         out(f"demo home: {root}")
-        out(f"try: GAGE_HOME={root} gage list")
+        _demo_notes(root, base, other_side(root))
         return 0
-    return run_tui(opening.open_home(root))
+    temporary = is_temporary(root)
+    try:
+        return run_tui(opening.open_home(root))
+    finally:
+        if temporary:
+            # A demo in a fresh temporary folder is removed on quit, so runs leave nothing behind (issue 18).
+            import shutil
+
+            shutil.rmtree(base, ignore_errors=True)
+            err(f"gage: removed the demo home ({base}); `gage demo --dir DIR` keeps one")
+        else:
+            err(f"gage: the demo home is kept at {base}; remove it with: rm -rf {base}")
+
+
+def _demo_notes(root: Path, base: Path, people: dict[str, Any]) -> None:
+    """Where the demo is, how to try it and remove it, and the words the demo's people would read."""
+    err(f"try: GAGE_HOME={root} gage list")
+    err("the demo plays the other people too; the words each would read to you on a call:")
+    for who, (_key, words) in people.items():
+        err(f"  {who}: {format_pairs(words)}")
+    err(f"remove the demo when done: rm -rf {base}")
 
 
 def cmd_tui(args: Any) -> int:

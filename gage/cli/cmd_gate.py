@@ -9,13 +9,15 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gage.carriers.watch import Watcher, WatchEvent
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.cli.watch_log import WatchLog
-from gage.format.errors import UsageError
+from gage.format.errors import GageError, NotFoundError, UsageError
+from gage.home import listing
 from gage.inbox import gate
 
 
@@ -38,33 +40,67 @@ def _say_reconciled(notes: list[str]) -> None:
         err(f"gage: reconciled: {note}")
 
 
-def cmd_accept(args: Any) -> int:
+def _resolve_all(home: Any, refs: list[str]) -> list[str]:
+    """Every id given, found before anything moves: a typo in the third id must not leave
+    the first two decided and the person unsure which. Pending bundles are looked at first,
+    so a prefix shared with a decided bundle still names the pending one."""
+    ids: list[str] = []
+    for ref in refs:
+        try:
+            found = listing.resolve(home, ref, ("pending",)).id
+        except NotFoundError:
+            found = listing.resolve(home, ref).id
+        if found not in ids:
+            ids.append(found)
+    return ids
+
+
+def _decide_each(args: Any, one: Callable[[Any, str], dict[str, Any]]) -> int:
     home = open_home(args)
     _say_reconciled(gate.reconcile(home))
-    result = gate.accept(home, args.id, unverified=args.unverified)
-    v = result.verdict
+    ids = _resolve_all(home, args.ids)
+    rows: list[dict[str, Any]] = []
+    worst = 0
+    for bundle_id in ids:
+        try:
+            rows.append(one(home, bundle_id))
+        except GageError as exc:
+            if len(ids) == 1:
+                raise
+            err(f"gage: {exc.stage}: {bundle_id[:12]}: {show(str(exc))}")
+            rows.append({"id": bundle_id, "error": {**exc.to_json(), "exit_code": int(exc.exit_code)}})
+            worst = worst or int(exc.exit_code)
     if getattr(args, "json", False):
-        emit_json({"id": result.id, "state": "accepted", "how": result.how, "verdict": v.verdict})
-        return 0
-    if result.how == "human-unverified":
-        out(
-            f"accepted {result.id} WITH THE SENDER UNVERIFIED: {show(v.sender.label())} is not a confirmed contact; "
-            "the signature is good but nobody has confirmed whose key it is. The journal records this accept as human-unverified."
-        )
-    else:
-        out(f"accepted {result.id} (verified: signed by confirmed contact {show(v.sender.label())})")
-    return 0
+        emit_json(rows[0] if len(rows) == 1 else rows)
+    return worst
+
+
+def cmd_accept(args: Any) -> int:
+    def one(home: Any, bundle_id: str) -> dict[str, Any]:
+        result = gate.accept(home, bundle_id, unverified=args.unverified)
+        v = result.verdict
+        if getattr(args, "json", False):
+            pass
+        elif result.how == "human-unverified":
+            out(
+                f"accepted {result.id} WITH THE SENDER UNVERIFIED: {show(v.sender.label())} is not a confirmed contact; "
+                "the signature is good but nobody has confirmed whose key it is. The journal records this accept as human-unverified."
+            )
+        else:
+            out(f"accepted {result.id} (verified: signed by confirmed contact {show(v.sender.label())})")
+        return {"id": result.id, "state": "accepted", "how": result.how, "verdict": v.verdict}
+
+    return _decide_each(args, one)
 
 
 def cmd_reject(args: Any) -> int:
-    home = open_home(args)
-    _say_reconciled(gate.reconcile(home))
-    result = gate.reject(home, args.id, why=args.why)
-    if getattr(args, "json", False):
-        emit_json({"id": result.id, "state": "rejected", "why": args.why})
-        return 0
-    out(f"rejected {result.id}" + (f" ({show(args.why)})" if args.why else ""))
-    return 0
+    def one(home: Any, bundle_id: str) -> dict[str, Any]:
+        result = gate.reject(home, bundle_id, why=args.why)
+        if not getattr(args, "json", False):
+            out(f"rejected {result.id}" + (f" ({show(args.why)})" if args.why else ""))
+        return {"id": result.id, "state": "rejected", "why": args.why}
+
+    return _decide_each(args, one)
 
 
 def cmd_watch(args: Any) -> int:

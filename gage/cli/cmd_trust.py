@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
     Exit,
+    GageIOError,
     MalformedError,
     RefusedError,
     UnknownKeyError,
@@ -36,6 +38,9 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     if path.exists():
         kf = load_key_file(path)
         return kf.key, kf.name, f"key file {path.name}"
+    if not source or any(c not in "0123456789abcdefABCDEF" for c in source):
+        # Not an id, so it was meant as a key file: the one rule for a missing path (spec/cli.md).
+        raise GageIOError("does not exist", path=source)
     stored = listing.resolve(home, source)
     from gage import bundle as bundle_mod
 
@@ -69,33 +74,33 @@ def cmd_pair(args: Any) -> int:
     if key == home.identity.key:
         raise RefusedError("that is your own key")
     ceremony.add_candidate(home, key, claimed, source)
+    # A name clash is found now, before anyone reads a word (issue 18).
+    Contacts.load(home.contacts_path).confirmable(args.name, key)
     if not sys.stdin.isatty():
         raise RefusedError(
             "pairing is a human act: it needs a person at a terminal on standard input. Nothing was confirmed."
         )
+    from gage.cli import pairing
+
     mine = ceremony.my_words(home)
     out("The word-pair ceremony. Call them on a channel neither machine controls (phone, in person).")
     out(f"Pairing with the key from {show(source)}, which claims the name \"{show(claimed)}\" (a claim, not a fact).")
     out(f"It will be known here as: {show(args.name)}")
     out("")
+    if args.mutual:
+        out("Both ways at once: they run `gage pair --mutual` with your key now. Take turns, pair by pair:")
+        out("read your pair, then type theirs as they read it. A pair that does not match is asked again.")
+        return pairing.mutual(home, args.name, key, mine)
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
         out(f"     {i}. {a} {b}")
     out("")
-    out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here.")
-    try:
-        heard = input("   their 8 words: ")
-    except EOFError:
-        raise RefusedError("no words were typed. Nothing was confirmed.") from None
-    outcome = ceremony.confirm(home, args.name, key, heard)
-    if not outcome.confirmed:
-        err(f"gage: NOT confirmed: {outcome.message}")
-        for i in outcome.mismatched:
-            err(f"  pair {i + 1} did not match")
-        return int(Exit.REFUSED)
-    out(f"Confirmed. {show(args.name)} is now a contact ({key_text(key)}).")
-    out("They should pair with you too, from your key file, so that both sides are confirmed.")
-    return 0
+    out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
+    out("   at a time). A pair that does not match is asked again; type `give up` to stop.")
+    code = pairing.one_way(home, args.name, key)
+    if code == 0:
+        out("They should pair with you too, from your key file, so that both sides are confirmed.")
+    return code
 
 
 def cmd_contacts(args: Any) -> int:
@@ -196,7 +201,8 @@ def cmd_journal_show(args: Any) -> int:
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
-        detail = " ".join(f"{show(k)}={show(str(v))}" for k, v in rest.items())
+        # Values as JSON writes them (null, true, a list), strings bare: never Python's None/True.
+        detail = " ".join(f"{show(k)}={show(v if isinstance(v, str) else json.dumps(v, ensure_ascii=True))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
 

@@ -16,6 +16,7 @@ import argparse
 import importlib
 from collections.abc import Callable
 
+from gage.cli.passphrase import add_options as add_passphrase_options
 from gage.format.vocab import KINDS, REASONS
 from gage.format.vocab import PLACES as ALL_STATES
 
@@ -48,7 +49,11 @@ def _run(p: argparse.ArgumentParser, module: str, name: str) -> None:
 
 
 def _json(p: argparse.ArgumentParser, what: str | None = None) -> None:
-    p.add_argument("--json", action="store_true", help=what)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help=what or 'print the result as one JSON document (a failure as {"error": {"stage", "message", ...}})',
+    )
 
 
 # --- value checks for options (argparse turns ArgumentTypeError into a usage error, exit 2) ----
@@ -110,6 +115,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="make an identity and a home")
     p.add_argument("--name", required=True, help="your name, as your contacts will see it claimed")
+    p.add_argument("--protect", action="store_true", help="seal the secret key with a passphrase (asked twice, or from the options below)")
+    add_passphrase_options(p)
     _json(p, 'print {"home", "name", "key", "words"}')
     _run(p, "cmd_core", "cmd_init")
 
@@ -126,27 +133,28 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _keys(ksub)
 
     p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to bundle (a folder keeps its name and layout)")
+    p.add_argument("--kind", default="share", choices=KINDS, help="what the bundle is (default: share; answer and ack need --parent)")
     p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
     p.add_argument("--parent", metavar="ID", help="the bundle this one replies to")
-    p.add_argument("--subject", metavar="TEXT")
+    p.add_argument("--subject", metavar="TEXT", help="a one-line subject, shown to the receiver as the sender's claim")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
     _json(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
+    add_passphrase_options(p)
     _run(p, "cmd_core", "cmd_bundle")
 
     p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
-    p.add_argument("dir", metavar="DIR")
-    _json(p)
+    p.add_argument("dir", metavar="DIR|ID", help="a bundle folder anywhere, or the id (prefix) of a bundle in this home")
+    _json(p, 'print {"path", "id", "ok", "problems", "warnings"} whatever the outcome')
     _run(p, "cmd_core", "cmd_verify")
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="bundle folders (each lands in pending; nothing is accepted)")
     _json(p, "one result per PATH, as data, instead of the ids")
     _run(p, "cmd_core", "cmd_import")
 
     p = sub.add_parser("list", help="list bundles in the home")
-    p.add_argument("--state", choices=ALL_STATES)
+    p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
     _json(p)
     _run(p, "cmd_core", "cmd_list")
 
@@ -192,12 +200,14 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here (required with --replace-with)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
     _json(k)
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_retire")
 
     k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
     k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
     _json(k)
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_countersign")
 
     k = ksub.add_parser("apply", help="apply the key statement a bundle carries (import does this when one arrives)")
@@ -209,7 +219,18 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k.add_argument("key", metavar="KEY", help="the retired key (key text, fingerprint, or 8+ hex digits)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
     _json(k, "describe the bundle made, as `gage bundle --json` does")
+    add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_publish")
+
+    k = ksub.add_parser("protect", help="seal my secret key with a passphrase, or change the passphrase")
+    add_passphrase_options(k, new=True)
+    _json(k, 'print {"key", "protected": true}')
+    _run(k, "cmd_passphrase", "cmd_protect")
+
+    k = ksub.add_parser("unprotect", help="keep my secret key unsealed again (asks for the passphrase)")
+    add_passphrase_options(k)
+    _json(k, 'print {"key", "protected": false}')
+    _run(k, "cmd_passphrase", "cmd_unprotect")
 
 
 # --- trust: pairing, contacts, the journal, verdicts, authority, forward, read (cmd_trust.py) ---
@@ -223,6 +244,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
     p.add_argument("--name", required=True, help="what you will call them here")
+    p.add_argument("--mutual", action="store_true", help="both ways in one call: they run it with your key at the same time")
     _run(p, "cmd_trust", "cmd_pair")
 
     p = sub.add_parser(
@@ -244,7 +266,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(j, "cmd_trust", "cmd_journal_show")
 
     p = sub.add_parser("verdict", help="what this home computes about a bundle")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     _json(p)
     _run(p, "cmd_trust", "cmd_verdict")
 
@@ -258,8 +280,8 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(a, "cmd_trust", "cmd_authority_init")
 
     p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--to", action="append", default=[], metavar="NAME")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
+    p.add_argument("--to", action="append", default=[], metavar="NAME", help="a confirmed contact (repeatable)")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the new bundle into DIR/<id>")
     p.add_argument(
         "--unverified",
@@ -267,10 +289,11 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="forward a bundle whose signer is not a confirmed, unretired contact; the hop then names the key as unverified",
     )
     _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
+    add_passphrase_options(p)
     _run(p, "cmd_trust", "cmd_forward")
 
     p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
     _json(p, "the frame's fields and a description of each payload file")
     _run(p, "cmd_trust", "cmd_read")
@@ -280,18 +303,18 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("accept", help="accept a pending bundle (verifies the exact bytes as it moves them)")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p = sub.add_parser("accept", help="accept pending bundles (verifies the exact bytes as it moves them)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="bundle id or unique prefix (several: each is found before any is moved)")
     p.add_argument(
         "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
     )
-    _json(p, 'print {"id", "state", "how", "verdict"}')
+    _json(p, 'print {"id", "state", "how", "verdict"} (a list of them for several ids)')
     _run(p, "cmd_gate", "cmd_accept")
 
-    p = sub.add_parser("reject", help="reject a pending bundle")
-    p.add_argument("id", metavar="ID", help="bundle id or unique prefix")
+    p = sub.add_parser("reject", help="reject pending bundles")
+    p.add_argument("ids", nargs="+", metavar="ID", help="bundle id or unique prefix (several: each is found before any is moved)")
     p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
-    _json(p, 'print {"id", "state", "why"}')
+    _json(p, 'print {"id", "state", "why"} (a list of them for several ids)')
     _run(p, "cmd_gate", "cmd_reject")
 
     p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
@@ -318,8 +341,8 @@ examples:
   gage a2a export 3f2a --protocol 0.3 -o b.json     # the same bundle for a 0.3 agent
   gage a2a import bundle.a2a.json                  # lands in inbox/pending, unread
   gage a2a card --url http://127.0.0.1:8470/ --json
-  gage a2a serve --port 8470                       # needs gage[a2a]
-  gage a2a send 3f2a http://127.0.0.1:8470/        # needs gage[a2a]
+  gage a2a serve --port 8470                       # needs the a2a extra
+  gage a2a send 3f2a http://127.0.0.1:8470/        # needs the a2a extra
 """
 
 
@@ -334,7 +357,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     asub = p.add_subparsers(dest="a2a_command", metavar="ACTION", required=True)
 
     e = asub.add_parser("export", help="write a bundle as an A2A Artifact (JSON)")
-    e.add_argument("id", metavar="ID")
+    e.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     e.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
     e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     e.add_argument("--force", action="store_true", help="replace FILE if it exists")
@@ -353,7 +376,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _json(c)
     _run(c, "cmd_a2a", "cmd_card")
 
-    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs gage[a2a])")
+    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs the a2a extra; see the README)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=port, default=8470, help="port (default 8470; 0 picks a free one)")
     s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
@@ -361,10 +384,10 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
     _run(s, "cmd_a2a", "cmd_serve")
 
-    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs gage[a2a])")
-    t.add_argument("id", metavar="ID")
+    t = asub.add_parser("send", help="send a bundle to an A2A agent (needs the a2a extra; see the README)")
+    t.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     t.add_argument("url", metavar="URL", help="the agent's URL or its card's URL")
-    t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL)
+    t.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL, help="A2A protocol version (default 1.0)")
     t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
     t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
     t.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
@@ -397,7 +420,7 @@ def _files(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _run(p, "cmd_files", "cmd_extract")
 
     p = sub.add_parser("completion", help="print shell completion for bash, zsh or fish")
-    p.add_argument("shell", choices=SHELLS)
+    p.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
     _run(p, "cmd_files", "cmd_completion")
 
     p = sub.add_parser("man", help="print the manual page (roff), to install for `man gage`")

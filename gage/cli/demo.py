@@ -7,11 +7,14 @@ other shortcut to `confirmed` exists.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
 from gage.bundle import PAYLOAD
-from gage.format.words import derive, format_pairs
+from gage.format.errors import GageError
+from gage.format.keys import parse_key
+from gage.format.words import WordPairs, derive, format_pairs
 from gage.home.layout import Home
 from gage.inbox import send, store
 from gage.trust import ceremony
@@ -57,7 +60,7 @@ def _pair(home: Home, name: str, other: Home) -> None:
 
 def make_demo(root: Path | None = None) -> Path:
     """Make the demo and return the path of the home to open."""
-    base = Path(tempfile.mkdtemp(prefix="gage-demo-")) if root is None else Path(root)
+    base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)) if root is None else Path(root)
     base.mkdir(parents=True, exist_ok=True)
     files = base / "files"
     me = Home.init(base / "you", "you")
@@ -105,13 +108,63 @@ def make_demo(root: Path | None = None) -> Path:
     (wire / tm.id / PAYLOAD / "invoice.txt").write_text("Pay 9,999 EUR to account 6666.\n", encoding="utf-8")
     _arrive(me, wire / tm.id)
 
+    people = {"alice": alice, "stranger": stranger, "carol": carol}
+    (base / DEMO_FILE).write_text(
+        json.dumps(
+            {
+                "gage-demo": 1,
+                "home": str(me.root),
+                "people": {
+                    who: {"key": h.identity.key_text, "claims": h.identity.name, "words": [list(p) for p in derive(h.identity.key)]}
+                    for who, h in people.items()
+                },
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     (base / "README.txt").write_text(
         "gage demo\n"
         f"Your home: {me.root}\n"
         f"Your words: {format_pairs(derive(me.identity.key))}\n"
         "alice is a confirmed contact. 'stranger' is a different key that claims the name alice.\n"
         "alice forwarded you carol's minutes: carol appears only as alice's claim.\n"
-        f"Try: GAGE_HOME={me.root} gage list\n",
+        "The demo plays the other people too; the words they would read to you on a call:\n"
+        + "".join(f"  {who}: {format_pairs(derive(h.identity.key))}\n" for who, h in people.items())
+        + f"Try: GAGE_HOME={me.root} gage list\n"
+        f"Remove the demo: rm -rf {base}\n",
         encoding="utf-8",
     )
     return me.root
+
+
+DEMO_FILE = "demo.json"
+
+
+def other_side(home_root: Path) -> dict[str, tuple[bytes, WordPairs]]:
+    """In a demo home: the demo people's keys and the words each would read on a call, by name.
+
+    The demo plays both people of every ceremony, so a person trying the pairing needs the
+    other side's words; the interface shows them from here (issue 18). Empty for any home
+    that is not a demo's, so nothing outside the demo ever shows another key's words."""
+    try:
+        doc = json.loads((Path(home_root).parent / DEMO_FILE).read_text(encoding="utf-8"))
+        if doc.get("gage-demo") != 1 or Path(doc["home"]) != Path(home_root):
+            return {}
+        out: dict[str, tuple[bytes, WordPairs]] = {}
+        for who, p in doc["people"].items():
+            key = parse_key(p["key"])
+            out[str(who)] = (key, derive(key))  # derived afresh: the file only names the keys
+        return out
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, GageError):
+        return {}
+
+
+def is_temporary(home_root: Path) -> bool:
+    """A demo made in a fresh temporary folder (not `--dir`), which `gage demo` removes on quit."""
+    base = Path(home_root).parent
+    return base.name.startswith(TEMP_PREFIX) and base.parent == Path(tempfile.gettempdir()) and (base / DEMO_FILE).exists()
+
+
+TEMP_PREFIX = "gage-demo-"

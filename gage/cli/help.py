@@ -26,6 +26,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.A2A_DISCOVERY: "a2a send: no gage agent found at the URL",
     Exit.A2A_REFUSED: "a2a send: the agent was reached and refused",
     Exit.A2A_TRANSPORT: "a2a send: the connection failed",
+    Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
 }
 INTERRUPTED = 130
 
@@ -37,7 +38,7 @@ EXAMPLES: dict[str, list[str]] = {
         "gage verify shared/$id && gage import shared/$id",
         "gage --home ./alice list --json",
     ],
-    "init": ["gage init --name alice", "GAGE_HOME=./bob gage init --name bob"],
+    "init": ["gage init --name alice --protect", "GAGE_HOME=./bob gage init --name bob"],
     "id": ["gage id", "gage id --json"],
     "key": ["gage key export -o alice.key", "gage key retire --reason superseded --new -o shared/"],
     "key export": ["gage key export -o alice.key"],
@@ -45,6 +46,8 @@ EXAMPLES: dict[str, list[str]] = {
     "key countersign": ["gage key countersign retire.json -o shared/"],
     "key apply": ["gage key apply 3f2a91c0"],
     "key publish": ["gage key publish 3f2a-91c0-77de -o shared/"],
+    "key protect": ["gage key protect", "gage key protect --new-passphrase-fd 3 3<passphrase.txt"],
+    "key unprotect": ["gage key unprotect"],
     "bundle": [
         'id=$(gage bundle report.txt --kind share --subject "Q3 report" -o shared/)',
         "gage bundle answer.txt --kind answer --parent 3f2a91c0 --to bob",
@@ -70,11 +73,11 @@ EXAMPLES: dict[str, list[str]] = {
     "watch": ["gage watch --drop ~/Shared/gage", "gage watch --drop in/ --unattended --budget 3 --json"],
     "extract": ["gage extract 3f2a91c0 ~/Documents/q3", "gage extract 3f2a91c0 out/ --pending --force"],
     "completion": [
-        'gage completion bash > ~/.local/share/bash-completion/completions/gage',
-        "gage completion zsh > ~/.zfunc/_gage",
-        "gage completion fish > ~/.config/fish/completions/gage.fish",
+        "mkdir -p ~/.local/share/bash-completion/completions && gage completion bash > ~/.local/share/bash-completion/completions/gage",
+        "mkdir -p ~/.zfunc && gage completion zsh > ~/.zfunc/_gage",
+        "mkdir -p ~/.config/fish/completions && gage completion fish > ~/.config/fish/completions/gage.fish",
     ],
-    "man": ["gage man > ~/.local/share/man/man1/gage.1", "gage man | man -l -"],
+    "man": ["mkdir -p ~/.local/share/man/man1 && gage man > ~/.local/share/man/man1/gage.1", "gage man | man -l -"],
     "a2a": ["gage a2a export 3f2a91c0 -o report.a2a.json", "gage a2a import report.a2a.json"],
     "a2a export": ["gage a2a export 3f2a91c0 -o report.a2a.json", "gage a2a export 3f2a91c0 --protocol 0.3"],
     "a2a import": ["gage a2a import report.a2a.json", "cat task.json | gage a2a import - --json"],
@@ -85,10 +88,69 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
-def exit_table() -> str:
+# The codes each command can return besides OK, USAGE, IO (no home, a missing path) and 130,
+# which every command can (issue 18: `list --help` should not list A2A failures). A command
+# group (`key`, `a2a`) shows the union of its actions'; `gage --help` shows every code.
+_E = Exit
+CODES: dict[str, frozenset[Exit]] = {
+    path: frozenset(codes)
+    for path, codes in {
+        "init": {_E.REFUSED, _E.PASSPHRASE},
+        "id": {_E.MALFORMED},
+        "key export": {_E.MALFORMED},
+        "key retire": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.REFUSED, _E.PASSPHRASE},
+        "key countersign": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "key apply": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "key publish": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.REFUSED, _E.PASSPHRASE},
+        "key protect": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "key unprotect": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE},
+        "bundle": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.PASSPHRASE},
+        "verify": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND},
+        "import": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.REFUSED},
+        "list": {_E.MALFORMED},
+        "demo": set(),
+        "tui": set(),
+        "pair": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY},
+        "contacts": {_E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED},
+        "journal verify": {_E.FAILED, _E.MALFORMED},
+        "journal show": {_E.MALFORMED},
+        "verdict": {_E.MALFORMED, _E.NOT_FOUND},
+        "authority check": {_E.MALFORMED},
+        "authority init": set(),
+        "forward": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.PASSPHRASE},
+        "read": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "accept": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "reject": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "watch": {_E.MALFORMED, _E.REFUSED},
+        "extract": {_E.MALFORMED, _E.TAMPERED, _E.BAD_SIGNATURE, _E.NOT_FOUND, _E.REFUSED},
+        "completion": set(),
+        "man": set(),
+        "a2a export": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED},
+        "a2a import": {_E.MALFORMED, _E.TAMPERED, _E.REFUSED},
+        "a2a card": {_E.MALFORMED},
+        "a2a serve": {_E.MALFORMED, _E.REFUSED},
+        "a2a send": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT},
+    }.items()
+}
+ALWAYS = frozenset({Exit.OK, Exit.USAGE, Exit.IO})
+
+
+def codes_for(path: str) -> frozenset[Exit]:
+    """The exit codes `gage PATH` can return ("" is gage itself: all of them)."""
+    if path == "":
+        return frozenset(Exit)
+    if path in CODES:
+        return ALWAYS | CODES[path]
+    below = [c for p, c in CODES.items() if p.startswith(path + " ")]
+    return ALWAYS.union(*below) if below else frozenset(Exit)
+
+
+def exit_table(path: str = "") -> str:
     lines = ["exit codes:"]
+    wanted = codes_for(path)
     for code in Exit:
-        lines.append(f"  {int(code):>3}  {code.name:<14} {EXIT_MEANING[code]}")
+        if code in wanted:
+            lines.append(f"  {int(code):>3}  {code.name:<14} {EXIT_MEANING[code]}")
     lines.append(f"  {INTERRUPTED:>3}  {'INTERRUPTED':<14} stopped by Ctrl-C")
     return "\n".join(lines)
 
@@ -119,8 +181,10 @@ def attach(parser: argparse.ArgumentParser) -> None:
         parts = [p.epilog.rstrip("\n")] if p.epilog else []
         if path in EXAMPLES and not (p.epilog and "examples:" in p.epilog):
             parts.append(examples_text(path))
-        parts.append(exit_table())
+        parts.append(exit_table(path))
         if path == "":
-            parts.append("Docs: spec/cli.md; every command: docs/cli-reference.md; `gage COMMAND --help` for one.")
+            parts.append("One command: `gage COMMAND --help`. Every command and code: `gage man` (or `man gage` once installed).")
+        else:
+            parts.append("Every command and exit code: `gage man`.")
         p.epilog = "\n\n".join(parts)
         p.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -19,14 +19,16 @@ from gage.inbox.store import ImportResult
 from gage.trust import retirement
 
 
-def result(path: str, res: ImportResult) -> dict[str, Any]:
-    first = res.check.first_error() if res.check is not None else None
+def result(path: str, res: ImportResult, held: Any = None) -> dict[str, Any]:
+    """`held`: for a bundle already there, the check of the copy this home holds."""
+    check = res.check if res.check is not None else held
+    first = check.first_error() if check is not None else None
     return {
         "path": json_text(path),
         "id": res.id,
         "state": res.state,
         "new": res.new,
-        "ok": res.check.ok if res.check is not None else None,
+        "ok": check.ok if check is not None else None,
         "problem": Problem.of(first).to_json() if first is not None else None,
         "left_behind": [json_text(n) for n in res.left_behind],
         "error": None,

@@ -61,9 +61,12 @@ def identity(home: Home) -> dict[str, Any]:
     """`gage init --json`: the home, and the identity as `gage id --json` gives it."""
     ident = home.identity
     words = WordCache(home.cache / "words.json").words_for(ident.key)
-    return {
+    out: dict[str, Any] = {
         "home": json_text(str(home.root)),
         "name": ident.name,
         "key": ident.key_text,
         "words": [list(p) for p in words],
     }
+    if ident.protected:
+        out["protected"] = True  # as `gage id --json` says it
+    return out

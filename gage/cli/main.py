@@ -12,10 +12,12 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 from gage import __version__
 from gage.cli import commands
 from gage.cli.help import attach as attach_help
+from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
@@ -24,14 +26,14 @@ PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a e
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = GageParser(
         prog="gage",
         description="Signed, content-addressed bundles, and what you hold before you act on them.",
     )
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.register(sub)
+    commands.register(cast("argparse._SubParsersAction[argparse.ArgumentParser]", sub))  # GageParser all the way down
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
@@ -61,8 +63,17 @@ def err(line: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["__complete"]:  # for the completion scripts, not a command (gage/cli/complete_values.py)
+        from gage.cli.complete_values import main as complete_main
+
+        return complete_main(given[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    GageParser.json_errors = "--json" in given
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        GageParser.json_errors = False
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             # No terminal: starting the interface would write escape codes into a pipe.
@@ -85,7 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
             exc.path = _cut(exc.path)
-        err(f"gage: {exc.stage}: {show(str(exc))}")
+        if getattr(args, "json", False):
+            from gage.cli.failure_json import emit_failure
+
+            emit_failure(exc)  # a script reading --json gets data, not a sentence (spec/cli.md)
+        else:
+            err(f"gage: {exc.stage}: {show(str(exc))}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
         err("gage: interrupted")

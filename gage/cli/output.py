@@ -35,4 +35,8 @@ def home_path(args: Any) -> Path:
 
 
 def open_home(args: Any) -> Home:
-    return opening.open_home(home_path(args))
+    from gage.cli.passphrase import asker
+
+    home = opening.open_home(home_path(args))
+    home.passphrase_asker = asker(args)  # asked only if a protected key must sign (gage/home/unlock.py)
+    return home

@@ -28,6 +28,7 @@ class Exit(IntEnum):
     A2A_DISCOVERY = 10  # gage.carriers.a2a.live: no gage agent found at the URL
     A2A_REFUSED = 11  # gage.carriers.a2a.live: the agent was reached and said no
     A2A_TRANSPORT = 12  # gage.carriers.a2a.live: the network failed
+    PASSPHRASE = 13  # gage.format.keyseal: a wrong passphrase, or none could be asked for
 
 
 class GageError(Exception):
@@ -110,3 +111,10 @@ class RefusedError(GageError):
 class UsageError(GageError):
     stage = "usage"
     exit_code = Exit.USAGE
+
+
+class PassphraseError(GageError):
+    """The identity is passphrase-protected and the passphrase given is wrong, empty, or could not be asked for."""
+
+    stage = "passphrase"
+    exit_code = Exit.PASSPHRASE

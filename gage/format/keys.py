@@ -15,13 +15,15 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from gage.format import strictjson
+from gage.format import keyseal, strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
     MalformedError,
+    PassphraseError,
     UsageError,
 )
+from gage.format.fingerprint import fingerprint
 
 KEY_PREFIX = "ed25519:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
@@ -50,9 +52,8 @@ def parse_key(text: object, *, field: str = "key") -> bytes:
 
 
 def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key. Not a security check: the word-pairs are."""
-    h = key.hex()
-    return f"{h[:4]}-{h[4:8]}-{h[8:12]}"
+    """A glanceable label for a key (gage/format/fingerprint.py). Not a security check: the word-pairs are."""
+    return fingerprint(key)
 
 
 def key_digest(key: bytes) -> str:
@@ -142,6 +143,36 @@ class RetiredKey:
         )
 
 
+class LockedSigningKey(nacl.signing.SigningKey):
+    """The signing key of a passphrase-protected identity that has not been unlocked.
+
+    It has the public half, so everything that only asks "is this me?" works without the
+    passphrase; anything that needs the secret raises PassphraseError instead of signing
+    with some other key. Unlock with `Identity.unlock` (gage/home/unlock.py is the one caller).
+    """
+
+    def __init__(self, public: bytes) -> None:  # no seed: deliberately not super().__init__
+        self.verify_key = nacl.signing.VerifyKey(public)
+
+    def _locked(self) -> PassphraseError:
+        return PassphraseError("this home's key is passphrase-protected and was not unlocked")
+
+    def sign(self, message: bytes, encoder: Any = None) -> Any:
+        raise self._locked()
+
+    def __bytes__(self) -> bytes:
+        raise self._locked()
+
+    def to_curve25519_private_key(self) -> Any:
+        raise self._locked()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LockedSigningKey) and bytes(other.verify_key) == bytes(self.verify_key)
+
+    def __hash__(self) -> int:
+        return hash(bytes(self.verify_key))
+
+
 @dataclass(frozen=True)
 class Identity:
     name: str
@@ -149,6 +180,47 @@ class Identity:
     # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
     # is among them when it was retired with no successor in this home.
     retired: tuple[RetiredKey, ...] = ()
+    # Passphrase protection (spec/keys.md section 11): the seal as read, and once unlocked
+    # the key that opened it, so a rewrite seals again. Both None for a plain identity.
+    sealed: keyseal.Sealed | None = None
+    seal_key: keyseal.SealKey | None = None
+
+    @property
+    def protected(self) -> bool:
+        return self.sealed is not None or self.seal_key is not None
+
+    @property
+    def locked(self) -> bool:
+        """Protected and not unlocked: the public half only."""
+        return isinstance(self.signing_key, LockedSigningKey)
+
+    def unlock(self, passphrase: bytes) -> Identity:
+        """This identity with its secret, opened with `passphrase` (PassphraseError if wrong)."""
+        if not self.locked:
+            return self
+        assert self.sealed is not None
+        plain, key = keyseal.open_sealed(self.sealed, passphrase)
+        try:
+            inner = Identity._parse(strictjson.loads(plain, limit=IDENTITY_LIMIT, what="sealed identity"))
+        except KeyError as exc:
+            raise MalformedError(f"the sealed identity is damaged: field {exc} is missing") from exc
+        except (ValueError, TypeError, GageError) as exc:
+            raise MalformedError(f"the sealed identity is damaged: {exc}") from exc
+        if inner.key != self.key:
+            raise MalformedError("the sealed identity holds another key than the file names")
+        return Identity(name=inner.name, signing_key=inner.signing_key, retired=inner.retired, sealed=self.sealed, seal_key=key)
+
+    def protect(self, passphrase: bytes) -> Identity:
+        """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
+        if self.locked:
+            raise self.signing_key._locked()  # type: ignore[attr-defined]
+        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired, seal_key=keyseal.new_key(passphrase))
+
+    def unprotected(self) -> Identity:
+        """This (unlocked) identity, to be written as plain hex again."""
+        if self.locked:
+            raise self.signing_key._locked()  # type: ignore[attr-defined]
+        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired)
 
     @property
     def key(self) -> bytes:
@@ -180,10 +252,26 @@ class Identity:
     def sign(self, manifest_bytes: bytes) -> bytes:
         return sign_manifest(self.signing_key, manifest_bytes)
 
-    def to_bytes(self) -> bytes:
+    def _plain_bytes(self) -> bytes:
         obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
         if self.retired:
             obj["retired"] = [r.to_json() for r in self.retired]
+        return strictjson.dumps(obj) + b"\n"
+
+    def to_bytes(self) -> bytes:
+        """The identity file's bytes: plain, or for a protected key the public fields in the clear
+        and everything else sealed (spec/keys.md section 11); written by gage.home.identity."""
+        if self.seal_key is None:
+            if self.locked:
+                raise self.signing_key._locked()  # type: ignore[attr-defined]
+            return self._plain_bytes()
+        # Protected: the public fields in the clear (so "is this me?" needs no passphrase),
+        # every secret only inside the seal, which holds the whole plain file.
+        sealed = keyseal.seal(self._plain_bytes(), self.seal_key)
+        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "key": self.key_text}
+        if self.retired:
+            obj["retired"] = [{**r.to_json(), "secret": None} for r in self.retired]
+        obj["sealed"] = sealed.to_json()
         return strictjson.dumps(obj) + b"\n"
 
     @classmethod
@@ -192,26 +280,41 @@ class Identity:
         its caps and its mode are gage.home.identity's."""
         try:
             obj = strictjson.loads(raw, limit=IDENTITY_LIMIT, what="identity")
-            if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
-                raise MalformedError("not a gage identity file (version 1)")
+            parsed = cls._parse(obj)
+        except KeyError as exc:
+            raise MalformedError(f"identity file is damaged: field {exc} is missing", path=path) from exc
+        except (ValueError, TypeError, GageError) as exc:
+            raise MalformedError(f"identity file is damaged: {exc}", path=path) from exc
+        return parsed
+
+    @classmethod
+    def _parse(cls, obj: Any) -> Identity:
+        """A plain identity (with `secret`), or a protected one (`sealed`, no `secret`: locked)."""
+        if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
+            raise MalformedError("not a gage identity file (version 1)")
+        sealed = None
+        if "sealed" in obj:
+            if "secret" in obj:
+                raise TypeError("a protected identity must not also hold its secret in the clear")
+            sealed = keyseal.Sealed.from_json(obj["sealed"])
+            sk: nacl.signing.SigningKey = LockedSigningKey(parse_key(obj["key"]))
+        else:
             secret = obj["secret"]
             if not isinstance(secret, str) or len(secret) != 64:
                 raise TypeError("secret must be 64 hex digits")
             seed = bytes.fromhex(secret)
             sk = nacl.signing.SigningKey(seed)
-            name = obj["name"]
-            if not isinstance(name, str):
-                raise TypeError("name must be text")
-            check_local_name(name)
-            retired_list = obj.get("retired", [])
-            if not isinstance(retired_list, list):
-                raise TypeError("retired must be a list")
-            retired = tuple(RetiredKey.from_json(r) for r in retired_list)
-        except KeyError as exc:
-            raise MalformedError(f"identity file is damaged: field {exc} is missing", path=path) from exc
-        except (ValueError, TypeError, GageError) as exc:
-            raise MalformedError(f"identity file is damaged: {exc}", path=path) from exc
-        return cls(name=name, signing_key=sk, retired=retired)
+        name = obj["name"]
+        if not isinstance(name, str):
+            raise TypeError("name must be text")
+        check_local_name(name)
+        retired_list = obj.get("retired", [])
+        if not isinstance(retired_list, list):
+            raise TypeError("retired must be a list")
+        retired = tuple(RetiredKey.from_json(r) for r in retired_list)
+        if sealed is not None and any(r.secret is not None for r in retired):
+            raise TypeError("a protected identity must not hold a retired key's secret in the clear")
+        return cls(name=name, signing_key=sk, retired=retired, sealed=sealed)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ Stage = Literal[
     "a2a-discovery",
     "a2a-refused",
     "a2a-transport",
+    "passphrase",
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]

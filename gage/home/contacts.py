@@ -343,15 +343,8 @@ class Contacts:
         A contact whose key is retired can be given a new key under the same name: the
         retired key moves into the contact's history. A retired key is never confirmed again.
         """
-        check_local_name(name)
-        if self.retirement_of(key) is not None:
-            raise RefusedError("this key was retired by a statement it signed; a retired key is never confirmed again")
+        self.confirmable(name, key)
         existing = self.confirmed.get(name)
-        if existing is not None and existing.key != key and existing.retired is None:
-            raise RefusedError(f"a different key is already confirmed as {name!r}; remove it first")
-        other = self.by_key(key)
-        if other is not None and other.name != name:
-            raise RefusedError(f"this key is already confirmed as {other.name!r}")
         previous: list[PreviousKey] = []
         if existing is not None and existing.retired is not None:
             previous = [*existing.previous, PreviousKey(existing.key, existing.confirmed_at, existing.method, existing.retired)]
@@ -361,6 +354,24 @@ class Contacts:
         self.confirmed[name] = contact
         self.candidates.pop(key, None)
         return contact
+
+    def confirmable(self, name: str, key: bytes) -> None:
+        """Raise RefusedError, saying what to do, if confirming `key` as `name` would be refused.
+
+        The ceremony asks this before any word is read (issue 18), and `_confirm` again under
+        the lock, so a clash is never found only after both people have read their words."""
+        check_local_name(name)
+        if self.retirement_of(key) is not None:
+            raise RefusedError("this key was retired by a statement it signed; a retired key is never confirmed again")
+        existing = self.confirmed.get(name)
+        if existing is not None and existing.key != key and existing.retired is None:
+            raise RefusedError(
+                f"a different key is already confirmed as {name!r}; remove it first "
+                f"(`gage contacts remove {name}`, if they really have a new key) or choose another --name"
+            )
+        other = self.by_key(key)
+        if other is not None and other.name != name:
+            raise RefusedError(f"this key is already confirmed as {other.name!r}; nothing to do (or remove {other.name!r} first to rename)")
 
     def remove(self, name: str) -> Contact:
         c = self.confirmed.pop(name, None)

@@ -12,7 +12,7 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gage.format import vocab
@@ -99,6 +99,10 @@ class Home:
         self.lock = _HomeLock(self.root / "lock")
         self.journal = Journal(self.root / "journal.jsonl", self.lock, index_path=self.cache / "journal-index.sqlite")
         self._identity: Identity | None = None
+        # A passphrase-protected key (gage/home/unlock.py): how to ask for the passphrase, and
+        # the identity once unlocked, for the rest of this process.
+        self.passphrase_asker: Callable[[str], bytes] | None = None
+        self._unlocked: Identity | None = None
         # Notes from the reconcile that opening the home ran, not yet shown (gage.inbox.opening).
         self.reconciled: list[str] = []
 
@@ -138,8 +142,13 @@ class Home:
     # --- making and opening ----------------------------------------------------------
 
     @classmethod
-    def init(cls, root: Path | str, name: str) -> Home:
+    def init(cls, root: Path | str, name: str, *, passphrase: bytes | None = None) -> Home:
+        """`passphrase`: seal the new key with it (spec/keys.md section 11); derived before
+        anything is made, so a bad one leaves no home behind."""
         check_local_name(name)
+        identity = Identity.generate(name)
+        if passphrase is not None:
+            identity = identity.protect(passphrase)
         home = cls(root)
         if home.identity_path.exists():
             raise RefusedError(
@@ -153,9 +162,9 @@ class Home:
         except OSError as exc:
             raise GageIOError(f"cannot create home: {exc.strerror}", path=str(home.root)) from exc
         with home.lock():
-            identity = Identity.generate(name)
             save_identity(identity, home.identity_path)
             home._identity = identity
+            home._unlocked = identity if passphrase is not None else None
             from gage.bundle import atomic
             from gage.home.authority import EXAMPLE
             from gage.home.contacts import Contacts

@@ -50,11 +50,32 @@ def find(home: Home, bundle_id: str) -> Stored | None:
     return None
 
 
+# The shortest id prefix taken, except where exactly one bundle is held (spec/cli.md, "Ids").
+MIN_PREFIX = 4
+
+
+def _held(home: Home) -> int:
+    """How many bundles this home holds, in every place, counted by name (stops at two)."""
+    n = 0
+    for state in ALL_STATES:
+        try:
+            n += sum(1 for name in os.listdir(home.state_dir(state)) if is_id(name))
+        except FileNotFoundError:
+            continue
+        if n > 1:
+            break
+    return n
+
+
 def resolve(home: Home, prefix: str, states: tuple[Place, ...] = ALL_STATES) -> Stored:
     """A unique prefix of an id, as in git. Ambiguous and unknown prefixes are errors that say so."""
     p = prefix.strip().lower()
     if not p or any(c not in "0123456789abcdef" for c in p):
         raise NotFoundError(f"{prefix!r} is not a bundle id or id prefix (hex digits)")
+    if len(p) < MIN_PREFIX and _held(home) != 1:
+        # As git does: a prefix this short would soon match more than one bundle, and an
+        # accept or reject must not land on a bundle the person did not mean.
+        raise NotFoundError(f"give at least {MIN_PREFIX} hex digits of the id ({p!r} is too short)")
     # Names only: an object is made for a match, never for every bundle held.
     matches: list[Stored] = []
     for state in states:

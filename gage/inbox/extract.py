@@ -202,10 +202,14 @@ def extract(home: Home, stored: Stored, dest: Path, *, force: bool = False, allo
     if dest.resolve().is_relative_to(home.root.resolve()):
         # Files written into the home would change what it holds (a bundle's payload, its journal).
         raise RefusedError("is inside the gage home; extract to a folder outside it", path=str(dest))
+    # The destination and the folders above it that this call makes, deepest first: taken back
+    # if the extract does not finish (an error, Ctrl-C), so it leaves no empty folder (issue 18).
+    made_dest = [p for p in (dest, *dest.parents) if not os.path.lexists(p)]
     try:
         dest.mkdir(parents=True, exist_ok=True)
         root_fd = os.open(dest, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
+        _remove_empty(made_dest)
         raise GageIOError(f"cannot use the destination folder: {exc.strerror}", path=str(dest)) from exc
     folders = _Folders(root_fd)
     staged: list[_Staged] = []
@@ -245,4 +249,15 @@ def extract(home: Home, stored: Stored, dest: Path, *, force: bool = False, allo
                         os.unlink(s.name, dir_fd=s.dir_fd)
             folders.undo()
         folders.close()
+        if not done:
+            _remove_empty(made_dest)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove these folders, deepest first, each only if empty (never what someone else put there)."""
+    for p in folders:
+        try:
+            os.rmdir(p)
+        except OSError:
+            return
 

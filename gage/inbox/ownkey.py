@@ -20,8 +20,10 @@ from gage.format.errors import RefusedError, UnknownKeyError, UsageError
 from gage.format.keys import Identity, KeyFile, RetiredKey, key_text, short_fingerprint
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Reason
+from gage.home import unlock
 from gage.home.identity import load_identity, rewrite_identity
 from gage.home.layout import Home
+from gage.home.unlock import signing_identity
 from gage.inbox import send
 
 
@@ -63,7 +65,7 @@ def retire(
     if new and replacement is not None:
         raise UsageError("give --new or --replace-with, not both")
     with home.lock():
-        me = load_identity(home.identity_path)
+        me = signing_identity(home, load_identity(home.identity_path))
         done = me.current_retirement
         if done is not None:
             raise RefusedError(f"this home's key is already retired ({done.reason}, {done.retired_at}); it signs nothing more")
@@ -89,12 +91,12 @@ def retire(
             origin="this home",
         )
         if successor is not None:
-            now = Identity(name=me.name, signing_key=successor.signing_key, retired=(*me.retired, record))
+            now = dataclasses.replace(me, signing_key=successor.signing_key, retired=(*me.retired, record))
         else:
-            now = Identity(name=me.name, signing_key=me.signing_key, retired=(*me.retired, record))
+            now = dataclasses.replace(me, retired=(*me.retired, record))
         # One atomic rewrite switches the key and records the retirement together.
         rewrite_identity(now, home.identity_path)
-        home._identity = now
+        unlock.remember(home, now)
         home.journal.append(
             "key-retired",
             key=key_text(me.key),
@@ -118,7 +120,7 @@ def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
     replacement (receivers keep the one named before). Lowering trust needs no other key.
     """
     with home.lock():
-        me = load_identity(home.identity_path)
+        me = signing_identity(home, load_identity(home.identity_path))
         record = own_retired(home, ref, me=me)
         if record.reason == "compromised":
             raise RefusedError(f"{short_fingerprint(record.key)} is already retired as compromised")
@@ -134,11 +136,9 @@ def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
         updated = dataclasses.replace(
             record, reason="compromised", retired_at=st.retired_at, statement=signed.to_bytes().decode("utf-8")
         )
-        now = Identity(
-            name=me.name, signing_key=me.signing_key, retired=tuple(updated if r is record else r for r in me.retired)
-        )
+        now = dataclasses.replace(me, retired=tuple(updated if r is record else r for r in me.retired))
         rewrite_identity(now, home.identity_path)
-        home._identity = now
+        unlock.remember(home, now)
         home.journal.append(
             "key-retired",
             key=key_text(record.key),
@@ -159,7 +159,7 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
     signed = ks.parse(data)
     st = signed.statement
     with home.lock():
-        me = load_identity(home.identity_path)
+        me = signing_identity(home, load_identity(home.identity_path))
         if st.replacement != me.key:
             raise RefusedError(
                 "this statement does not name this home's key as the replacement"
@@ -183,9 +183,9 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
                 statement=signed.to_bytes().decode("utf-8"),
                 origin="another home",
             )
-            now = Identity(name=me.name, signing_key=me.signing_key, retired=(*me.retired, record))
+            now = dataclasses.replace(me, retired=(*me.retired, record))
             rewrite_identity(now, home.identity_path)
-            home._identity = now
+            unlock.remember(home, now)
         home.journal.append("key-countersigned", key=key_text(st.key), reason=st.reason, statement=st.id)
         manifest, dest = send.key_statement_bundle(home, signed.to_bytes(), subject=_subject(st), copy_to=copy_to)
     return Retired(signed=signed, identity=now, bundle=manifest, path=dest)

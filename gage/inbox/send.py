@@ -21,6 +21,7 @@ from gage.format.vocab import Kind
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.home.listing import resolve
+from gage.home.unlock import signing_identity
 from gage.trust.keytrust import key_trust
 
 
@@ -118,6 +119,7 @@ def create(
     _signer(home)
     files = bundle_mod.collect_sources(paths)
     parties = _recipients(home, to or [])
+    me = signing_identity(home)  # asked once the sources are known to be good, before any hashing
     thread = None
     parent_id = None
     if parent is not None:
@@ -134,7 +136,7 @@ def create(
     if subject is not None and len(subject) > 1000:
         raise UsageError("the subject is longer than 1000 characters")
     work, manifest = bundle_mod.build(
-        home.identity,
+        me,
         files,
         staging=home.staging,
         kind=kind,
@@ -184,7 +186,7 @@ def forward(
     )
     files = [(f.path, stored.path / bundle_mod.PAYLOAD / f.path) for f in original.files]
     work, manifest = bundle_mod.build(
-        home.identity,
+        signing_identity(home),
         files,
         staging=home.staging,
         # An answer or ack forwarded out of its thread travels as a share; the hop keeps the kind.
@@ -215,7 +217,7 @@ def key_statement_bundle(home: Home, statement_file: bytes, *, subject: str, cop
     try:
         src = src_dir / FILE_NAME
         src.write_bytes(statement_file)
-        work, manifest = bundle_mod.build(home.identity, [(FILE_NAME, src)], staging=home.staging, kind="share", subject=subject)
+        work, manifest = bundle_mod.build(signing_identity(home), [(FILE_NAME, src)], staging=home.staging, kind="share", subject=subject)
         try:
             dest = _publish(home, work, manifest, copy_to)
         finally:

@@ -1,0 +1,35 @@
+"""The argument parser's one change from argparse: a mistyped command or choice says what was meant.
+
+`gage lsit` should answer "did you mean list?", as git does, not only list every command.
+Python 3.14's argparse has `suggest_on_error`; this does the same on 3.11 and up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from typing import NoReturn
+
+_INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+class GageParser(argparse.ArgumentParser):
+    # Set by main when `--json` is on the command line: a usage error is then the same one
+    # JSON object every other failure is (gage/cli/failure_json.py), not argparse's text.
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        found = _INVALID.search(message)
+        if found:
+            typed, options = found.group(1), [o.strip().strip("'") for o in found.group(2).split(",")]
+            near = difflib.get_close_matches(typed, options, n=2, cutoff=0.6)
+            if near:
+                message = f"{message}; did you mean {' or '.join(near)}?"
+        if GageParser.json_errors:
+            from gage.cli.failure_json import emit_failure
+            from gage.format.errors import UsageError
+
+            emit_failure(UsageError(f"{self.prog}: {message}"))
+            raise SystemExit(2)
+        super().error(message)
