@@ -23,6 +23,7 @@ from gage.format.errors import Exit
 from gage.format.keys import KeyFile, key_text, parse_key
 from gage.format.manifest import FileEntry, is_id
 from gage.format.words import derive
+from gage.home import listing
 from gage.home.identity import load_key_file
 from gage.inbox import gate, send, store
 from gage.inbox.opening import open_home
@@ -213,9 +214,8 @@ def test_ambiguous_and_unknown_prefixes(gage: Gage, alice: Path, tmp_path: Path,
     # Fewer than 4 hex digits are refused while more than one bundle is held (issue 18).
     r = gage(alice, "bundle", str(src / "a.txt"), "--kind", "answer", "--parent", digit)
     assert r.code == Exit.NOT_FOUND and "at least 4 hex digits" in r.err
-    from gage.inbox import store
 
-    monkeypatch.setattr(store, "MIN_PREFIX", 1)  # to reach the ambiguity a short prefix has
+    monkeypatch.setattr(listing, "MIN_PREFIX", 1)  # to reach the ambiguity a short prefix has
     r = gage(alice, "bundle", str(src / "a.txt"), "--kind", "answer", "--parent", digit)
     assert r.code == Exit.NOT_FOUND == 8
     assert "ambiguous" in r.err and pair[0][:12] in r.err and pair[1][:12] in r.err

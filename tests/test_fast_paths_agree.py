@@ -99,10 +99,10 @@ def test_generated_documents_read_the_same_both_ways(value: Any, indent: int | N
 
 
 def _files_both(value: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, Any], tuple[str, Any]]:
-    fast = _outcome(manifest_mod._files, value)
+    fast = _outcome(manifest_mod.parse_files, value)
     with monkeypatch.context() as m:
-        m.setattr(manifest_mod, "_plain_files", lambda v: None)
-        exact = _outcome(manifest_mod._files, value)
+        m.setattr(manifest_mod, "plain_files", lambda v: None)
+        exact = _outcome(manifest_mod.parse_files, value)
     return fast, exact
 
 
@@ -159,10 +159,10 @@ def test_the_file_list_fast_and_exact_agree(value: list[Any], monkeypatch: pytes
 
 def test_the_file_list_fast_path_is_taken_for_plain_lists() -> None:
     value = [_entry(f"d{i % 7}/f{i}.txt", i) for i in range(50)]
-    plain = manifest_mod._plain_files(value)
+    plain = manifest_mod.plain_files(value)
     assert plain is not None and [f.path for f in plain] == [v["path"] for v in value]
     assert all(type(f) is manifest_mod.FileEntry for f in plain)
-    assert manifest_mod._plain_files([_entry("a"), _entry("a/b")]) is None
+    assert manifest_mod.plain_files([_entry("a"), _entry("a/b")]) is None
 
 
 path_parts = st.sampled_from(["a", "A", "b", "a.txt", "A.TXT", "d", "D", "x y", "e\u0301", "\u00e9", ".", "..", "", "a:", "a "])

@@ -203,14 +203,13 @@ def test_prefixes_unknown_and_ambiguous(world: World, gage) -> None:
     digit = next(k for k, v in by_first.items() if len(v) > 1)
     r = gage(world.me, "accept", digit)
     assert r.code == 8 and "at least 4 hex digits" in r.err  # too short while more than one is held
-    from gage.inbox import store
 
-    real = store.MIN_PREFIX
-    store.MIN_PREFIX = 1  # to reach the ambiguity a short prefix has
+    real = listing.MIN_PREFIX
+    listing.MIN_PREFIX = 1  # to reach the ambiguity a short prefix has
     try:
         r = gage(world.me, "accept", digit)
     finally:
-        store.MIN_PREFIX = real
+        listing.MIN_PREFIX = real
     assert r.code == 8 and "ambiguous" in r.err
     assert all(world.where(b) == ["pending"] for b in by_first[digit])
     with pytest.raises(NotFoundError):

@@ -1,0 +1,46 @@
+"""Value checks for options: argparse turns ArgumentTypeError into a usage error (exit 2), so a
+bad number is refused before any command code runs."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("the budget must be at least 1")
+    return n
+
+
+def seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= n <= 3600:
+        raise argparse.ArgumentTypeError("give between 0 and 3600 seconds")
+    return n
+
+
+def max_bytes(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if not 1024 <= n <= 1 << 40:
+        raise argparse.ArgumentTypeError("give between 1024 and 2**40 bytes")
+    return n
+
+
+def port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
+    return n
