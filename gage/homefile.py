@@ -8,10 +8,13 @@ bytes), so every command and the interface can show it instead of failing somewh
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import stat
 from pathlib import Path
 
+from . import safeopen
 from .errors import GageIOError, MalformedError
 
 CHUNK = 1 << 16
@@ -64,3 +67,78 @@ def read_text(path: Path, what: str, limit: int) -> str | None:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise MalformedError(f"is not UTF-8 text (line {line}, byte {exc.start})", path=str(path)) from exc
+
+
+# --- derived files: the home's caches (issue 19) ----------------------------------------------
+
+_cache_log = logging.getLogger("gage.cache")
+_said: set[str] = set()
+
+
+def say_once(path: Path, problem: str) -> None:
+    """Tell the person, once per process and file, that a cache file is being ignored."""
+    key = str(path)
+    if key in _said:
+        return
+    _said.add(key)
+    _cache_log.warning("gage: ignoring %s (%s); it is only a cache, and gage rebuilds it", path, problem)
+
+
+def read_derived(root: Path, rel: str, limit: int) -> bytes | None:
+    """The bytes of the cache file `root/rel`, or None when it is missing or not one to trust.
+
+    A cache is derived: losing it costs only time. So it is opened like a stranger's file
+    (`safeopen.open_regular_beneath`: no link at any depth, never blocking, regular files
+    only) and read to at most `limit` bytes; a link, a FIFO, a device, a folder, a file
+    over the limit or one that cannot be read is said once (`say_once`) and treated as
+    missing, so the caller rebuilds it in place (an atomic rename replaces the name, never
+    what a link pointed to). A sync tool or a restore can leave any of these.
+    """
+    try:
+        fd, st = safeopen.open_regular_beneath(root, rel)
+    except FileNotFoundError:
+        return None
+    except safeopen.NotRegularFileError:
+        say_once(root / rel, "it is not a regular file")
+        return None
+    except OSError as exc:
+        say_once(root / rel, "it is a symbolic link" if exc.errno in (errno.ELOOP, errno.EMLINK) else exc.strerror or str(exc))
+        return None
+    try:
+        if st.st_size > limit:
+            say_once(root / rel, f"it is {st.st_size} bytes, over the {limit} a cache file may have")
+            return None
+        data = safeopen.read_fd(fd, limit)
+    except OSError as exc:
+        say_once(root / rel, exc.strerror or str(exc))
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        say_once(root / rel, f"it grew over the {limit} bytes a cache file may have")
+        return None
+    return data
+
+
+def derived_is_safe(root: Path, rel: str) -> bool:
+    """Whether `root/rel` is absent or a regular file reached through no link: a cache may be
+    opened by a library that follows links (SQLite), so it is looked at first. Said once when not."""
+    parts = rel.split("/")
+    here = root
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            say_once(root / rel, exc.strerror or str(exc))
+            return False
+        last = i == len(parts) - 1
+        if stat.S_ISLNK(st.st_mode):
+            say_once(root / rel, "it is a symbolic link")
+            return False
+        if (last and not stat.S_ISREG(st.st_mode)) or (not last and not stat.S_ISDIR(st.st_mode)):
+            say_once(root / rel, "it is not a regular file")
+            return False
+    return True

@@ -39,6 +39,7 @@ Stage = Literal[
     "a2a-discovery",
     "a2a-refused",
     "a2a-transport",
+    "a2a-unconfirmed",
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]

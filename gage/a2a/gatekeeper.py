@@ -15,6 +15,8 @@ server.py and client.py load the optional extra (tests/test_layering.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -47,6 +49,12 @@ _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
 MAX_BODIES_AT_ONCE = 4  # request bodies read at the same time; more are answered 503
 BODY_SECONDS = 120.0  # the longest a request body may take to arrive
+# A body refused unread (no token, over the cap) is read and thrown away, up to this many
+# seconds, before the answer, so the answer is not lost to the reset a close with unread
+# bytes causes: the sender sees 401 or 413, never a dropped connection (issue 19).
+DRAIN_SECONDS = 10.0
+CARD_MAX_AGE = 900  # Cache-Control on the card: the 15 minutes a gage client keeps one
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 @dataclass(frozen=True)
@@ -64,11 +72,31 @@ def _peer(scope: Scope) -> str:
     return str(client[0]) if client else "unknown peer"
 
 
-def _rpc_error(request_id: object, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+def _rpc_error(request_id: object, code: int, message: str, data: object = None) -> dict[str, Any]:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+def refusal_data(protocol: str, stage: str, error: str) -> object:
+    """`error.data` of a gage refusal, in the shape each protocol version requires.
+
+    1.0 (A2A section 9.5) requires a list of ProtoJSON `Any` objects, each with `@type`:
+    one `google.rpc.ErrorInfo` whose metadata (strings only) is gage's refusal. 0.3 has no
+    rule for `data`, and gage's 0.3 clients read the object under the extension URI.
+    """
+    gage = {"status": "refused", "stage": stage, "error": error}
+    if protocol == "1.0":
+        reason = "GAGE_" + stage.upper().replace("-", "_")
+        return [{"@type": ERROR_INFO, "reason": reason, "domain": EXTENSION_URI, "metadata": gage}]
+    return {EXTENSION_URI: gage}
+
+
+def _request_protocol(scope: Scope) -> str:
+    """The protocol a request claims by its header alone (no header is 0.3, as the A2A spec says)."""
+    values = _header(scope, b"a2a-version")
+    return "1.0" if values and values[0].strip().split(b".")[:2] == [b"1", b"0"] else "0.3"
 
 
 def _request_id(doc: dict[str, Any]) -> object:
@@ -86,6 +114,31 @@ async def _respond(send: Send, status: int, body: dict[str, Any], extra: list[tu
     await send({"type": "http.response.body", "body": data})
 
 
+async def _drain(receive: Receive, limit: int, seconds: float) -> None:
+    """Read and discard what is left of a refused body: at most `limit` bytes and `seconds`.
+
+    A server that answers and closes with request bytes still unread makes the kernel reset
+    the connection, and the reset can reach the sender before the answer it already sent:
+    the sender then sees a dropped connection where the agent said 401 or 413. Reading the
+    rest first (no memory kept) lets the close be an orderly one. A body beyond the bound
+    still gets the answer, and may lose it to a reset: spec/a2a.md section 10 says so.
+    """
+    total = 0
+
+    async def rest() -> None:
+        nonlocal total
+        while total <= limit:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return
+            total += len(msg.get("body", b""))
+            if not msg.get("more_body", False):
+                return
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(rest(), seconds)
+
+
 def _header(scope: Scope, name: bytes) -> list[bytes]:
     return [v for k, v in scope.get("headers", []) if k.lower() == name]
 
@@ -99,7 +152,9 @@ def _bearer_ok(scope: Scope, token: str) -> bool:
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, declared: int | None = None) -> None:
+        super().__init__()
+        self.declared = declared  # the Content-Length, when that is how the body was found too large
 
 
 class _Gone(Exception):
@@ -111,10 +166,11 @@ async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
     declared = _header(scope, b"content-length")
     if declared:
         try:
-            if int(declared[0]) > cap:
-                raise _TooLarge
+            length = int(declared[0])
         except ValueError:
             raise _TooLarge from None
+        if length > cap:
+            raise _TooLarge(length)
     chunks: list[bytes] = []
     total = 0
     while True:
@@ -187,11 +243,19 @@ class Gatekeeper:
         events: Events,
         bodies_at_once: int = MAX_BODIES_AT_ONCE,
         body_seconds: float = BODY_SECONDS,
+        cards: dict[str, dict[str, Any]] | None = None,
+        drain_bytes: int | None = None,
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self.app = app
         self.limits = limits
         self.token = token
         self.events = events
+        # The card in each protocol version's own shape ("1.0", "0.3"): served here, not by the
+        # SDK, whose card mixes the two and which a strict 1.0 reader refuses (issue 19).
+        self.cards = {v: _card_response(c) for v, c in (cards or {}).items()}
+        self.drain_bytes = limits.max_request_bytes if drain_bytes is None else drain_bytes
+        self.drain_seconds = drain_seconds
         # Each body in flight may hold up to max_request_bytes: a few at once bound the memory a
         # crowd of (or a slow) sender can take, and a body that trickles in is cut off.
         self._bodies = asyncio.Semaphore(bodies_at_once)
@@ -202,10 +266,14 @@ class Gatekeeper:
             await self.app(scope, receive, send)
             return
         peer = _peer(scope)
-        is_card = scope["method"] in ("GET", "HEAD") and scope["path"] == card_mod.CARD_PATH
+        is_card = scope["method"] in ("GET", "HEAD") and scope["path"] in (card_mod.CARD_PATH, card_mod.CARD_PATH_03)
+        if is_card and self.cards:
+            await self._card(scope, send)
+            return
         if self.token is not None and not is_card and not _bearer_ok(scope, self.token):
             self.events.refused(peer, "no valid bearer token")
             body = _rpc_error(None, _INVALID_REQUEST, "this gage agent needs Authorization: Bearer <token>")
+            await self._drain_refused(scope, receive)
             await _respond(send, 401, body, [(b"www-authenticate", b'Bearer realm="gage"')])
             return
         if scope["method"] != "POST":
@@ -223,28 +291,71 @@ class Gatekeeper:
             self.events.refused(peer, f"the request body did not arrive within {self.body_seconds:.0f} s")
             await _respond(send, 408, _rpc_error(None, _INVALID_REQUEST, "the request body took too long"))
             return
-        except _TooLarge:
+        except _TooLarge as exc:
             self.events.refused(peer, f"the request body is over {cap} bytes")
+            # Within the bound, read the rest and drop it, so the 413 arrives whole.
+            await self._drain_refused(scope, receive, streamed=exc.declared is None)
             await _respond(send, 413, _rpc_error(None, _INVALID_REQUEST, f"the request body is over this agent's limit of {cap} bytes"))
             return
         except _Gone:
             return
         # Decoding up to max_bytes of base64 is real work: off the event loop, so other requests go on.
-        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer)
+        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer, _request_protocol(scope))
         if refusal is not None:
             self.events.refused(peer, why)
             await _respond(send, 200, refusal)
             return
         if intake is not None:
             scope = {**scope, INTAKE: intake}
+            send = _echo_extensions(scope, send)
         await self.app(scope, _replay(raw, receive), send)
 
-    def _read(self, raw: bytes, peer: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
-        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods)."""
+    async def _drain_refused(self, scope: Scope, receive: Receive, *, streamed: bool = False) -> None:
+        """Drop the rest of a refused body: a declared one whole if it is within a cap and
+        `drain_bytes` (else none of it), a streamed one for up to `drain_bytes` more."""
+        if streamed:
+            await _drain(receive, self.drain_bytes, self.drain_seconds)
+            return
+        declared = _header(scope, b"content-length")
         try:
-            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body")
+            length = int(declared[0]) if declared else 0
+        except ValueError:
+            return
+        if 0 < length <= self.limits.max_request_bytes + self.drain_bytes:
+            await _drain(receive, length, self.drain_seconds)
+        elif not declared and _header(scope, b"transfer-encoding"):
+            await _drain(receive, self.drain_bytes, self.drain_seconds)
+
+    async def _card(self, scope: Scope, send: Send) -> None:
+        """The card, in the version the request asks for: 1.0 unless it asks for 0.3."""
+        version = "0.3" if scope["path"] == card_mod.CARD_PATH_03 or _header(scope, b"a2a-version")[:1] == [b"0.3"] else "1.0"
+        body, etag = self.cards.get(version) or self.cards["1.0"]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"etag", etag),
+            (b"cache-control", f"max-age={CARD_MAX_AGE}".encode()),
+            (b"vary", b"A2A-Version"),
+        ]
+        if etag in [t.strip() for v in _header(scope, b"if-none-match") for t in v.split(b",")]:
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+    def _read(self, raw: bytes, peer: str, claimed: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
+        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods).
+
+        The envelope is read as `reader.parse_bytes` reads it, fractional numbers allowed
+        (another extension's metadata, written by protobuf): one reader, one rule, for
+        `serve` and `a2a import` alike (issue 19).
+        """
+        try:
+            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body", floats=True)
         except MalformedError as exc:
-            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}"), str(exc), None
+            data = refusal_data(claimed, exc.stage, str(exc))
+            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}", data), str(exc), None
         if not isinstance(doc, dict):
             return None, "", None  # a batch: the SDK refuses those itself
         method = doc.get("method")
@@ -256,7 +367,32 @@ class Gatekeeper:
         try:
             carried = parse(message, protocol=protocol, limits=self.limits)
         except GageError as exc:
-            data = {EXTENSION_URI: {"status": "refused", "stage": exc.stage, "error": str(exc)}}
+            data = refusal_data(protocol, exc.stage, str(exc))
             return _rpc_error(_request_id(doc), _INVALID_PARAMS, f"gage refused the message: {exc}", data), str(exc), None
         assert isinstance(message, dict)  # parse accepted it
         return None, "", Intake(protocol=protocol, message_id=message.get("messageId"), carried=carried, peer=peer)
+
+
+def _card_response(card: dict[str, Any]) -> tuple[bytes, bytes]:
+    """A card's bytes and its ETag (a hash of the bytes, so it changes exactly when they do)."""
+    body = json.dumps(card, separators=(",", ":")).encode("utf-8")
+    return body, b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"'
+
+
+def _echo_extensions(scope: Scope, send: Send) -> Send:
+    """A `send` that names the gage extension in the reply's header when the request activated it.
+
+    A2A: an agent SHOULD echo the extensions it used in `A2A-Extensions` (0.3:
+    `X-A2A-Extensions`). Only gage's own URI, and only when the request listed it.
+    """
+    header = b"a2a-extensions" if _header(scope, b"a2a-extensions") else b"x-a2a-extensions"
+    asked = {u.strip() for v in _header(scope, header) for u in v.decode("latin-1").split(",")}
+    if EXTENSION_URI not in asked:
+        return send
+
+    async def echoing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (header, EXTENSION_URI.encode())]}
+        await send(message)
+
+    return echoing

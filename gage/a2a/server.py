@@ -32,11 +32,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import (
-    DefaultServerCallContextBuilder,
-    create_agent_card_routes,
-    create_jsonrpc_routes,
-)
+from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.errors import UnsupportedOperationError
@@ -54,6 +50,7 @@ from . import card as card_mod
 from .artifact import EXTENSION_URI, Landed, Limits
 from .gatekeeper import (
     BODY_SECONDS,
+    DRAIN_SECONDS,
     INTAKE,
     MAX_BODIES_AT_ONCE,
     SEND_METHODS,
@@ -64,6 +61,8 @@ from .gatekeeper import (
 
 __all__ = [
     "BODY_SECONDS",
+    "DRAIN_BYTES",
+    "DRAIN_SECONDS",
     "MAX_BODIES_AT_ONCE",
     "SEND_METHODS",
     "Server",
@@ -73,6 +72,9 @@ __all__ = [
     "serve",
     "show_logs_visibly",
 ]
+
+
+DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped; None: one request cap
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -189,7 +191,8 @@ def build_app(
     """The ASGI app of `serve`, for embedding it in another server."""
     limits = limits or Limits.of(home)
     events = Events(on_event)
-    card = ParseDict(card_mod.agent_card(home, url, limits, bearer=token is not None), AgentCard())
+    card_json = card_mod.agent_card(home, url, limits, bearer=token is not None)
+    card = ParseDict(card_json, AgentCard())
     handler = DefaultRequestHandler(agent_executor=_Receiver(home, events), task_store=InMemoryTaskStore(), agent_card=card)
 
     @contextlib.asynccontextmanager
@@ -197,14 +200,17 @@ def build_app(
         yield
         await handler.aclose()
 
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True),
-    ]
+    # The card is served by the gatekeeper, one per protocol version: the SDK's card route
+    # mixes 0.3 fields into the 1.0 card, which a strict 1.0 reader refuses (issue 19).
+    routes = [*create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True)]
     app = Starlette(routes=routes, lifespan=lifespan)
     # The gatekeeper's knobs are read from this module now, so a test (or an embedder) sets
     # them here, where the server is, as before the gatekeeper had a module of its own.
-    return Gatekeeper(app, limits=limits, token=token, events=events, bodies_at_once=MAX_BODIES_AT_ONCE, body_seconds=BODY_SECONDS)
+    cards = {"1.0": card_json, "0.3": card_mod.agent_card_03(card_json)}
+    return Gatekeeper(
+        app, limits=limits, token=token, events=events, bodies_at_once=MAX_BODIES_AT_ONCE, body_seconds=BODY_SECONDS, cards=cards,
+        drain_bytes=DRAIN_BYTES, drain_seconds=DRAIN_SECONDS,
+    )
 
 
 class Server:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import atomic, retirement, store
 from ..a2a import artifact, card
-from ..errors import GageIOError, RefusedError, UsageError
+from ..errors import Exit, GageIOError, RefusedError, UsageError
 from . import cmd_keys
 from .output import emit_json, err, open_home, out, show
 
@@ -174,8 +174,11 @@ def cmd_send(args: Any) -> int:
         home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args),
         from_card=args.reply_to,
     )
+    # Only gage's delivery result for this bundle counts as delivered; any other answer is its
+    # own exit code (13), never 0 (issue 19).
+    code = 0 if result.delivered else int(Exit.A2A_UNCONFIRMED)
     if args.json:
         emit_json(result.to_json())
-        return 0
+        return code
     out(show(result.summary()))
-    return 0
+    return code

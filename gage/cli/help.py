@@ -26,6 +26,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.A2A_DISCOVERY: "a2a send: no gage agent found at the URL",
     Exit.A2A_REFUSED: "a2a send: the agent was reached and refused",
     Exit.A2A_TRANSPORT: "a2a send: the connection failed",
+    Exit.A2A_UNCONFIRMED: "a2a send: the agent answered but never confirmed the delivery",
 }
 INTERRUPTED = 130
 
