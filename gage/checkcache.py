@@ -51,7 +51,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, atomic, safeopen
+from . import __version__, homefile, safeopen
 from . import bundle as bundle_mod
 from .bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem
 from .errors import GageError
@@ -64,6 +64,10 @@ from .vocab import PROBLEM_STAGES
 
 FORMAT = f"gage-checkcache-1/{__version__}"
 FILE_NAME = "checks.json"
+# The most of checks.json that is read (issue 19): a damaged file, or a link to /dev/zero left by
+# a restore, must not take a listing's memory. Far above what 10,000 bundles need; a file over
+# it is said once, ignored and rebuilt.
+FILE_LIMIT = 256 << 20
 ENTRY_LIMIT = 20_000
 RACY_NS = 2_000_000_000
 _NO_SIGNATURE = "none"
@@ -168,12 +172,25 @@ class CheckCache:
     def of(cls, home: Home) -> CheckCache:
         return cls(home.cache / FILE_NAME, home_root=home.root)
 
+    def _where(self, file: Path) -> tuple[Path, str]:
+        """(the folder to open beneath, the file's path below it): the home when the file is in it."""
+        if self._home is not None:
+            rel = os.path.relpath(os.path.abspath(file), self._home)
+            if not rel.startswith(".."):
+                return Path(self._home), Path(rel).as_posix()
+        return file.parent, file.name
+
     def _load(self, file: Path) -> None:
+        # A derived file, opened like a stranger's: no link, no FIFO, no device, capped (issue 19).
+        raw = homefile.read_derived(*self._where(file), FILE_LIMIT)
+        if raw is None:
+            # None yet, or not a file to trust: rebuilt (in place, at the next save) as bundles are checked.
+            self._dirty = os.path.lexists(file)
+            return
         try:
-            with open(file, "rb") as f:
-                doc = json.loads(f.read())
-        except (OSError, ValueError, RecursionError):
-            return  # none yet, or damaged: rebuilt as bundles are checked
+            doc = json.loads(raw)
+        except (ValueError, RecursionError):
+            return  # damaged: rebuilt as bundles are checked
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("home") != self._home:
             return  # another version's or another home's: never used
         entries = doc.get("entries")
@@ -262,11 +279,7 @@ class CheckCache:
             doc = {"format": FORMAT, "home": self._home, "entries": self._entries}
             data = json.dumps(doc, separators=(",", ":")).encode("ascii")
             self._dirty = False
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            atomic.write_bytes(self.file, data, 0o600)
-        except (OSError, GageError):
-            pass
+        homefile.write_derived(*self._where(self.file), data)  # skipped (not an error) when it cannot be
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from . import safeopen
+from . import atomic, safeopen
 from .errors import GageIOError, MalformedError
 
 CHUNK = 1 << 16
@@ -140,5 +140,84 @@ def derived_is_safe(root: Path, rel: str) -> bool:
             return False
         if (last and not stat.S_ISREG(st.st_mode)) or (not last and not stat.S_ISDIR(st.st_mode)):
             say_once(root / rel, "it is not a regular file")
+            return False
+    return True
+
+
+def clear_derived(root: Path, rel: str) -> bool:
+    """Make the cache name `root/rel` absent or a regular file reached through no link.
+
+    The name's folders must be real folders (a link among them is said once and False is
+    returned: nothing may be written there). A link, FIFO, socket or device at the name
+    itself is unlinked (the name goes; what a link pointed to is never touched) and said
+    once. A folder at the name is said once and left: False.
+    """
+    parts = rel.split("/")
+    here = root
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            say_once(root / rel, exc.strerror or str(exc))
+            return False
+        if i < len(parts) - 1:
+            if not stat.S_ISDIR(st.st_mode):
+                say_once(root / rel, f"{'/'.join(parts[: i + 1])} is not a folder (a link?)")
+                return False
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return True
+        if stat.S_ISDIR(st.st_mode):
+            say_once(root / rel, "it is a folder")
+            return False
+        say_once(root / rel, "it is a symbolic link" if stat.S_ISLNK(st.st_mode) else "it is not a regular file")
+        try:
+            os.unlink(here)
+        except OSError:
+            return False
+        return True
+    return True
+
+
+def write_derived(root: Path, rel: str, data: bytes) -> bool:
+    """Write the cache file `root/rel` atomically, beneath real folders only; False when skipped.
+
+    The rename replaces the name (a link or FIFO left there goes, its target untouched); a
+    folder on the way that is a link means nothing is written (it would land outside the
+    home). Failing to write a cache is never an error: it costs time next run.
+    """
+    parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    if parent and not _folders_real(root, parent):
+        return False
+    try:
+        if os.path.isdir(root / rel) and not os.path.islink(root / rel):
+            say_once(root / rel, "it is a folder")
+            return False
+        atomic.write_bytes(root / rel, data, 0o600)
+        return True
+    except (OSError, GageIOError):
+        return False
+
+
+def _folders_real(root: Path, rel_dir: str) -> bool:
+    """Whether every folder of `rel_dir` below `root` exists as a real folder (made 0700 when missing)."""
+    here = root
+    for part in rel_dir.split("/"):
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            try:
+                os.mkdir(here, 0o700)
+            except OSError:
+                return False
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISDIR(st.st_mode):
+            say_once(root / rel_dir, "it is not a folder (a link?)")
             return False
     return True

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import homefile
 from .journalfacts import BundleFacts, Decisions, Fold, Row, row_facts
 from .journallines import iter_lines, line_hash, open_journal, parse_line
 
@@ -157,6 +158,15 @@ class JournalIndex:
     @staticmethod
     def _open_file(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # sqlite follows links and opens FIFOs: a link left in the cache would make it create a
+        # database outside the home, or rewrite another program's. So the names are looked at
+        # first (issue 19): a link, FIFO or device there is unlinked (the name only, never what
+        # it points to) and said once; a link among the folders, or a folder at the name, means
+        # the index runs in memory (OSError here).
+        root, rel = path.parent.parent, f"{path.parent.name}/{path.name}"
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if not homefile.clear_derived(root, rel + suffix):
+                raise OSError(f"{path}{suffix} cannot be used as the journal index")
         for attempt in (1, 2):
             # Made 0600 before sqlite opens it (its -wal and -shm files take the same mode).
             # Never by opening an existing file: closing any descriptor of it would drop the locks

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, atomic, homefile
+from .. import __version__, homefile
 from ..errors import GageIOError, MalformedError, RefusedError, UsageError
 from ..home import Home
 from ..keys import MAX_CLAIMED_NAME, key_text, parse_key
@@ -267,13 +267,11 @@ def fetch_cached(home: Home, url: str, *, refresh: bool = False, ttl: float = CA
     if fresh is None and data is not None:
         fresh = data  # not modified: the copy is good for another ttl
     assert fresh is not None
-    try:
-        (home.cache / "cards").mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic.write_bytes(home.root / (rel + ".json"), fresh, 0o600)
-        if tag:
-            atomic.write_bytes(home.root / (rel + ".etag"), tag.encode("ascii"), 0o600)
-    except (OSError, GageIOError):
-        pass  # a cache that cannot be written only costs a fetch next time
+    # Beneath real folders only, replacing whatever name is there; a cache that cannot be
+    # written only costs a fetch next time.
+    homefile.write_derived(home.root, rel + ".json", fresh)
+    if tag:
+        homefile.write_derived(home.root, rel + ".etag", tag.encode("ascii"))
     return fresh
 
 
