@@ -51,7 +51,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, homefile, safeopen
+from . import __version__, fstrust, homefile, safeopen
 from . import bundle as bundle_mod
 from .bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem
 from .errors import GageError
@@ -157,7 +157,12 @@ class CheckCache:
     `keep_only`, `hits`, `misses`).
     """
 
-    def __init__(self, file: Path | None = None, *, home_root: Path | None = None) -> None:
+    def __init__(self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True) -> None:
+        # `trusted`: whether the file system keeps the timestamps the key relies on
+        # (gage/fstrust.py). When not, nothing is remembered or read: every check is fresh.
+        self.trusted = trusted
+        if not trusted:
+            file = None
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
         self._entries: dict[str, list[Any]] = {}
@@ -170,7 +175,7 @@ class CheckCache:
 
     @classmethod
     def of(cls, home: Home) -> CheckCache:
-        return cls(home.cache / FILE_NAME, home_root=home.root)
+        return cls(home.cache / FILE_NAME, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root))
 
     def _where(self, file: Path) -> tuple[Path, str]:
         """(the folder to open beneath, the file's path below it): the home when the file is in it."""
@@ -204,6 +209,9 @@ class CheckCache:
         if its bytes are the ones read now, so a hit does not parse them again."""
         root = target.path if isinstance(target, Stored) else Path(target)
         named = expect_name if expect_name is not None else isinstance(target, Stored)
+        if not self.trusted:
+            self.misses += 1
+            return bundle_mod.check(root, expect_name=named)
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         with self._lock:
             entry = self._entries.get(key)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic
+from . import atomic, readonly
 from . import bundle as bundle_mod
 from . import settings as settings_mod
 from .errors import GageError, GageIOError, MalformedError, NotFoundError, RefusedError
@@ -176,6 +175,10 @@ def import_bundle(
         except GageError as exc:
             raise MalformedError(f"changed while being imported: {exc.message}", path=str(src)) from exc
         bid = copied.id
+        # Landed read-only (payload files and manifest 0444, payload folders 0555): an
+        # in-place write needs a deliberate chmod, which changes the ctime the check cache
+        # relies on (gage/readonly.py, issue 19).
+        readonly.seal(work / "b", copied)
         with home.lock():
             existing = find(home, bid)
             decided = decisions(home).get(bid)
@@ -212,7 +215,7 @@ def import_bundle(
         signer = SignerClaim(copied.sender.key, copied.sender.name) if result.signature_ok else None
         return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left, signer=signer)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        readonly.remove_tree(work)
 
 
 def _replaces(existing: Stored, incoming: Path) -> bool:
@@ -232,7 +235,7 @@ def _swap_in(home: Home, held: Path, incoming: Path) -> None:
     if not atomic.rename_noreplace(incoming, held):
         os.rename(trash, held)
         raise RefusedError("the bundle changed in pending while being replaced", path=str(held))
-    shutil.rmtree(trash, ignore_errors=True)
+    readonly.remove_tree(trash)
 
 
 # --- the receiver's limits (spec/settings.md) ------------------------------------------------

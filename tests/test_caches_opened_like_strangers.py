@@ -20,7 +20,7 @@ from gagetest import run_gage_process
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_reconcile_marker import LATER, _marker, _settled, scans_fixture  # noqa: F401
 
-from gage import gate, homefile, reconcile, reconcilemark, send, store
+from gage import homefile, reconcile, reconcilemark, send, store
 from gage.a2a import card as card_mod
 from gage.checkcache import CheckCache
 from gage.home import Home
