@@ -141,13 +141,21 @@ def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: 
 
 
 def import_bundle(
-    home: Home, src: Path, *, event: ArrivalEvent = "imported", via: str | None = None, transport: dict[str, str] | None = None
+    home: Home,
+    src: Path,
+    *,
+    event: ArrivalEvent = "imported",
+    via: str | None = None,
+    transport: dict[str, str] | None = None,
+    lock_timeout: float | None = None,
 ) -> ImportResult:
     """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
     (the verdict will say invalid); a folder that is not a bundle at all is refused.
 
     `transport`: what a carrier says about where the bundle came from (an A2A peer, the
     agent it names). Journaled with the arrival; the verdict shows it as a claim only.
+    `lock_timeout`: give up (LockBusy, nothing imported) if the home lock is not free within
+    that many seconds; `serve` sets it, so a held lock cannot pile requests up (issue 19).
     """
     src = Path(src)
     if src.is_symlink():
@@ -179,7 +187,7 @@ def import_bundle(
         # in-place write needs a deliberate chmod, which changes the ctime the check cache
         # relies on (gage/readonly.py, issue 19).
         readonly.seal(work / "b", copied)
-        with home.lock():
+        with home.lock(timeout=lock_timeout):
             existing = find(home, bid)
             decided = decisions(home).get(bid)
             if existing is not None and existing.state == "pending" and decided is None and _replaces(existing, work / "b"):

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from test_a2a_live import SMALL, bundle, fake_agent, footprint, post, rpc_body, run_app
 
 from gage import store
-from gage.a2a import artifact, client, fetching
+from gage.a2a import artifact, client, fetching, server
 from gage.a2a import card as card_mod
 from gage.a2a.artifact import EXTENSION_URI
 from gage.errors import Exit, GageError, MalformedError
@@ -322,3 +322,148 @@ def test_no_error_carries_more_than_its_bound() -> None:
     err = MalformedError("x" * 50_000, field="f" * 5_000)
     assert len(err.message) < 2100 and "(50000 characters in all)" in err.message
     assert len(err.field or "") < 400
+
+
+# --- 8. idle connections cannot take serve down ---------------------------------------------
+
+
+def test_idle_connections_are_capped_and_timed_out_and_a_delivery_gets_through(homes, serving, tmp_path: Path, monkeypatch, capfd) -> None:
+    from gage.a2a import connections
+
+    alice, bob = homes
+    monkeypatch.setattr(connections.GuardedH11Protocol, "max_connections", 32)
+    monkeypatch.setattr(connections.GuardedH11Protocol, "head_seconds", 1.0)
+    srv, events = serving(bob)
+    host, port = "127.0.0.1", srv.port
+    idle = []
+    try:
+        for _ in range(200):  # bounded: far over the cap, far under the descriptor limit
+            idle.append(socket.create_connection((host, port), timeout=10))
+        time.sleep(0.3)
+        held = len(srv._uvicorn.server_state.connections)
+        assert held <= 32, f"the server holds {held} connections"
+        # Each idle connection is closed by the server: over the cap at once, the rest after the head deadline.
+        deadline = time.monotonic() + 30
+        closed = 0
+        for s in idle:
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            with contextlib.suppress(ConnectionResetError):
+                if s.recv(1) == b"":
+                    closed += 1
+                    continue
+            closed += 1  # a reset is a close too
+        assert closed == len(idle)
+        _bid, out = bundle(alice, tmp_path)
+        assert client.send(alice, out, srv.url).delivered
+    finally:
+        for s in idle:
+            s.close()
+    assert any("turned connections away" in e for e in events) and any("no whole request" in e for e in events)
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_slow_request_head_is_cut_off(homes, serving, monkeypatch) -> None:
+    from gage.a2a import connections
+
+    _alice, bob = homes
+    monkeypatch.setattr(connections.GuardedH11Protocol, "head_seconds", 0.5)
+    srv, _ = serving(bob)
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")  # and never the end of the head
+        t0 = time.monotonic()
+        with contextlib.suppress(ConnectionResetError):
+            assert s.recv(100) == b""
+        assert time.monotonic() - t0 < 5
+
+
+# --- 9. memory bounded over the whole request, landing with a lock timeout ------------------
+
+
+def test_a_held_home_lock_turns_a_delivery_away_instead_of_piling_it_up(homes, serving, tmp_path: Path, monkeypatch) -> None:
+    alice, bob = homes
+    monkeypatch.setattr(server, "LOCK_SECONDS", 0.5)
+    srv, _ = serving(bob)
+    bid, out = bundle(alice, tmp_path)
+    with bob.lock():  # as another gage process would hold it
+        with pytest.raises(client.A2ARefusedError, match="lock|busy") as exc:
+            client.send(alice, out, srv.url)
+    assert exc.value.exit_code == Exit.A2A_REFUSED and store.find(bob, bid) is None
+    assert client.send(alice, out, srv.url).delivered  # once it is free
+
+
+def test_the_slot_is_held_for_the_whole_request(homes, serving, tmp_path: Path, monkeypatch) -> None:
+    """While landings wait for the lock, further requests are answered 503, not read into memory."""
+    alice, bob = homes
+    monkeypatch.setattr(server, "LOCK_SECONDS", 3.0)
+    monkeypatch.setattr(server, "MAX_BODIES_AT_ONCE", 2)
+    monkeypatch.setattr(server, "PEER_SLOTS", 2)
+    srv, events = serving(bob)
+    outs = [bundle(alice, tmp_path, f"n{i}".encode())[1] for i in range(3)]
+    results: list[object] = []
+    with bob.lock():
+        threads = [threading.Thread(target=lambda o=o: results.append(_try(alice, o, srv.url))) for o in outs[:2]]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)  # both are now waiting for the lock, holding their slots
+        third = _try(alice, outs[2], srv.url)
+        for t in threads:
+            t.join(30)
+    assert isinstance(third, client.A2ATransportError) and "503" in str(third)  # busy: try again, not a refusal
+    assert any("busy" in e for e in events)
+
+
+def _try(home: Home, out: Path, url: str) -> object:
+    try:
+        return client.send(home, out, url)
+    except GageError as exc:
+        return exc
+
+
+# --- 10. fairness: per-peer slots, and a trickle is cut off early ---------------------------
+
+
+def _slow_from(host: str, port: int) -> socket.socket:
+    s = socket.socket()
+    s.bind((host, 0))
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 1000\r\n\r\n{")
+    return s
+
+
+def test_one_slow_peer_cannot_take_every_slot(homes, serving, tmp_path: Path) -> None:
+    alice, bob = homes
+    srv, events = serving(bob)
+    mine = [_slow_from("127.0.0.1", srv.port) for _ in range(server.PEER_SLOTS)]
+    try:
+        for _ in range(200):
+            if post(srv.url, b"{}", version="1.0").status_code == 503:
+                break
+            time.sleep(0.05)
+        assert any("its share" in e for e in events)
+        # Another address still gets in while the first peer's share is taken.
+        other = socket.create_connection(("127.0.0.1", srv.port), timeout=10, source_address=("127.0.0.2", 0))
+        with other:
+            other.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 2\r\n\r\n{}")
+            assert not other.recv(100).startswith(b"HTTP/1.1 503")
+    finally:
+        for s in mine:
+            s.close()
+
+
+def test_a_trickling_body_is_cut_off_long_before_the_total_deadline(homes, serving, monkeypatch) -> None:
+    _alice, bob = homes
+    monkeypatch.setattr(server, "BODY_GRACE", 0.5)
+    monkeypatch.setattr(server, "BODY_RATE", 1024)
+    srv, events = serving(bob)
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 100000\r\n\r\n")
+        t0 = time.monotonic()
+        answer = b""
+        s.settimeout(0.2)
+        while not answer and time.monotonic() - t0 < 20:
+            with contextlib.suppress(OSError):
+                s.sendall(b" ")
+            with contextlib.suppress(TimeoutError):
+                answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - t0 < 10 < server.BODY_SECONDS
+    assert any("KiB/s" in e for e in events)

@@ -583,9 +583,10 @@ def test_a_body_that_trickles_in_is_cut_off(homes, serving, monkeypatch) -> None
     assert footprint(bob) == before and any("did not arrive" in e for e in events)
 
 
-def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path) -> None:
+def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path, monkeypatch) -> None:
     """A crowd of slow senders cannot make the agent hold more than a few bodies in memory."""
     alice, bob = homes
+    monkeypatch.setattr(server, "PEER_SLOTS", server.MAX_BODIES_AT_ONCE)  # all from one address here
     srv, events = serving(bob)
     slow = [_slow_body(srv.url) for _ in range(server.MAX_BODIES_AT_ONCE)]
     try:

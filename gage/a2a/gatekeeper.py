@@ -47,8 +47,11 @@ INTAKE = "gage.a2a.intake"  # the ASGI scope key, and the call-context state key
 _INVALID_PARAMS = -32602
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
-MAX_BODIES_AT_ONCE = 4  # request bodies read at the same time; more are answered 503
+MAX_BODIES_AT_ONCE = 4  # requests in flight at once (read, parsed, landing); more are answered 503
+PEER_SLOTS = 2  # of those, at most this many from one address: one slow peer cannot take them all
 BODY_SECONDS = 120.0  # the longest a request body may take to arrive
+BODY_GRACE = 10.0  # after this many seconds a body must have kept arriving at BODY_RATE on average
+BODY_RATE = 64 * 1024  # bytes a second
 # A body refused unread (no token, over the cap) is read and thrown away, up to this many
 # seconds, before the answer, so the answer is not lost to the reset a close with unread
 # bytes causes: the sender sees 401 or 413, never a dropped connection (issue 19).
@@ -161,8 +164,19 @@ class _Gone(Exception):
     pass
 
 
-async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
-    """The whole body, or `_TooLarge` as soon as the declared or counted size passes `cap`."""
+class _Slow(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+async def _read_capped(scope: Scope, receive: Receive, cap: int, *, total: float = BODY_SECONDS, grace: float = 1e9, rate: int = 1) -> bytes:
+    """The whole body, or `_TooLarge` as soon as the declared or counted size passes `cap`.
+
+    `_Slow` when it takes longer than `total` seconds, or trickles: after `grace` seconds,
+    at least `rate` bytes a second on average must have arrived. A slow sender cannot
+    keep a slot for the whole of `total` with a byte now and then (issue 19).
+    """
     declared = _header(scope, b"content-length")
     if declared:
         try:
@@ -172,14 +186,24 @@ async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
         if length > cap:
             raise _TooLarge(length)
     chunks: list[bytes] = []
-    total = 0
+    got = 0
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     while True:
-        msg = await receive()
+        by_total = start + total
+        by_rate = start + grace + got / rate
+        left = min(by_total, by_rate) - loop.time()
+        if left <= 0:
+            raise _Slow(f"within {total:.0f} s" if by_total <= by_rate else f"at {rate // 1024} KiB/s or more after the first {grace:.0f} s")
+        try:
+            msg = await asyncio.wait_for(receive(), left)
+        except TimeoutError:
+            continue  # the deadline is checked at the top
         if msg["type"] == "http.disconnect":
             raise _Gone
         chunk = msg.get("body", b"")
-        total += len(chunk)
-        if total > cap:
+        got += len(chunk)
+        if got > cap:
             raise _TooLarge  # chunked (or lying) bodies are counted as they stream
         chunks.append(chunk)
         if not msg.get("more_body", False):
@@ -187,14 +211,16 @@ async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the SDK the body gage already read, then the client's own events."""
-    done = False
+    """A `receive` that hands the SDK the body gage already read, then the client's own events.
+
+    It keeps the body only until it has handed it over: the SDK holds its own parse after
+    that, and a second copy of the request would only take memory while landing waits."""
+    held: list[bytes] = [body]
+    del body
 
     async def replay() -> dict[str, Any]:
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        if held:
+            return {"type": "http.request", "body": held.pop(), "more_body": False}
         return dict(await receive())
 
     return replay
@@ -243,6 +269,9 @@ class Gatekeeper:
         events: Events,
         bodies_at_once: int = MAX_BODIES_AT_ONCE,
         body_seconds: float = BODY_SECONDS,
+        body_grace: float = BODY_GRACE,
+        body_rate: int = BODY_RATE,
+        peer_slots: int = PEER_SLOTS,
         cards: dict[str, dict[str, Any]] | None = None,
         drain_bytes: int | None = None,
         drain_seconds: float = DRAIN_SECONDS,
@@ -259,7 +288,11 @@ class Gatekeeper:
         # Each body in flight may hold up to max_request_bytes: a few at once bound the memory a
         # crowd of (or a slow) sender can take, and a body that trickles in is cut off.
         self._bodies = asyncio.Semaphore(bodies_at_once)
+        self._per_peer: dict[str, int] = {}
+        self.peer_slots = peer_slots
         self.body_seconds = body_seconds
+        self.body_grace = body_grace
+        self.body_rate = body_rate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -279,16 +312,29 @@ class Gatekeeper:
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        cap = self.limits.max_request_bytes
-        if self._bodies.locked():
-            self.events.refused(peer, "busy: too many requests being read at once")
+        if self._bodies.locked() or self._per_peer.get(peer, 0) >= self.peer_slots:
+            mine = self._per_peer.get(peer, 0) >= self.peer_slots
+            self.events.refused(peer, "busy: this peer already has its share of requests in flight" if mine else "busy: too many requests in flight at once")
             await _respond(send, 503, _rpc_error(None, _INVALID_REQUEST, "this gage agent is busy; try again"), [(b"retry-after", b"5")])
             return
+        # The slot is held for the whole request (read, gage's parse, the SDK, landing), not
+        # only while the body is read: memory is bounded by the slots times what one request
+        # holds, however long landing waits for the home lock (issue 19).
+        async with self._bodies:
+            self._per_peer[peer] = self._per_peer.get(peer, 0) + 1
+            try:
+                await self._request(scope, receive, send, peer)
+            finally:
+                self._per_peer[peer] -= 1
+                if not self._per_peer[peer]:
+                    del self._per_peer[peer]
+
+    async def _request(self, scope: Scope, receive: Receive, send: Send, peer: str) -> None:
+        cap = self.limits.max_request_bytes
         try:
-            async with self._bodies:
-                raw = await asyncio.wait_for(_read_capped(scope, receive, cap), self.body_seconds)
-        except TimeoutError:
-            self.events.refused(peer, f"the request body did not arrive within {self.body_seconds:.0f} s")
+            raw = await _read_capped(scope, receive, cap, total=self.body_seconds, grace=self.body_grace, rate=self.body_rate)
+        except _Slow as exc:
+            self.events.refused(peer, f"the request body did not arrive {exc.why}")
             await _respond(send, 408, _rpc_error(None, _INVALID_REQUEST, "the request body took too long"))
             return
         except _TooLarge as exc:
@@ -308,7 +354,9 @@ class Gatekeeper:
         if intake is not None:
             scope = {**scope, INTAKE: intake}
             send = _echo_extensions(scope, send)
-        await self.app(scope, _replay(raw, receive), send)
+        replay = _replay(raw, receive)
+        del raw  # the replay hands it to the SDK once and lets go of it
+        await self.app(scope, replay, send)
 
     async def _drain_refused(self, scope: Scope, receive: Receive, *, streamed: bool = False) -> None:
         """Drop the rest of a refused body: a declared one whole if it is within a cap and
