@@ -315,6 +315,7 @@ class Gatekeeper:
         if self._bodies.locked() or self._per_peer.get(peer, 0) >= self.peer_slots:
             mine = self._per_peer.get(peer, 0) >= self.peer_slots
             self.events.refused(peer, "busy: this peer already has its share of requests in flight" if mine else "busy: too many requests in flight at once")
+            await self._drain_refused(scope, receive)  # read and dropped, so the 503 arrives whole
             await _respond(send, 503, _rpc_error(None, _INVALID_REQUEST, "this gage agent is busy; try again"), [(b"retry-after", b"5")])
             return
         # The slot is held for the whole request (read, gage's parse, the SDK, landing), not
