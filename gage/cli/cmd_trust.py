@@ -10,7 +10,14 @@ from .. import authority as authority_mod
 from .. import ceremony, frame, send, store
 from .. import verdict as verdict_mod
 from ..contacts import Contacts
-from ..errors import Exit, MalformedError, RefusedError, UnknownKeyError, UsageError
+from ..errors import (
+    Exit,
+    GageError,
+    MalformedError,
+    RefusedError,
+    UnknownKeyError,
+    UsageError,
+)
 from ..keys import KeyFile, key_text, parse_key, short_fingerprint
 from ..sanitize import json_text
 from ..words import WordCache, format_pairs
@@ -221,7 +228,15 @@ def cmd_authority_check(args: Any) -> int:
             return 0
         out("no authority.toml: every bundle is information only (`gage authority init` writes an example)")
         return 0
-    af = authority_mod.load(home.authority_path, contacts)
+    try:
+        af = authority_mod.load(home.authority_path, contacts)
+    except GageError as exc:
+        if not args.json:
+            raise
+        # cli.md promises the object whatever the file holds: a file that is not TOML (or not a
+        # readable file) is one error, with its stage's exit code.
+        emit_json({"path": json_text(str(home.authority_path)), "exists": True, "ok": False, "errors": [str(exc)], "grants": []})
+        return int(exc.exit_code)
     if args.json:
         # Errors and grants quote the file, which anyone who can edit it wrote: JSON escapes them.
         doc = {"path": json_text(str(home.authority_path)), "exists": True, "ok": not af.errors}
