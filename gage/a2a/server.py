@@ -46,7 +46,7 @@ from starlette.types import ASGIApp
 from .. import retirement
 from ..errors import GageError, GageIOError, UsageError
 from ..home import Home
-from ..sanitize import visible
+from ..sanitize import clip, visible
 from . import artifact, connections
 from . import card as card_mod
 from .artifact import EXTENSION_URI, Landed, Limits
@@ -320,7 +320,8 @@ class _VisibleFormatter(logging.Formatter):
     """The SDK and uvicorn log request text (a version header, a peer's error message): never raw to a terminal."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return visible(super().format(record), oneline=False)
+        # Cut too (issue 19): a peer's words in a log line are never longer than this.
+        return visible(clip(super().format(record), 2000), oneline=False)
 
 
 def show_logs_visibly() -> None:
