@@ -467,3 +467,24 @@ def test_a_trickling_body_is_cut_off_long_before_the_total_deadline(homes, servi
                 answer = s.recv(4096)
     assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - t0 < 10 < server.BODY_SECONDS
     assert any("KiB/s" in e for e in events)
+
+
+def _write_all_then_read(port: int, head: bytes, body: bytes) -> bytes:
+    """A plain client that sends its whole request before it reads (as urllib and many others do)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(head + body)  # a reset while sending fails here: the answer would be lost
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+        return answer
+
+
+@pytest.mark.parametrize("why", ["token", "size"])
+def test_a_client_that_writes_its_whole_body_first_still_gets_the_401_or_413(homes, serving, why: str) -> None:
+    _alice, bob = homes
+    srv, _ = serving(bob, **({"token": "a-token-of-sixteen+"} if why == "token" else {"limits": SMALL}))
+    body = b'{"x": "' + b"a" * (SMALL.max_request_bytes + (1 << 20)) + b'"}'
+    head = f"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    answer = _write_all_then_read(srv.port, head, body)
+    assert answer.startswith(b"HTTP/1.1 401" if why == "token" else b"HTTP/1.1 413"), answer[:100]
