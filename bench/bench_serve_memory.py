@@ -95,7 +95,10 @@ def _post(port: int, body: bytes, source: str, out: list[int]) -> None:
 
 def run_one(home: Path, body: bytes, max_bytes: int, n: int, lock_seconds: float) -> tuple[int, int, list[int]]:
     """(the server's peak resident KiB after start, after the N requests, their HTTP statuses)."""
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(home), str(max_bytes), str(lock_seconds)], stdout=subprocess.PIPE, text=True)
+    # The server runs the gage beside this script (PYTHONPATH), so an older checkout's copy of
+    # this script measures that checkout: `git archive COMMIT | tar -x -C /tmp/before`.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(home), str(max_bytes), str(lock_seconds)], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
