@@ -430,6 +430,17 @@ def _slow_from(host: str, port: int) -> socket.socket:
     return s
 
 
+def _second_loopback_address() -> bool:
+    """127.0.0.2 is a loopback address on Linux; macOS configures only 127.0.0.1 by default."""
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.2", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _second_loopback_address(), reason="needs a second loopback address (127.0.0.2)")
 def test_one_slow_peer_cannot_take_every_slot(homes, serving, tmp_path: Path) -> None:
     alice, bob = homes
     srv, events = serving(bob)
