@@ -120,30 +120,6 @@ def read_derived(root: Path, rel: str, limit: int) -> bytes | None:
     return data
 
 
-def derived_is_safe(root: Path, rel: str) -> bool:
-    """Whether `root/rel` is absent or a regular file reached through no link: a cache may be
-    opened by a library that follows links (SQLite), so it is looked at first. Said once when not."""
-    parts = rel.split("/")
-    here = root
-    for i, part in enumerate(parts):
-        here = here / part
-        try:
-            st = os.lstat(here)
-        except FileNotFoundError:
-            return True
-        except OSError as exc:
-            say_once(root / rel, exc.strerror or str(exc))
-            return False
-        last = i == len(parts) - 1
-        if stat.S_ISLNK(st.st_mode):
-            say_once(root / rel, "it is a symbolic link")
-            return False
-        if (last and not stat.S_ISREG(st.st_mode)) or (not last and not stat.S_ISDIR(st.st_mode)):
-            say_once(root / rel, "it is not a regular file")
-            return False
-    return True
-
-
 def clear_derived(root: Path, rel: str) -> bool:
     """Make the cache name `root/rel` absent or a regular file reached through no link.
 
