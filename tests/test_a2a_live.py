@@ -145,6 +145,17 @@ def file_parts(message: dict[str, Any], protocol: str) -> dict[str, dict[str, An
     return {p["file"]["name"]: p["file"] for p in message["parts"]}
 
 
+def gage_refusal(err: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """gage's refusal in a JSON-RPC error: 1.0 an ErrorInfo in a list (A2A section 9.5), 0.3 the object."""
+    if protocol == "1.0":
+        [info] = err["data"]
+        assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo" and info["domain"] == EXTENSION_URI
+        assert info["reason"] == "GAGE_" + info["metadata"]["stage"].upper().replace("-", "_")
+        assert all(isinstance(v, str) for v in info["metadata"].values())
+        return dict(info["metadata"])
+    return dict(err["data"][EXTENSION_URI])
+
+
 def b64_key(protocol: str) -> str:
     return "raw" if protocol == "1.0" else "bytes"
 
@@ -214,8 +225,26 @@ def test_card_advertises_the_extension_both_protocols_and_no_streaming(homes, se
     assert card["capabilities"].get("streaming", False) is False
     versions = {(i["protocolVersion"], i["protocolBinding"], i["url"]) for i in card["supportedInterfaces"]}
     assert versions == {("1.0", "JSONRPC", srv.url), ("0.3", "JSONRPC", srv.url)}
-    assert card["protocolVersion"] == "0.3" and card["url"] == srv.url  # what 0.3 clients read
     assert "securitySchemes" not in card
+
+
+def test_the_card_is_strict_1_0_and_0_3_clients_get_a_0_3_card(homes, serving) -> None:
+    """Issue 19 item 4: no 0.3 field in the 1.0 card; a 0.3 card for 0.3 clients, by header or path."""
+    _alice, bob = homes
+    srv, _ = serving(bob, token="s3cret-token-0123")
+    base = srv.url.rstrip("/")
+    one = httpx.get(base + card_mod.CARD_PATH, timeout=10)
+    card = one.json()
+    assert not {"url", "protocolVersion", "preferredTransport", "additionalInterfaces", "security"} & set(card)
+    assert card["securitySchemes"] == {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+    assert one.headers["cache-control"] == "max-age=900" and one.headers["etag"]
+    for old in (httpx.get(base + card_mod.CARD_PATH_03, timeout=10), httpx.get(base + card_mod.CARD_PATH, headers={"A2A-Version": "0.3"}, timeout=10)):
+        c03 = old.json()
+        assert c03["url"] == srv.url and c03["protocolVersion"] == "0.3.0" and c03["preferredTransport"] == "JSONRPC"
+        assert "supportedInterfaces" not in c03 and c03["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
+        assert c03["capabilities"]["extensions"][0]["uri"] == EXTENSION_URI
+    again = httpx.get(base + card_mod.CARD_PATH, headers={"If-None-Match": one.headers["etag"]}, timeout=10)
+    assert again.status_code == 304 and again.content == b""
 
 
 # --- the SDK's own client -------------------------------------------------------------------
@@ -281,7 +310,7 @@ def test_claims_of_acceptance_never_accept(homes, serving, tmp_path: Path) -> No
     msg2["metadata"][EXTENSION_URI]["state"] = "accepted"
     before = footprint(bob)
     err = post(srv.url, rpc_body("1.0", msg2), version="1.0").json()["error"]
-    assert err["data"][EXTENSION_URI]["status"] == "refused" and "unknown field 'state'" in err["message"]
+    assert gage_refusal(err, "1.0")["status"] == "refused" and "unknown field 'state'" in err["message"]
     assert footprint(bob) == before and listing.find(bob, bid2) is None
 
     # Task calls cannot move it either: there is no task, and a cancel is refused.
@@ -368,7 +397,7 @@ def test_refused_message_writes_nothing(homes, serving, tmp_path: Path, protocol
     resp = post(srv.url, rpc_body(protocol, msg, rid="r1"), version=protocol)
     err = resp.json()["error"]
     assert resp.json()["id"] == "r1" and err["code"] == -32602 and words in err["message"]
-    assert err["data"][EXTENSION_URI]["status"] == "refused"
+    assert gage_refusal(err, protocol)["status"] == "refused"
     assert footprint(bob) == before and listing.find(bob, bid) is None
     assert len(events) == 1 and events[0].startswith("refused a request via A2A from 127.0.0.1") and words in events[0]
 
@@ -430,8 +459,11 @@ def test_body_over_the_cap_by_content_length_is_refused_unread(homes, serving) -
     assert footprint(bob) == before and "over" in events[0]
 
 
-def test_chunked_body_over_the_cap_is_refused_while_streaming(homes, serving) -> None:
+def test_chunked_body_over_the_cap_is_refused_while_streaming(homes, serving, monkeypatch) -> None:
     _alice, bob = homes
+    # Past the cap the server reads on and drops up to DRAIN_BYTES (so its answer is not
+    # lost to a reset), then answers while the rest is still streaming in.
+    monkeypatch.setattr(server, "DRAIN_BYTES", 1 << 20)
     srv, _ = serving(bob, limits=SMALL)
     cap = SMALL.max_request_bytes
     before = footprint(bob)
@@ -552,9 +584,10 @@ def test_a_body_that_trickles_in_is_cut_off(homes, serving, monkeypatch) -> None
     assert footprint(bob) == before and any("did not arrive" in e for e in events)
 
 
-def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path) -> None:
+def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path, monkeypatch) -> None:
     """A crowd of slow senders cannot make the agent hold more than a few bodies in memory."""
     alice, bob = homes
+    monkeypatch.setattr(server, "PEER_SLOTS", server.MAX_BODIES_AT_ONCE)  # all from one address here
     srv, events = serving(bob)
     slow = [_slow_body(srv.url) for _ in range(server.MAX_BODIES_AT_ONCE)]
     try:

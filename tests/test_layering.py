@@ -74,7 +74,7 @@ def test_nothing_but_the_ceremony_confirms_a_key() -> None:
 
 SDK_PACKAGES = ("a2a", "starlette", "uvicorn", "httpx", "sse_starlette", "google.protobuf", "pydantic")
 # The modules that may load the optional A2A extra; the CLI imports them only inside serve and send.
-SDK_USERS = {ROOT / "carriers" / "a2a" / "server.py", ROOT / "carriers" / "a2a" / "client.py"}
+SDK_USERS = {ROOT / "carriers" / "a2a" / n for n in ("server.py", "client.py", "fetching.py", "connections.py")}
 
 
 def test_only_the_live_transport_imports_the_a2a_sdk() -> None:

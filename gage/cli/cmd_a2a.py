@@ -19,7 +19,7 @@ from gage.bundle import atomic
 from gage.carriers.a2a import artifact, card
 from gage.cli import cmd_keys
 from gage.cli.output import emit_json, err, open_home, out, show
-from gage.format.errors import GageIOError, RefusedError, UsageError
+from gage.format.errors import Exit, GageIOError, RefusedError, UsageError
 from gage.home import listing
 from gage.trust import retirement
 
@@ -185,8 +185,11 @@ def cmd_send(args: Any) -> int:
         home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args),
         from_card=args.reply_to,
     )
+    # Only gage's delivery result for this bundle counts as delivered; any other answer is its
+    # own exit code (13), never 0 (issue 19).
+    code = 0 if result.delivered else int(Exit.A2A_UNCONFIRMED)
     if args.json:
         emit_json(result.to_json())
-        return 0
+        return code
     out(show(result.summary()))
-    return 0
+    return code

@@ -10,6 +10,7 @@ from typing import Any
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
     Exit,
+    GageError,
     GageIOError,
     MalformedError,
     RefusedError,
@@ -240,7 +241,15 @@ def cmd_authority_check(args: Any) -> int:
             return 0
         out("no authority.toml: every bundle is information only (`gage authority init` writes an example)")
         return 0
-    af = authority_mod.load(home.authority_path, contacts)
+    try:
+        af = authority_mod.load(home.authority_path, contacts)
+    except GageError as exc:
+        if not args.json:
+            raise
+        # cli.md promises the object whatever the file holds: a file that is not TOML (or not a
+        # readable file) is one error, with its stage's exit code.
+        emit_json({"path": json_text(str(home.authority_path)), "exists": True, "ok": False, "errors": [str(exc)], "grants": []})
+        return int(exc.exit_code)
     if args.json:
         # Errors and grants quote the file, which anyone who can edit it wrote: JSON escapes them.
         doc = {"path": json_text(str(home.authority_path)), "exists": True, "ok": not af.errors}

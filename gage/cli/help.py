@@ -27,6 +27,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.A2A_REFUSED: "a2a send: the agent was reached and refused",
     Exit.A2A_TRANSPORT: "a2a send: the connection failed",
     Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
+    Exit.A2A_UNCONFIRMED: "a2a send: the agent answered but never confirmed the delivery",
 }
 INTERRUPTED = 130
 

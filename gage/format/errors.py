@@ -11,6 +11,19 @@ from enum import IntEnum
 
 from gage.format.vocab import Stage
 
+# The longest an error's message and field name may be (issue 19). Messages repeat untrusted
+# text (a part's name, a card's field); each such string is cut where it is quoted
+# (`sanitize.cut`), and this bound catches any that is not, so no error line is ever the
+# sender's megaphone. spec/cli.md, "Errors", documents both numbers.
+MESSAGE_LIMIT = 2000
+FIELD_LIMIT = 300
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters in all)"
+
 
 class Exit(IntEnum):
     """Process exit codes, one per stage. Part of the CLI contract (spec/cli.md)."""
@@ -29,6 +42,7 @@ class Exit(IntEnum):
     A2A_REFUSED = 11  # gage.carriers.a2a.live: the agent was reached and said no
     A2A_TRANSPORT = 12  # gage.carriers.a2a.live: the network failed
     PASSPHRASE = 13  # gage.format.keyseal: a wrong passphrase, or none could be asked for
+    A2A_UNCONFIRMED = 14  # gage.carriers.a2a.live: the agent answered, but never confirmed the delivery
 
 
 class GageError(Exception):
@@ -38,10 +52,11 @@ class GageError(Exception):
     exit_code = Exit.FAILED
 
     def __init__(self, message: str, *, path: str | None = None, field: str | None = None) -> None:
+        message = _bounded(message, MESSAGE_LIMIT)
         super().__init__(message)
         self.message = message
-        self.path = path
-        self.field = field
+        self.path = _bounded(path, MESSAGE_LIMIT) if path is not None else None
+        self.field = _bounded(field, FIELD_LIMIT) if field is not None else None
 
     def where(self) -> str:
         parts = []

@@ -285,3 +285,20 @@ def json_text(text: str) -> str:
     lone surrogates (one per byte, from Python's surrogateescape), which no strict JSON
     reader accepts; each becomes U+FFFD. See spec/cli.md, `--json`."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+# How much of one untrusted string an error, a journal line or a log line repeats (issue 19):
+# enough to recognise it, never enough to be a message of the sender's own to whoever reads the
+# error (an agent reads it too). spec/cli.md section "Errors" documents the numbers.
+UNTRUSTED_SHOWN = 120
+
+
+def cut(text: str, limit: int = UNTRUSTED_SHOWN) -> str:
+    """`repr` of an untrusted string, cut to its first `limit` characters with its length after.
+
+    `'payload/aaaa…' (100008 characters)`: the start says which value it was, the length that
+    the rest was left out on purpose.
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"

@@ -43,6 +43,7 @@ Stage = Literal[
     "a2a-refused",
     "a2a-transport",
     "passphrase",
+    "a2a-unconfirmed",
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]

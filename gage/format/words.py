@@ -16,6 +16,7 @@ import nacl.pwhash
 from gage.format.wordlist import EVEN, ODD
 
 VERSION = "gage/words/v1"
+WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps
 # A fixed salt: the words must be the same on every machine. The per-key input is the key.
 SALT = b"gage/words/v1\x00\x00\x00"
 OPSLIMIT = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE  # 2

@@ -22,6 +22,7 @@ from typing import Any
 
 from gage.format.errors import MalformedError
 from gage.format.manifest import KINDS
+from gage.format.sanitize import cut
 from gage.home import homefile
 from gage.home.contacts import Contacts
 
@@ -71,6 +72,17 @@ def _grant_lines(text: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), start=1) if _HEADER.match(line)]
 
 
+def _top_line(text: str, key: str) -> int:
+    """The line where the top-level key or table `key` is written (`key = ...`, `[key]`,
+    `[[key]]`, `[key.sub]`), or 1 when it cannot be found: every error names a line."""
+    name = re.escape(key)
+    pat = re.compile(rf"""^\s*(?:{name}|"{name}"|'{name}')\s*=|^\s*\[+\s*(?:{name}|"{name}"|'{name}')\s*[\].]""")
+    for n, line in enumerate(text.splitlines(), start=1):
+        if pat.match(line):
+            return n
+    return 1
+
+
 def _field_line(text: str, start: int, field: str) -> int:
     lines = text.splitlines()
     pat = re.compile(rf"^\s*{re.escape(field)}\s*=")
@@ -92,10 +104,10 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml")
     errors: list[str] = []
     unknown_tables = set(doc) - {"grant"}
     for t in sorted(unknown_tables):
-        errors.append(f"{path}: unknown table or key {t!r} (only [[grant]] entries are allowed)")
+        errors.append(f"{path}:{_top_line(text, t)}: unknown table or key {cut(t)} (only [[grant]] entries are allowed)")
     raw_grants = doc.get("grant", [])
     if not isinstance(raw_grants, list):
-        errors.append(f"{path}: `grant` must be written as [[grant]] tables")
+        errors.append(f"{path}:{_top_line(text, 'grant')}: `grant` must be written as [[grant]] tables (two brackets)")
         raw_grants = []
     starts = _grant_lines(text)
     grants: list[Grant] = []

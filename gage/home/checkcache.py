@@ -53,17 +53,22 @@ from typing import Any
 
 from gage import __version__
 from gage import bundle as bundle_mod
-from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, atomic, safeopen
+from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
 from gage.bundle.treestat import UNREADABLE, tree_entries
 from gage.format.errors import GageError
 from gage.format.keys import SIGNATURE_LEN
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.vocab import PROBLEM_STAGES
+from gage.home import homefile
 from gage.home.layout import Home
 from gage.home.listing import Stored
 
 FORMAT = f"gage-checkcache-1/{__version__}"
 FILE_NAME = "checks.json"
+# The most of checks.json that is read (issue 19): a damaged file, or a link to /dev/zero left by
+# a restore, must not take a listing's memory. Far above what 10,000 bundles need; a file over
+# it is said once, ignored and rebuilt.
+FILE_LIMIT = 256 << 20
 ENTRY_LIMIT = 20_000
 RACY_NS = 2_000_000_000
 _NO_SIGNATURE = "none"
@@ -153,7 +158,12 @@ class CheckCache:
     `keep_only`, `hits`, `misses`).
     """
 
-    def __init__(self, file: Path | None = None, *, home_root: Path | None = None) -> None:
+    def __init__(self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True) -> None:
+        # `trusted`: whether the file system keeps the timestamps the key relies on
+        # (gage/bundle/fstrust.py). When not, nothing is remembered or read: every check is fresh.
+        self.trusted = trusted
+        if not trusted:
+            file = None
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
         self._entries: dict[str, list[Any]] = {}
@@ -166,14 +176,27 @@ class CheckCache:
 
     @classmethod
     def of(cls, home: Home) -> CheckCache:
-        return cls(home.cache / FILE_NAME, home_root=home.root)
+        return cls(home.cache / FILE_NAME, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root))
+
+    def _where(self, file: Path) -> tuple[Path, str]:
+        """(the folder to open beneath, the file's path below it): the home when the file is in it."""
+        if self._home is not None:
+            rel = os.path.relpath(os.path.abspath(file), self._home)
+            if not rel.startswith(".."):
+                return Path(self._home), Path(rel).as_posix()
+        return file.parent, file.name
 
     def _load(self, file: Path) -> None:
+        # A derived file, opened like a stranger's: no link, no FIFO, no device, capped (issue 19).
+        raw = homefile.read_derived(*self._where(file), FILE_LIMIT)
+        if raw is None:
+            # None yet, or not a file to trust: rebuilt (in place, at the next save) as bundles are checked.
+            self._dirty = os.path.lexists(file)
+            return
         try:
-            with open(file, "rb") as f:
-                doc = json.loads(f.read())
-        except (OSError, ValueError, RecursionError):
-            return  # none yet, or damaged: rebuilt as bundles are checked
+            doc = json.loads(raw)
+        except (ValueError, RecursionError):
+            return  # damaged: rebuilt as bundles are checked
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("home") != self._home:
             return  # another version's or another home's: never used
         entries = doc.get("entries")
@@ -187,6 +210,9 @@ class CheckCache:
         if its bytes are the ones read now, so a hit does not parse them again."""
         root = target.path if isinstance(target, Stored) else Path(target)
         named = expect_name if expect_name is not None else isinstance(target, Stored)
+        if not self.trusted:
+            self.misses += 1
+            return bundle_mod.check(root, expect_name=named)
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         with self._lock:
             entry = self._entries.get(key)
@@ -262,11 +288,7 @@ class CheckCache:
             doc = {"format": FORMAT, "home": self._home, "entries": self._entries}
             data = json.dumps(doc, separators=(",", ":")).encode("ascii")
             self._dirty = False
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            atomic.write_bytes(self.file, data, 0o600)
-        except (OSError, GageError):
-            pass
+        homefile.write_derived(*self._where(self.file), data)  # skipped (not an error) when it cannot be
 
     def __len__(self) -> int:
         return len(self._entries)

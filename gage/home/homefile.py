@@ -8,10 +8,13 @@ bytes), so every command and the interface can show it instead of failing somewh
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import stat
 from pathlib import Path
 
+from gage.bundle import atomic, safeopen
 from gage.format.errors import GageIOError, MalformedError
 
 CHUNK = 1 << 16
@@ -64,3 +67,133 @@ def read_text(path: Path, what: str, limit: int) -> str | None:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise MalformedError(f"is not UTF-8 text (line {line}, byte {exc.start})", path=str(path)) from exc
+
+
+# --- derived files: the home's caches (issue 19) ----------------------------------------------
+
+_cache_log = logging.getLogger("gage.cache")
+_said: set[str] = set()
+
+
+def say_once(path: Path, problem: str) -> None:
+    """Tell the person, once per process and file, that a cache file is being ignored."""
+    key = str(path)
+    if key in _said:
+        return
+    _said.add(key)
+    _cache_log.warning("gage: ignoring %s (%s); it is only a cache, and gage rebuilds it", path, problem)
+
+
+def read_derived(root: Path, rel: str, limit: int) -> bytes | None:
+    """The bytes of the cache file `root/rel`, or None when it is missing or not one to trust.
+
+    A cache is derived: losing it costs only time. So it is opened like a stranger's file
+    (`safeopen.open_regular_beneath`: no link at any depth, never blocking, regular files
+    only) and read to at most `limit` bytes; a link, a FIFO, a device, a folder, a file
+    over the limit or one that cannot be read is said once (`say_once`) and treated as
+    missing, so the caller rebuilds it in place (an atomic rename replaces the name, never
+    what a link pointed to). A sync tool or a restore can leave any of these.
+    """
+    try:
+        fd, st = safeopen.open_regular_beneath(root, rel)
+    except FileNotFoundError:
+        return None
+    except safeopen.NotRegularFileError:
+        say_once(root / rel, "it is not a regular file")
+        return None
+    except OSError as exc:
+        say_once(root / rel, "it is a symbolic link" if exc.errno in (errno.ELOOP, errno.EMLINK) else exc.strerror or str(exc))
+        return None
+    try:
+        if st.st_size > limit:
+            say_once(root / rel, f"it is {st.st_size} bytes, over the {limit} a cache file may have")
+            return None
+        data = safeopen.read_fd(fd, limit)
+    except OSError as exc:
+        say_once(root / rel, exc.strerror or str(exc))
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        say_once(root / rel, f"it grew over the {limit} bytes a cache file may have")
+        return None
+    return data
+
+
+def clear_derived(root: Path, rel: str) -> bool:
+    """Make the cache name `root/rel` absent or a regular file reached through no link.
+
+    The name's folders must be real folders (a link among them is said once and False is
+    returned: nothing may be written there). A link, FIFO, socket or device at the name
+    itself is unlinked (the name goes; what a link pointed to is never touched) and said
+    once. A folder at the name is said once and left: False.
+    """
+    parts = rel.split("/")
+    here = root
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            say_once(root / rel, exc.strerror or str(exc))
+            return False
+        if i < len(parts) - 1:
+            if not stat.S_ISDIR(st.st_mode):
+                say_once(root / rel, f"{'/'.join(parts[: i + 1])} is not a folder (a link?)")
+                return False
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return True
+        if stat.S_ISDIR(st.st_mode):
+            say_once(root / rel, "it is a folder")
+            return False
+        say_once(root / rel, "it is a symbolic link" if stat.S_ISLNK(st.st_mode) else "it is not a regular file")
+        try:
+            os.unlink(here)
+        except OSError:
+            return False
+        return True
+    return True
+
+
+def write_derived(root: Path, rel: str, data: bytes) -> bool:
+    """Write the cache file `root/rel` atomically, beneath real folders only; False when skipped.
+
+    The rename replaces the name (a link or FIFO left there goes, its target untouched); a
+    folder on the way that is a link means nothing is written (it would land outside the
+    home). Failing to write a cache is never an error: it costs time next run.
+    """
+    parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    if parent and not _folders_real(root, parent):
+        return False
+    try:
+        if os.path.isdir(root / rel) and not os.path.islink(root / rel):
+            say_once(root / rel, "it is a folder")
+            return False
+        atomic.write_bytes(root / rel, data, 0o600)
+        return True
+    except (OSError, GageIOError):
+        return False
+
+
+def _folders_real(root: Path, rel_dir: str) -> bool:
+    """Whether every folder of `rel_dir` below `root` exists as a real folder (made 0700 when missing)."""
+    here = root
+    for part in rel_dir.split("/"):
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            try:
+                os.mkdir(here, 0o700)
+            except OSError:
+                return False
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISDIR(st.st_mode):
+            say_once(root / rel_dir, "it is not a folder (a link?)")
+            return False
+    return True

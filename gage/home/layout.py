@@ -69,8 +69,11 @@ class _HomeLock:
 
     @contextlib.contextmanager
     def __call__(self, *, timeout: float | None = None) -> Iterator[None]:
-        """Hold the lock. With `timeout`, give up after that many seconds (LockBusy)."""
-        with self._rlock:
+        """Hold the lock. With `timeout`, give up after that many seconds (LockBusy), whether
+        another process or another thread of this one holds it."""
+        if not self._rlock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            raise LockBusy("the home is locked by another gage task in this process")
+        try:
             if self._depth == 0:
                 try:
                     fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
@@ -91,6 +94,8 @@ class _HomeLock:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
                     os.close(self._fd)
                     self._fd = None
+        finally:
+            self._rlock.release()
 
 
 class Home:

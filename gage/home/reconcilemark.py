@@ -37,9 +37,9 @@ import os
 import time
 from typing import Any
 
-from gage.bundle import atomic
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
+from gage.home import homefile
 from gage.home.checkcache import RACY_NS
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
@@ -90,17 +90,36 @@ def snapshot(home: Home) -> Snapshot:
     return {"format": FORMAT, "home": str(home.root), "folders": folders, "journal": _journal(home)}
 
 
-def fresh(home: Home) -> bool:
-    """True only if a marker exists, is whole, and every value in it is what stat says now."""
+def _staging_busy(home: Home) -> bool:
+    """A scratch copy in tmp/ or anything in tmp/accepting: work reconcile finishes, seen with two
+    listings of small folders. Checked even when the marker matches, so a marker (crafted, or
+    written by a bug) can never hide a half-finished accept (issue 19)."""
     try:
-        with open(home.cache / FILE_NAME, "rb") as f:
-            data = f.read(_LIMIT + 1)
-        if len(data) > _LIMIT:
-            return False
-        marker = json.loads(data)
-        return isinstance(marker, dict) and marker.get("format") == FORMAT and marker == snapshot(home)
-    except (OSError, ValueError):
+        with os.scandir(home.staging) as it:
+            if any(e.name.startswith(SCRATCH_PREFIXES) for e in it):
+                return True
+        with os.scandir(home.staging / STAGING_DIR) as it:
+            return any(True for _ in it)
+    except FileNotFoundError:
         return False
+    except OSError:
+        return True
+
+
+def fresh(home: Home) -> bool:
+    """True only if a marker exists, is whole, every value in it is what stat says now, and no
+    staging work is visible. The marker is a derived file: opened like a stranger's (no link,
+    no FIFO: opening a home must never block), at most _LIMIT bytes."""
+    data = homefile.read_derived(home.root, f"cache/{FILE_NAME}", _LIMIT)
+    if data is None:
+        return False
+    try:
+        marker = json.loads(data)
+        if not (isinstance(marker, dict) and marker.get("format") == FORMAT and marker == snapshot(home)):
+            return False
+    except (OSError, ValueError, RecursionError):
+        return False
+    return not _staging_busy(home)
 
 
 def _racy(snap: Snapshot, started_ns: int) -> bool:
@@ -131,7 +150,7 @@ def _unsafe_entries(home: Home) -> bool:
 
 def forget(home: Home) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(home.cache / FILE_NAME)
+        os.unlink(home.cache / FILE_NAME)  # unlinks a link itself, never what it points to
 
 
 def save(home: Home, before: Snapshot, started_ns: int) -> bool:
@@ -142,8 +161,7 @@ def save(home: Home, before: Snapshot, started_ns: int) -> bool:
         if after != before or _racy(after, started_ns) or _unsafe_entries(home):
             forget(home)
             return False
-        atomic.write_bytes(home.cache / FILE_NAME, json.dumps(after, sort_keys=True).encode("utf-8"), 0o600)
-        return True
+        return homefile.write_derived(home.root, f"cache/{FILE_NAME}", json.dumps(after, sort_keys=True).encode("utf-8"))
     except (OSError, ValueError, GageError):
         forget(home)
         return False

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gage.bundle import atomic
 from gage.format import strictjson
 from gage.format.words import EVEN_INDEX, ODD_INDEX, PAIRS, VERSION, WordPairs, derive
+from gage.home import homefile
+
+WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps
 
 
 class WordCache:
@@ -24,16 +26,22 @@ class WordCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # Opened beneath the folder above the cache folder (the home), so a link in place of
+        # the cache folder is refused too.
+        self._root, self._rel = path.parent.parent, f"{path.parent.name}/{path.name}"
         self._data: dict[str, list[list[str]]] | None = None
 
     def _load(self) -> dict[str, list[list[str]]]:
         if self._data is None:
+            # A derived file, opened like a stranger's below the home's cache folder: a FIFO or
+            # a link in its place is said once and ignored, never waited on (issue 19).
+            raw = homefile.read_derived(self._root, self._rel, WORDS_LIMIT)
             try:
-                obj = json.loads(self.path.read_bytes())
+                obj = json.loads(raw) if raw is not None else None
                 data = obj.get(VERSION) if isinstance(obj, dict) else None
                 # Anything but an object of entries is damage: start afresh rather than crash.
                 self._data = data if isinstance(data, dict) else {}
-            except (OSError, ValueError, RecursionError):  # RecursionError: a file nested thousands deep
+            except (ValueError, RecursionError):  # RecursionError: a file nested thousands deep
                 self._data = {}
         return self._data
 
@@ -49,8 +57,7 @@ class WordCache:
         words = derive(key)
         data[key.hex()] = [list(p) for p in words]
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_bytes(self.path, strictjson.dumps({VERSION: data}), 0o600)
+            homefile.write_derived(self._root, self._rel, strictjson.dumps({VERSION: data}))
         except Exception:  # noqa: BLE001 - the cache is an optimisation; failing to write it is not an error
             pass
         return words

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import time
 from pathlib import Path
 
-from gage.bundle import atomic
+from gage.bundle import atomic, readonly
 from gage.format.manifest import is_id
 from gage.format.vocab import State
 from gage.home import reconcilemark
@@ -54,7 +53,7 @@ def discard(home: Home, path: Path) -> None:
         os.rename(path, trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    readonly.remove_tree(trash)  # a landed copy's folders are read-only
 
 
 def _ids_in(home: Home, state: State) -> list[str]:
@@ -135,7 +134,7 @@ def _scratch(home: Home) -> list[str]:
                 continue
         except OSError:
             continue
-        shutil.rmtree(path, ignore_errors=True)
+        readonly.remove_tree(path)
         notes.append(f"removed {entry}, a scratch copy left in {home.staging.name}/ by an interrupted import, bundle or key statement")
     return notes
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage import bundle as bundle_mod
-from gage.bundle import atomic
+from gage.bundle import atomic, readonly
 from gage.format.errors import (
     GageError,
     GageIOError,
@@ -60,13 +59,21 @@ def _arrival(m: Manifest, result: bundle_mod.Check, via: str | None, transport: 
 
 
 def import_bundle(
-    home: Home, src: Path, *, event: ArrivalEvent = "imported", via: str | None = None, transport: dict[str, str] | None = None
+    home: Home,
+    src: Path,
+    *,
+    event: ArrivalEvent = "imported",
+    via: str | None = None,
+    transport: dict[str, str] | None = None,
+    lock_timeout: float | None = None,
 ) -> ImportResult:
     """Copy the bundle at `src` into `inbox/pending`. Bundles that fail checks still arrive
     (the verdict will say invalid); a folder that is not a bundle at all is refused.
 
     `transport`: what a carrier says about where the bundle came from (an A2A peer, the
     agent it names). Journaled with the arrival; the verdict shows it as a claim only.
+    `lock_timeout`: give up (LockBusy, nothing imported) if the home lock is not free within
+    that many seconds; `serve` sets it, so a held lock cannot pile requests up (issue 19).
     """
     src = Path(src)
     if src.is_symlink():
@@ -94,7 +101,11 @@ def import_bundle(
         except GageError as exc:
             raise MalformedError(f"changed while being imported: {exc.message}", path=str(src)) from exc
         bid = copied.id
-        with home.lock():
+        # Landed read-only (payload files and manifest 0444, payload folders 0555): an
+        # in-place write needs a deliberate chmod, which changes the ctime the check cache
+        # relies on (gage/bundle/readonly.py, issue 19).
+        readonly.seal(work / "b", copied)
+        with home.lock(timeout=lock_timeout):
             existing = find(home, bid)
             decided = decisions(home).get(bid)
             if existing is not None and existing.state == "pending" and decided is None and _replaces(existing, work / "b"):
@@ -130,7 +141,7 @@ def import_bundle(
         signer = SignerClaim(copied.sender.key, copied.sender.name) if result.signature_ok else None
         return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left, signer=signer)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        readonly.remove_tree(work)
 
 
 def _replaces(existing: Stored, incoming: Path) -> bool:
@@ -150,6 +161,6 @@ def _swap_in(home: Home, held: Path, incoming: Path) -> None:
     if not atomic.rename_noreplace(incoming, held):
         os.rename(trash, held)
         raise RefusedError("the bundle changed in pending while being replaced", path=str(held))
-    shutil.rmtree(trash, ignore_errors=True)
+    readonly.remove_tree(trash)
 
 

@@ -56,8 +56,8 @@ class FolderDialog(ModalScreen[None]):
             )
             yield Input(value=str(self.path), id="folder-path", select_on_focus=True)
             yield Static(
-                "Open them from there, or copy them elsewhere with s. Do not change them in place: "
-                "the bundle would no longer check out.",
+                "They are read-only: read them from there, or copy them elsewhere with s to work on them. "
+                "Never edit them in place (not even after a chmod): the bundle would no longer check out.",
                 markup=False,
                 classes="dialog-line",
             )

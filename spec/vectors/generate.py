@@ -162,12 +162,14 @@ def bundle_vector(
     sender_label: str,
     signer_label: str,
     valid: bool,
+    recipe: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    # A manifest of megabytes is stored as its recipe (prefix + repeat * repeat_count + suffix).
+    text: dict[str, Any] = {"manifest_parts": recipe} if recipe is not None else {"manifest_utf8": raw.decode("utf-8"), "manifest_b64": b64(raw)}
     return {
         "name": name,
         "description": description,
-        "manifest_utf8": raw.decode("utf-8"),
-        "manifest_b64": b64(raw),
+        **text,
         "id": hashlib.sha256(ID_CONTEXT + raw).hexdigest(),
         "sender_seed_label": sender_label,
         "signed_by": {"seed_label": signer_label, "seed_hex": bytes(signer).hex(), "key": key_text(signer)},
@@ -244,10 +246,27 @@ def bundles() -> dict[str, Any]:
             m5, alice, sign(alice, m5), files5, "alice", "alice", True,
         )
     )
+    # Valid manifests over 1 MiB (issue 19): the cap is 4 MiB, and a reader with an older, smaller
+    # cap must fail a vector. White space between tokens is allowed (bundle.md section 3), so
+    # the bytes are the canonical manifest with spaces after its first `{`.
+    base = canonical(manifest_obj(alice, "alice", files1[:1], nonce="4444bbbb4444bbbb4444bbbb4444bbbb"))
+    for vname, size, what in (("manifest-2mib", 2 * 1024 * 1024 + 1, "2 MiB + 1 byte"), ("manifest-at-cap", MANIFEST_LIMIT, "exactly 4 MiB (4194304 bytes)")):
+        count = size - len(base)
+        big = base[:1] + b" " * count + base[1:]
+        assert len(big) == size
+        recipe = {"prefix_b64": b64(base[:1]), "repeat": " ", "repeat_count": count, "suffix_b64": b64(base[1:])}
+        out.append(
+            bundle_vector(
+                vname, f"a valid manifest of {what}: white space between tokens; a reader whose cap is under 4 MiB fails it",
+                big, alice, sign(alice, big), files1[:1], "alice", "alice", True, recipe=recipe,
+            )
+        )
     return {
         "about": "Manifests with their ids and signatures (spec/bundle.md). id = hex(SHA-256('gage/id/v1' NUL + manifest bytes)); "
         "signature = Ed25519 by the sender over 'gage/manifest/v1' NUL + manifest bytes, 64 raw bytes in manifest.sig. "
-        "Seeds are sha256('gage test vector seed' NUL + label).",
+        "Seeds are sha256('gage test vector seed' NUL + label). A manifest is given as `manifest_b64` (and `manifest_utf8`), "
+        "or, when it is megabytes, as `manifest_parts`: prefix_b64 decoded + repeat * repeat_count + suffix_b64 decoded. "
+        "The manifest cap is 4 MiB (4194304 bytes); manifest.sig's is 256 bytes.",
         "id_context_hex": ID_CONTEXT.hex(),
         "signature_context_hex": SIG_CONTEXT.hex(),
         "bundles": out,
@@ -261,7 +280,7 @@ def signature_files() -> list[dict[str, Any]]:
         ("absent", "no manifest.sig at all", "is missing"),
         ("empty", "a regular file of 0 bytes", "0 bytes"),
         ("65-bytes", "the right signature and one more byte", "65 bytes"),
-        ("over-cap", "a regular file of 1 MiB + 1 bytes, over both the signature's cap (256) and the manifest's (1 MiB)", "over the limit"),
+        ("over-cap", "a regular file of 1 MiB + 1 bytes, far over the signature's cap (256 bytes)", "over the limit"),
     ]
     refused = [
         ("symlink", "a symlink to a file holding the right signature (never followed)"),
@@ -541,7 +560,7 @@ def _oversize(good: dict[str, Any]) -> dict[str, Any]:
     count = MANIFEST_LIMIT + 1 - len(prefix) - len(suffix) - 2
     raw = prefix + b'"' + b"s" * count + b'"' + suffix
     assert len(raw) == MANIFEST_LIMIT + 1, len(raw)
-    return {"prefix_b64": b64(prefix + b'"'), "repeat_byte": "s", "repeat_count": count, "suffix_b64": b64(b'"' + suffix)}
+    return {"prefix_b64": b64(prefix + b'"'), "repeat": "s", "repeat_count": count, "suffix_b64": b64(b'"' + suffix)}
 
 
 # --- strict JSON ------------------------------------------------------------------------
@@ -876,7 +895,10 @@ def frame_vectors() -> dict[str, Any]:
         "no NUL and are valid UTF-8, except that, when the file goes on past them, they may end with 1 to 3 bytes that "
         "begin a well-formed character; anything else is binary. `payload_lines`: the lines printed after '| ' for a text "
         "file (the first 262144 bytes; a character cut there is left with the rest), and how many bytes of the file are "
-        "not shown. `quoted`: values shown in double quotes. A `file_parts` recipe is prefix + repeat * repeat_count + suffix.",
+        "not shown; when the shown text is over 1024 bytes, instead of `lines`: `lines_sha256`, the SHA-256 (lower-case hex) "
+        "of the UTF-8 of the lines as printed after '| ' (without that prefix), joined by one LF each with none after the "
+        "last, with `line_count` and `last_line`. `quoted`: values shown in double quotes. A `file_parts` recipe is "
+        "prefix + repeat * repeat_count + suffix.",
         "text_sample_bytes": TEXT_SAMPLE,
         "preview_limit_bytes": PREVIEW_LIMIT,
         "text_or_binary": tob,

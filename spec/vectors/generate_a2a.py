@@ -40,7 +40,7 @@ def _load_base() -> ModuleType:
 
 base = _load_base()
 
-EXTENSION_URI = "urn:gage:a2a:bundle"
+EXTENSION_URI = "urn:gage:a2a:bundle:v1"
 MANIFEST_PART = "manifest.json"
 SIGNATURE_PART = "manifest.sig"
 MANIFEST_MEDIA_TYPE = "application/vnd.gage.manifest+json"

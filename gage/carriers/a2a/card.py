@@ -12,15 +12,12 @@ import hashlib
 import os
 import stat
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gage import __version__
-from gage.bundle import atomic
 from gage.carriers.a2a.wire import (
     EXTENSION_URI,
     OBJECT_KINDS,
@@ -32,9 +29,14 @@ from gage.format.errors import GageIOError, MalformedError, RefusedError, UsageE
 from gage.format.keys import MAX_CLAIMED_NAME, key_text, parse_key
 from gage.format.manifest import MANIFEST_LIMIT
 from gage.format.strictjson import loads as strict_loads
+from gage.home import homefile
 from gage.home.layout import Home
 
 CARD_PATH = "/.well-known/agent-card.json"
+# The same card in protocol 0.3's own shape, for 0.3 clients (also served at CARD_PATH to a
+# request with `A2A-Version: 0.3`): a strict 1.0 reader refuses the 0.3 fields, and a 0.3
+# reader needs them, so each version gets a card of its own (spec/a2a.md section 9).
+CARD_PATH_03 = "/.well-known/agent-card-0.3.json"
 CARD_LIMIT = 256 * 1024
 CARD_TTL_SECONDS = 15 * 60
 FETCH_TIMEOUT = 10.0
@@ -110,6 +112,32 @@ def agent_card(home: Home, url: str, limits: Limits | None = None, *, bearer: bo
     return card
 
 
+def agent_card_03(card: dict[str, Any]) -> dict[str, Any]:
+    """The protocol 0.3 AgentCard of the 1.0 card `card` (from `agent_card`): same agent, 0.3 fields.
+
+    0.3 has no `supportedInterfaces`: the JSON-RPC URL is the top-level `url` with
+    `preferredTransport` and `protocolVersion`; a security scheme is `{"type": "http",
+    "scheme": "bearer"}` and a requirement a map of scheme names to scopes.
+    """
+    url = next(i["url"] for i in card["supportedInterfaces"] if i["protocolVersion"] == "0.3")
+    out: dict[str, Any] = {
+        "protocolVersion": "0.3.0",
+        "name": card["name"],
+        "description": card["description"],
+        "url": url,
+        "preferredTransport": "JSONRPC",
+        "version": card["version"],
+        "capabilities": card["capabilities"],
+        "defaultInputModes": card["defaultInputModes"],
+        "defaultOutputModes": card["defaultOutputModes"],
+        "skills": card["skills"],
+    }
+    if "securitySchemes" in card:
+        out["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        out["security"] = [{"bearer": []}]
+    return out
+
+
 @dataclass(frozen=True)
 class CardClaim:
     """What a card says: its agent's name, and the key and name in its gage extension."""
@@ -178,58 +206,87 @@ def card_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + CARD_PATH, "", ""))
 
 
-def _cache_path(home: Home, url: str) -> Path:
-    return home.cache / "cards" / (hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+def _cache_rel(url: str) -> str:
+    return "cache/cards/" + hashlib.sha256(url.encode("utf-8")).hexdigest()
 
 
-class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to another http(s) URL: urllib would also go to ftp or file."""
+class CardUnavailable(GageIOError):
+    """The card could not be fetched whole: `reason` is "http" (an answer other than 200),
+    "network", "timeout", "too-large" or "redirect", so `a2a send` can tell a wrong URL
+    (discovery) from a failing network (transport)."""
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
-            raise urllib.error.URLError(f"refused a redirect to {newurl!r}: only http and https")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-_OPENER = urllib.request.build_opener(_HttpOnlyRedirects)
+    def __init__(self, message: str, *, reason: str, path: str | None = None) -> None:
+        super().__init__(message, path=path)
+        self.reason = reason
 
 
-def fetch(url: str, *, timeout: float = FETCH_TIMEOUT) -> bytes:
-    """GET a card, reading at most CARD_LIMIT bytes and following no redirect off http(s)."""
-    req = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": f"gage/{__version__}"})
+def fetch(url: str, *, timeout: float | None = None, etag: str | None = None) -> tuple[bytes | None, str | None]:
+    """GET a card: (its bytes, or None for "not modified" since `etag`; its ETag).
+
+    Through `fetching.request` (httpx): at most CARD_LIMIT bytes and `timeout` seconds in
+    all, redirects only within the origin. Needs the optional extra `gage[a2a]`; without it
+    the error says how to give the card as a file instead.
+    """
     try:
-        with _OPENER.open(req, timeout=timeout) as resp:
-            data: bytes = resp.read(CARD_LIMIT + 1)
-    except urllib.error.HTTPError as exc:
-        raise GageIOError(f"the agent answered HTTP {exc.code} for its card", path=url) from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise GageIOError(f"cannot fetch the agent card: {reason}", path=url) from exc
-    if len(data) > CARD_LIMIT:
-        raise RefusedError(f"the agent card is over {CARD_LIMIT} bytes", path=url)
-    return data
+        from gage.carriers.a2a import fetching
+    except ImportError as exc:
+        raise UsageError(
+            "fetching a card from a URL needs the A2A extra (pip install 'gage-bundles[a2a]'); "
+            "or save the card and give its file"
+        ) from exc
+    timeout = FETCH_TIMEOUT if timeout is None else timeout
+    headers = {"Accept": "application/json"}
+    if etag:
+        headers["If-None-Match"] = etag
+    try:
+        got = fetching.request("GET", url, cap=CARD_LIMIT, deadline=timeout, headers=headers)
+    except fetching.FetchError as exc:
+        if exc.kind == "too-large":
+            raise CardUnavailable(f"the agent card is over {CARD_LIMIT} bytes", reason=exc.kind, path=url) from exc
+        raise CardUnavailable(f"cannot fetch the agent card: {exc}", reason=exc.kind, path=url) from exc
+    if got.status == 304 and etag:
+        return None, etag
+    if got.status != 200:
+        raise CardUnavailable(f"the agent answered HTTP {got.status} for its card", reason="http", path=url)
+    tag = got.headers.get("etag")
+    return got.body, tag if tag and len(tag) <= 200 and tag.isascii() and tag.isprintable() else None
+
+
+def fetch_cached(home: Home, url: str, *, refresh: bool = False, ttl: float = CARD_TTL_SECONDS) -> bytes:
+    """The card at `url`, from the home's card cache when it is younger than `ttl`.
+
+    An older copy is revalidated with its ETag (a 304 keeps it for another `ttl`). The
+    cache is read like a stranger's file (`homefile.read_derived`): a link, FIFO or folder
+    in its place is said once, ignored and replaced. It is a copy of a claim, nothing more.
+    """
+    rel = _cache_rel(url)
+    data = None if refresh else homefile.read_derived(home.root, rel + ".json", CARD_LIMIT)
+    etag_raw = None if data is None else homefile.read_derived(home.root, rel + ".etag", 256)
+    etag = etag_raw.decode("ascii", "replace").strip() if etag_raw else None
+    if data is not None:
+        try:
+            age = time.time() - os.lstat(home.root / (rel + ".json")).st_mtime
+        except OSError:
+            age = ttl
+        if 0 <= age < ttl:
+            return data
+    fresh, tag = fetch(url, etag=etag if data is not None else None)
+    if fresh is None and data is not None:
+        fresh = data  # not modified: the copy is good for another ttl
+    assert fresh is not None
+    # Beneath real folders only, replacing whatever name is there; a cache that cannot be
+    # written only costs a fetch next time.
+    homefile.write_derived(home.root, rel + ".json", fresh)
+    if tag:
+        homefile.write_derived(home.root, rel + ".etag", tag.encode("ascii"))
+    return fresh
 
 
 def load(home: Home, source: str, *, refresh: bool = False, ttl: float = CARD_TTL_SECONDS) -> CardClaim:
     """A card from a file, or from a URL through the cache (`refresh` skips the cache)."""
     if source.startswith(("http://", "https://")):
         url = card_url(source)
-        cached = _cache_path(home, url)
-        data = None
-        if not refresh:
-            try:
-                if time.time() - cached.stat().st_mtime < ttl:
-                    data = cached.read_bytes()
-            except OSError:
-                data = None
-        if data is None:
-            data = fetch(url)
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                atomic.write_bytes(cached, data, 0o600)
-            except (OSError, GageIOError):
-                pass  # a cache that cannot be written only costs a fetch next time
-        return parse_card(data, url)
+        return parse_card(fetch_cached(home, url, refresh=refresh, ttl=ttl), url)
     path = Path(source)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from gage.carriers.a2a import artifact
+from gage.carriers.a2a import artifact, fetching
 from gage.carriers.a2a import card as card_mod
 from gage.carriers.a2a.artifact import EXTENSION_URI, Limits
 from gage.format.errors import Exit, GageError
@@ -26,6 +24,7 @@ from gage.format.sanitize import clip, visible
 from gage.home.layout import Home
 
 REPLY_LIMIT = 1 << 20  # a receiver's answer is a few lines of text; more is not an answer
+INTERNAL_ERROR = -32603  # JSON-RPC: the agent failed; it neither refused nor confirmed
 
 
 class A2ADiscoveryError(GageError):
@@ -47,6 +46,15 @@ class A2ATransportError(GageError):
 
     stage = "a2a-transport"
     exit_code = Exit.A2A_TRANSPORT
+
+
+class A2AUnconfirmedError(GageError):
+    """The agent answered, but not with gage's delivery result for this bundle: it neither
+    refused nor confirmed (its own words, a task, an internal error), so the bundle may or
+    may not be there. Not a refusal and not a delivery: a code of its own (issue 19)."""
+
+    stage = "a2a-unconfirmed"
+    exit_code = Exit.A2A_UNCONFIRMED
 
 
 @dataclass(frozen=True)
@@ -88,27 +96,19 @@ class SendResult:
         return out + ". Replies are claims: nothing is accepted until the receiver's person accepts it."
 
 
-def _read_limited(resp: httpx.Response, cap: int, what: str, error: type[GageError]) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    for chunk in resp.iter_bytes():
-        total += len(chunk)
-        if total > cap:
-            raise error(f"{what} is over {cap} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+def discover(home: Home, url: str, *, refresh: bool = False) -> tuple[str, dict[str, Any]]:
+    """(the card's URL, the card) for an agent base URL or a card URL.
 
-
-def discover(client: httpx.Client, url: str) -> tuple[str, dict[str, Any]]:
-    """(the card's URL, the card) for an agent base URL or a card URL."""
+    Through the home's card cache, as `pair --card` (15 minutes, then revalidated with its
+    ETag), and `fetching`'s bounds: 256 KiB, 10 seconds in all, redirects within the origin.
+    """
     at = card_mod.card_url(url)
     try:
-        with client.stream("GET", at, headers={"Accept": "application/json"}) as resp:
-            if resp.status_code != 200:
-                raise A2ADiscoveryError(f"the agent answered HTTP {resp.status_code} for its card", path=at)
-            data = _read_limited(resp, card_mod.CARD_LIMIT, "the agent card", A2ADiscoveryError)
-    except httpx.HTTPError as exc:
-        raise A2ATransportError(f"cannot fetch the agent card: {exc or type(exc).__name__}", path=at) from exc
+        data = card_mod.fetch_cached(home, at, refresh=refresh)
+    except card_mod.CardUnavailable as exc:
+        if exc.reason in ("network", "timeout"):
+            raise A2ATransportError(exc.message, path=at) from exc
+        raise A2ADiscoveryError(exc.message, path=at) from exc
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError) as exc:
@@ -124,32 +124,41 @@ def _version_is(value: object, want: str) -> bool:
 
 def endpoint_for(card: dict[str, Any], protocol: str, *, source: str) -> str:
     """The JSON-RPC URL a card offers for `protocol`; the card must declare the gage extension."""
+    return interface_for(card, protocol, source=source)[0]
+
+
+def interface_for(card: dict[str, Any], protocol: str, *, source: str) -> tuple[str, str | None]:
+    """(the JSON-RPC URL, its `tenant` or None) of the first interface a card lists for `protocol`.
+
+    A2A 1.0 section 8.3.2: a client takes the first matching entry of `supportedInterfaces`
+    and sets `tenant` in every request to exactly that entry's value (omitted when unset).
+    """
     caps = card.get("capabilities")
     exts = caps.get("extensions") if isinstance(caps, dict) else None
     if not isinstance(exts, list) or not any(isinstance(e, dict) and e.get("uri") == EXTENSION_URI for e in exts):
         raise A2ADiscoveryError(f"the agent does not declare the gage extension ({EXTENSION_URI}): it is not a gage receiver", path=source)
-    found: list[object] = []
+    found: list[tuple[object, object]] = []
     interfaces = card.get("supportedInterfaces")
     for i in interfaces if isinstance(interfaces, list) else []:
         if isinstance(i, dict) and i.get("protocolBinding") == "JSONRPC" and _version_is(i.get("protocolVersion"), protocol):
-            found.append(i.get("url"))
+            found.append((i.get("url"), i.get("tenant")))
     if not found and protocol == "0.3" and _version_is(card.get("protocolVersion"), "0.3"):
         # A card written for 0.3 only: the top-level url, and its additionalInterfaces.
         if card.get("preferredTransport", "JSONRPC") == "JSONRPC":
-            found.append(card.get("url"))
+            found.append((card.get("url"), None))
         extra = card.get("additionalInterfaces")
         for i in extra if isinstance(extra, list) else []:
             if isinstance(i, dict) and i.get("transport") == "JSONRPC":
-                found.append(i.get("url"))
-    for url in found:
+                found.append((i.get("url"), None))
+    for url, tenant in found:
         if isinstance(url, str) and len(url) <= 2048 and urllib.parse.urlsplit(url).scheme in ("http", "https"):
-            return url
+            if tenant is not None and not (isinstance(tenant, str) and 0 < len(tenant) <= 256):
+                raise A2ADiscoveryError("the card's interface has a tenant that is not a short string", path=source)
+            return url, tenant if protocol == "1.0" else None
     raise A2ADiscoveryError(f"the agent card offers no JSON-RPC interface for A2A protocol {protocol}", path=source)
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    p = urllib.parse.urlsplit(url)
-    return p.scheme, (p.hostname or "").lower(), p.port or {"http": 80, "https": 443}.get(p.scheme)
+_origin = fetching.origin
 
 
 def _message_of(result: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -212,30 +221,32 @@ def send(
     bundle_id = str(message["metadata"][EXTENSION_URI]["bundle"])
     rid = uuid.uuid4().hex
     method = "SendMessage" if protocol == "1.0" else "message/send"
-    body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": {"message": message}}, separators=(",", ":")).encode("utf-8")
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json",
         "A2A-Version": protocol,
         ("A2A-Extensions" if protocol == "1.0" else "X-A2A-Extensions"): EXTENSION_URI,
     }
-    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
-        card_at, card = discover(client, url)
-        endpoint = endpoint_for(card, protocol, source=card_at)
-        if token is not None:
-            if _origin(endpoint) != _origin(card_at):
-                raise A2ADiscoveryError(
-                    f"the card sends requests to {visible(endpoint)}, another origin than the card's; "
-                    "gage sends the bearer token only where it fetched the card",
-                    path=card_at,
-                )
-            headers["Authorization"] = f"Bearer {token}"
-        try:
-            with client.stream("POST", endpoint, content=body, headers=headers) as resp:
-                status = resp.status_code
-                data = _read_limited(resp, REPLY_LIMIT, "the agent's reply", A2ATransportError)
-        except httpx.HTTPError as exc:
-            raise A2ATransportError(f"the request failed: {exc or type(exc).__name__}", path=visible(endpoint)) from exc
+    card_at, card = discover(home, url)
+    endpoint, tenant = interface_for(card, protocol, source=card_at)
+    params: dict[str, Any] = {"message": message}
+    if tenant is not None:
+        params["tenant"] = tenant
+    body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, separators=(",", ":")).encode("utf-8")
+    del message, params
+    if token is not None:
+        if _origin(endpoint) != _origin(card_at):
+            raise A2ADiscoveryError(
+                f"the card sends requests to {visible(endpoint)}, another origin than the card's; "
+                "gage sends the bearer token only where it fetched the card",
+                path=card_at,
+            )
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        got = fetching.request("POST", endpoint, cap=REPLY_LIMIT, deadline=timeout, headers=headers, content=body)
+    except fetching.FetchError as exc:
+        raise A2ATransportError(f"the request failed: {exc}", path=visible(endpoint)) from exc
+    status, data = got.status, got.body
     try:
         doc: Any = json.loads(data)
     except (ValueError, RecursionError):
@@ -247,6 +258,13 @@ def send(
     if status != 200 or not isinstance(doc, dict):
         raise A2ATransportError(f"the agent answered HTTP {status} without a JSON-RPC reply", path=visible(endpoint))
     if error is not None:
+        code = error.get("code") if isinstance(error, dict) else None
+        if code == INTERNAL_ERROR:
+            raise A2AUnconfirmedError(
+                f"the agent failed while handling the message (JSON-RPC {INTERNAL_ERROR}, internal error): it neither "
+                f"refused nor confirmed it, so the bundle may or may not be there{': ' + said if said else ''}",
+                path=visible(endpoint),
+            )
         raise A2ARefusedError(f"the agent refused the message: {said or 'no reason given'}", path=visible(endpoint))
     result = doc.get("result")
     if doc.get("id") != rid or not isinstance(result, dict):

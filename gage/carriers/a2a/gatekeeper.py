@@ -15,14 +15,30 @@ server.py and client.py load the optional extra (tests/test_layering.py).
 from __future__ import annotations
 
 import asyncio
-import hmac
+import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gage.carriers.a2a import card as card_mod
+from gage.carriers.a2a.bodies import (
+    BODY_SECONDS,
+    ASGIApp,
+    Gone,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    Slow,
+    TooLarge,
+    bearer_ok,
+    drain,
+    header_values,
+    read_capped,
+    replay_body,
+)
 from gage.carriers.a2a.landing import Landed
 from gage.carriers.a2a.reader import Carried, parse
 from gage.carriers.a2a.wire import EXTENSION_URI, Limits
@@ -32,12 +48,6 @@ from gage.format.strictjson import loads as strict_loads
 
 log = logging.getLogger(__name__)
 
-# ASGI, as starlette.types spells it (the same aliases, so the SDK's app fits).
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # JSON-RPC methods that carry a message, and the protocol version each belongs to.
 SEND_METHODS = {"SendMessage": "1.0", "SendStreamingMessage": "1.0", "message/send": "0.3", "message/stream": "0.3"}
@@ -45,8 +55,16 @@ INTAKE = "gage.carriers.a2a.intake"  # the ASGI scope key, and the call-context 
 _INVALID_PARAMS = -32602
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
-MAX_BODIES_AT_ONCE = 4  # request bodies read at the same time; more are answered 503
-BODY_SECONDS = 120.0  # the longest a request body may take to arrive
+MAX_BODIES_AT_ONCE = 4  # requests in flight at once (read, parsed, landing); more are answered 503
+PEER_SLOTS = 2  # of those, at most this many from one address: one slow peer cannot take them all
+BODY_GRACE = 10.0  # after this many seconds a body must have kept arriving at BODY_RATE on average
+BODY_RATE = 64 * 1024  # bytes a second
+# A body refused unread (no token, over the cap) is read and thrown away, up to this many
+# seconds, before the answer, so the answer is not lost to the reset a close with unread
+# bytes causes: the sender sees 401 or 413, never a dropped connection (issue 19).
+DRAIN_SECONDS = 10.0
+CARD_MAX_AGE = 900  # Cache-Control on the card: the 15 minutes a gage client keeps one
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 @dataclass(frozen=True)
@@ -64,11 +82,31 @@ def _peer(scope: Scope) -> str:
     return str(client[0]) if client else "unknown peer"
 
 
-def _rpc_error(request_id: object, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+def _rpc_error(request_id: object, code: int, message: str, data: object = None) -> dict[str, Any]:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+def refusal_data(protocol: str, stage: str, error: str) -> object:
+    """`error.data` of a gage refusal, in the shape each protocol version requires.
+
+    1.0 (A2A section 9.5) requires a list of ProtoJSON `Any` objects, each with `@type`:
+    one `google.rpc.ErrorInfo` whose metadata (strings only) is gage's refusal. 0.3 has no
+    rule for `data`, and gage's 0.3 clients read the object under the extension URI.
+    """
+    gage = {"status": "refused", "stage": stage, "error": error}
+    if protocol == "1.0":
+        reason = "GAGE_" + stage.upper().replace("-", "_")
+        return [{"@type": ERROR_INFO, "reason": reason, "domain": EXTENSION_URI, "metadata": gage}]
+    return {EXTENSION_URI: gage}
+
+
+def _request_protocol(scope: Scope) -> str:
+    """The protocol a request claims by its header alone (no header is 0.3, as the A2A spec says)."""
+    values = header_values(scope, b"a2a-version")
+    return "1.0" if values and values[0].strip().split(b".")[:2] == [b"1", b"0"] else "0.3"
 
 
 def _request_id(doc: dict[str, Any]) -> object:
@@ -84,64 +122,6 @@ async def _respond(send: Send, status: int, body: dict[str, Any], extra: list[tu
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
     await send({"type": "http.response.body", "body": data})
-
-
-def _header(scope: Scope, name: bytes) -> list[bytes]:
-    return [v for k, v in scope.get("headers", []) if k.lower() == name]
-
-
-def _bearer_ok(scope: Scope, token: str) -> bool:
-    values = _header(scope, b"authorization")
-    if len(values) != 1:
-        return False
-    scheme, _, given = values[0].partition(b" ")
-    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token.encode("utf-8"))
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _Gone(Exception):
-    pass
-
-
-async def _read_capped(scope: Scope, receive: Receive, cap: int) -> bytes:
-    """The whole body, or `_TooLarge` as soon as the declared or counted size passes `cap`."""
-    declared = _header(scope, b"content-length")
-    if declared:
-        try:
-            if int(declared[0]) > cap:
-                raise _TooLarge
-        except ValueError:
-            raise _TooLarge from None
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            raise _Gone
-        chunk = msg.get("body", b"")
-        total += len(chunk)
-        if total > cap:
-            raise _TooLarge  # chunked (or lying) bodies are counted as they stream
-        chunks.append(chunk)
-        if not msg.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the SDK the body gage already read, then the client's own events."""
-    done = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return dict(await receive())
-
-    return replay
 
 
 class Events:
@@ -187,64 +167,142 @@ class Gatekeeper:
         events: Events,
         bodies_at_once: int = MAX_BODIES_AT_ONCE,
         body_seconds: float = BODY_SECONDS,
+        body_grace: float = BODY_GRACE,
+        body_rate: int = BODY_RATE,
+        peer_slots: int = PEER_SLOTS,
+        cards: dict[str, dict[str, Any]] | None = None,
+        drain_bytes: int | None = None,
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self.app = app
         self.limits = limits
         self.token = token
         self.events = events
+        # The card in each protocol version's own shape ("1.0", "0.3"): served here, not by the
+        # SDK, whose card mixes the two and which a strict 1.0 reader refuses (issue 19).
+        self.cards = {v: _card_response(c) for v, c in (cards or {}).items()}
+        self.drain_bytes = limits.max_request_bytes if drain_bytes is None else drain_bytes
+        self.drain_seconds = drain_seconds
         # Each body in flight may hold up to max_request_bytes: a few at once bound the memory a
         # crowd of (or a slow) sender can take, and a body that trickles in is cut off.
         self._bodies = asyncio.Semaphore(bodies_at_once)
+        self._per_peer: dict[str, int] = {}
+        self.peer_slots = peer_slots
         self.body_seconds = body_seconds
+        self.body_grace = body_grace
+        self.body_rate = body_rate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         peer = _peer(scope)
-        is_card = scope["method"] in ("GET", "HEAD") and scope["path"] == card_mod.CARD_PATH
-        if self.token is not None and not is_card and not _bearer_ok(scope, self.token):
+        is_card = scope["method"] in ("GET", "HEAD") and scope["path"] in (card_mod.CARD_PATH, card_mod.CARD_PATH_03)
+        if is_card and self.cards:
+            await self._card(scope, send)
+            return
+        if self.token is not None and not is_card and not bearer_ok(scope, self.token):
             self.events.refused(peer, "no valid bearer token")
             body = _rpc_error(None, _INVALID_REQUEST, "this gage agent needs Authorization: Bearer <token>")
+            await self._drain_refused(scope, receive)
             await _respond(send, 401, body, [(b"www-authenticate", b'Bearer realm="gage"')])
             return
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        cap = self.limits.max_request_bytes
-        if self._bodies.locked():
-            self.events.refused(peer, "busy: too many requests being read at once")
+        if self._bodies.locked() or self._per_peer.get(peer, 0) >= self.peer_slots:
+            mine = self._per_peer.get(peer, 0) >= self.peer_slots
+            self.events.refused(peer, "busy: this peer already has its share of requests in flight" if mine else "busy: too many requests in flight at once")
+            await self._drain_refused(scope, receive)  # read and dropped, so the 503 arrives whole
             await _respond(send, 503, _rpc_error(None, _INVALID_REQUEST, "this gage agent is busy; try again"), [(b"retry-after", b"5")])
             return
+        # The slot is held for the whole request (read, gage's parse, the SDK, landing), not
+        # only while the body is read: memory is bounded by the slots times what one request
+        # holds, however long landing waits for the home lock (issue 19).
+        async with self._bodies:
+            self._per_peer[peer] = self._per_peer.get(peer, 0) + 1
+            try:
+                await self._request(scope, receive, send, peer)
+            finally:
+                self._per_peer[peer] -= 1
+                if not self._per_peer[peer]:
+                    del self._per_peer[peer]
+
+    async def _request(self, scope: Scope, receive: Receive, send: Send, peer: str) -> None:
+        cap = self.limits.max_request_bytes
         try:
-            async with self._bodies:
-                raw = await asyncio.wait_for(_read_capped(scope, receive, cap), self.body_seconds)
-        except TimeoutError:
-            self.events.refused(peer, f"the request body did not arrive within {self.body_seconds:.0f} s")
+            raw = await read_capped(scope, receive, cap, total=self.body_seconds, grace=self.body_grace, rate=self.body_rate)
+        except Slow as exc:
+            self.events.refused(peer, f"the request body did not arrive {exc.why}")
             await _respond(send, 408, _rpc_error(None, _INVALID_REQUEST, "the request body took too long"))
             return
-        except _TooLarge:
+        except TooLarge as exc:
             self.events.refused(peer, f"the request body is over {cap} bytes")
+            # Within the bound, read the rest and drop it, so the 413 arrives whole.
+            await self._drain_refused(scope, receive, streamed=exc.declared is None)
             await _respond(send, 413, _rpc_error(None, _INVALID_REQUEST, f"the request body is over this agent's limit of {cap} bytes"))
             return
-        except _Gone:
+        except Gone:
             return
         # Decoding up to max_bytes of base64 is real work: off the event loop, so other requests go on.
-        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer)
+        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer, _request_protocol(scope))
         if refusal is not None:
             self.events.refused(peer, why)
             await _respond(send, 200, refusal)
             return
         if intake is not None:
             scope = {**scope, INTAKE: intake}
-        await self.app(scope, _replay(raw, receive), send)
+            send = _echo_extensions(scope, send)
+        replay = replay_body(raw, receive)
+        del raw  # the replay hands it to the SDK once and lets go of it
+        await self.app(scope, replay, send)
 
-    def _read(self, raw: bytes, peer: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
-        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods)."""
+    async def _drain_refused(self, scope: Scope, receive: Receive, *, streamed: bool = False) -> None:
+        """Drop the rest of a refused body: a declared one whole if it is within a cap and
+        `drain_bytes` (else none of it), a streamed one for up to `drain_bytes` more."""
+        if streamed:
+            await drain(receive, self.drain_bytes, self.drain_seconds)
+            return
+        declared = header_values(scope, b"content-length")
         try:
-            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body")
+            length = int(declared[0]) if declared else 0
+        except ValueError:
+            return
+        if 0 < length <= self.limits.max_request_bytes + self.drain_bytes:
+            await drain(receive, length, self.drain_seconds)
+        elif not declared and header_values(scope, b"transfer-encoding"):
+            await drain(receive, self.drain_bytes, self.drain_seconds)
+
+    async def _card(self, scope: Scope, send: Send) -> None:
+        """The card, in the version the request asks for: 1.0 unless it asks for 0.3."""
+        version = "0.3" if scope["path"] == card_mod.CARD_PATH_03 or header_values(scope, b"a2a-version")[:1] == [b"0.3"] else "1.0"
+        body, etag = self.cards.get(version) or self.cards["1.0"]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"etag", etag),
+            (b"cache-control", f"max-age={CARD_MAX_AGE}".encode()),
+            (b"vary", b"A2A-Version"),
+        ]
+        if etag in [t.strip() for v in header_values(scope, b"if-none-match") for t in v.split(b",")]:
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+    def _read(self, raw: bytes, peer: str, claimed: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
+        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods).
+
+        The envelope is read as `reader.parse_bytes` reads it, fractional numbers allowed
+        (another extension's metadata, written by protobuf): one reader, one rule, for
+        `serve` and `a2a import` alike (issue 19).
+        """
+        try:
+            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body", floats=True)
         except MalformedError as exc:
-            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}"), str(exc), None
+            data = refusal_data(claimed, exc.stage, str(exc))
+            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}", data), str(exc), None
         if not isinstance(doc, dict):
             return None, "", None  # a batch: the SDK refuses those itself
         method = doc.get("method")
@@ -256,7 +314,32 @@ class Gatekeeper:
         try:
             carried = parse(message, protocol=protocol, limits=self.limits)
         except GageError as exc:
-            data = {EXTENSION_URI: {"status": "refused", "stage": exc.stage, "error": str(exc)}}
+            data = refusal_data(protocol, exc.stage, str(exc))
             return _rpc_error(_request_id(doc), _INVALID_PARAMS, f"gage refused the message: {exc}", data), str(exc), None
         assert isinstance(message, dict)  # parse accepted it
         return None, "", Intake(protocol=protocol, message_id=message.get("messageId"), carried=carried, peer=peer)
+
+
+def _card_response(card: dict[str, Any]) -> tuple[bytes, bytes]:
+    """A card's bytes and its ETag (a hash of the bytes, so it changes exactly when they do)."""
+    body = json.dumps(card, separators=(",", ":")).encode("utf-8")
+    return body, b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"'
+
+
+def _echo_extensions(scope: Scope, send: Send) -> Send:
+    """A `send` that names the gage extension in the reply's header when the request activated it.
+
+    A2A: an agent SHOULD echo the extensions it used in `A2A-Extensions` (0.3:
+    `X-A2A-Extensions`). Only gage's own URI, and only when the request listed it.
+    """
+    name = b"a2a-extensions" if header_values(scope, b"a2a-extensions") else b"x-a2a-extensions"
+    asked = {u.strip() for v in header_values(scope, name) for u in v.decode("latin-1").split(",")}
+    if EXTENSION_URI not in asked:
+        return send
+
+    async def echoing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (name, EXTENSION_URI.encode())]}
+        await send(message)
+
+    return echoing

@@ -58,7 +58,9 @@ def _write(root: Path, c: Carried) -> None:
             f.write(data)
 
 
-def land(home: Home, carried: list[Carried], *, transport: dict[str, str] | None = None) -> list[Landed]:
+def land(
+    home: Home, carried: list[Carried], *, transport: dict[str, str] | None = None, lock_timeout: float | None = None
+) -> list[Landed]:
     """Bring checked bundles into `inbox/pending`, through the same import as a folder.
 
     `transport` is what the carrier says about where this came from (protocol, peer,
@@ -82,7 +84,7 @@ def land(home: Home, carried: list[Carried], *, transport: dict[str, str] | None
                 _write(work / "b", c)
             except OSError as exc:
                 raise GageIOError(f"cannot write the bundle: {exc.strerror or exc}; nothing was imported", path=str(home.staging)) from exc
-            res = store.import_bundle(home, work / "b", event="received", via="a2a", transport=fields)
+            res = store.import_bundle(home, work / "b", event="received", via="a2a", transport=fields, lock_timeout=lock_timeout)
             ceremony.remember_signer(home, res)
         finally:
             shutil.rmtree(work, ignore_errors=True)

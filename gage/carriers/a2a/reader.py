@@ -37,12 +37,18 @@ from gage.carriers.a2a.wire import (
 from gage.format.errors import MalformedError, RefusedError
 from gage.format.keys import MAX_CLAIMED_NAME, key_text, parse_key
 from gage.format.manifest import MANIFEST_LIMIT, MAX_FILES, Manifest
+from gage.format.sanitize import cut
 from gage.format.strictjson import loads as strict_loads
 
 _PART_FIELDS_10 = frozenset({"text", "raw", "url", "data", "filename", "mediaType", "metadata"})
 _CONTENT_10 = ("text", "raw", "url", "data")
 _FILE_FIELDS_03 = frozenset({"bytes", "uri", "name", "mimeType"})
 _PART_FIELDS_03 = frozenset({"kind", "file", "text", "data", "metadata"})
+
+
+def _shown(value: Any) -> str:
+    """An untrusted JSON value in an error: a string cut to its start and length, anything else by its type."""
+    return cut(value) if isinstance(value, str) else f"of type {type(value).__name__}"
 
 
 @dataclass
@@ -67,7 +73,7 @@ def _part_file(part: Any, protocol: str, where: str, limit: int) -> tuple[str, b
     if protocol == "1.0":
         unknown = sorted(set(part) - _PART_FIELDS_10)
         if unknown:
-            raise bad(f"unknown part field {unknown[0]!r}", where)
+            raise bad(f"unknown part field {cut(unknown[0])}", where)
         content = [k for k in _CONTENT_10 if k in part]
         if len(content) != 1:
             raise bad("must hold exactly one of text, raw, url, data", where)
@@ -77,13 +83,13 @@ def _part_file(part: Any, protocol: str, where: str, limit: int) -> tuple[str, b
     else:
         unknown = sorted(set(part) - _PART_FIELDS_03)
         if unknown:
-            raise bad(f"unknown part field {unknown[0]!r}", where)
+            raise bad(f"unknown part field {cut(unknown[0])}", where)
         kind = part.get("kind")
         if kind == "file":
             f = need_object(part.get("file"), f"{where}.file")
             unknown = sorted(set(f) - _FILE_FIELDS_03)
             if unknown:
-                raise bad(f"unknown file field {unknown[0]!r}", f"{where}.file")
+                raise bad(f"unknown file field {cut(unknown[0])}", f"{where}.file")
             if ("bytes" in f) == ("uri" in f):
                 raise bad("a file part must hold exactly one of bytes, uri", f"{where}.file")
             name = f.get("name")
@@ -92,8 +98,8 @@ def _part_file(part: Any, protocol: str, where: str, limit: int) -> tuple[str, b
         elif kind in ("text", "data"):
             name, value = None, part.get(kind)
         else:
-            raise bad(f"unknown part kind {kind!r}", f"{where}.kind")
-    shown = f" {name!r}" if isinstance(name, str) else ""
+            raise bad(f"unknown part kind {_shown(kind)}", f"{where}.kind")
+    shown = f" {cut(name)}" if isinstance(name, str) else ""
     if kind == "url":
         raise RefusedError(f"is a url part{shown}: gage never fetches a url; every file must travel as bytes", field=where)
     if kind in ("text", "data"):
@@ -124,7 +130,7 @@ def _extension_meta(obj: dict[str, Any], where: str) -> dict[str, str] | None:
     mwhere = f"{where}.metadata[gage]"
     unknown = sorted(set(meta) - ALLOWED_META)
     if unknown:
-        raise bad(f"unknown field {unknown[0]!r} (this gage reads format version {FORMAT_VERSION})", mwhere)
+        raise bad(f"unknown field {cut(unknown[0])} (this gage reads format version {FORMAT_VERSION})", mwhere)
     for k, v in meta.items():
         if not isinstance(v, str):
             raise bad("every value must be a string", f"{mwhere}.{k}")
@@ -132,9 +138,9 @@ def _extension_meta(obj: dict[str, Any], where: str) -> dict[str, str] | None:
     if missing:
         raise bad(f"missing field {missing[0]!r}", mwhere)
     if meta["version"] not in VERSIONS:
-        raise RefusedError(f"unknown format version {meta['version']!r}; this gage reads {', '.join(VERSIONS)}", field=f"{mwhere}.version")
+        raise RefusedError(f"unknown format version {cut(meta['version'])}; this gage reads {', '.join(VERSIONS)}", field=f"{mwhere}.version")
     if meta["kind"] not in OBJECT_KINDS:
-        raise RefusedError(f"unknown kind {meta['kind']!r}; this gage carries {', '.join(OBJECT_KINDS)}", field=f"{mwhere}.kind")
+        raise RefusedError(f"unknown kind {cut(meta['kind'])}; this gage carries {', '.join(OBJECT_KINDS)}", field=f"{mwhere}.kind")
     if meta["manifest"] != MANIFEST_PART or meta["signature"] != SIGNATURE_PART:
         raise bad(f"the manifest and signature parts are named {MANIFEST_PART!r} and {SIGNATURE_PART!r} in version 1", mwhere)
     if EXTENSION_URI not in exts:
@@ -167,7 +173,7 @@ def _carried(holder: dict[str, Any], meta: dict[str, str], protocol: str, where:
         if budget[0] < 0:
             raise RefusedError("the bundle is over the receiver's A2A size limit", field=pwhere)
         if name in got:
-            raise bad(f"repeats the file {name!r}", pwhere)
+            raise bad(f"repeats the file {cut(name)}", pwhere)
         got[name] = data
     if MANIFEST_PART not in got:
         raise bad(f"has no {MANIFEST_PART!r} bytes part", f"{where}.parts")
@@ -186,21 +192,21 @@ def _carried(holder: dict[str, Any], meta: dict[str, str], protocol: str, where:
     declared = {PAYLOAD_PREFIX + f.path: f for f in manifest.files}
     unknown = sorted(set(got) - set(declared))
     if unknown:
-        raise bad(f"has a part {unknown[0]!r} that the manifest does not list", f"{where}.parts")
+        raise bad(f"has a part {cut(unknown[0])} that the manifest does not list", f"{where}.parts")
     missing = sorted(set(declared) - set(got))
     if missing:
-        raise bad(f"has no part for {missing[0]!r}, which the manifest lists", f"{where}.parts")
+        raise bad(f"has no part for {cut(missing[0])}, which the manifest lists", f"{where}.parts")
     files: dict[str, bytes] = {}
     for name, entry in declared.items():
         data = got[name]
         if len(data) > entry.size:
             # Never write more than the manifest declares: the surplus is refused, not stored.
-            raise RefusedError(f"part {name!r} is {len(data)} bytes; the manifest declares {entry.size}", field=f"{where}.parts")
+            raise RefusedError(f"part {cut(name)} is {len(data)} bytes; the manifest declares {entry.size}", field=f"{where}.parts")
         files[entry.path] = data
     notes = []
     if meta["bundle"] != manifest.id:
         notes.append(
-            f"the A2A metadata claims bundle id {meta['bundle'][:64]!r}, but the manifest bytes make it {manifest.id}: "
+            f"the A2A metadata claims bundle id {cut(meta['bundle'], 64)}, but the manifest bytes make it {manifest.id}: "
             "the id comes from the bytes"
         )
     return Carried(manifest=manifest, signature=sig, files=files, protocol=protocol, claims=_claims(meta, f"{where}.metadata[gage]"), notes=notes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import logging
 import socket
@@ -25,6 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import uvicorn
@@ -32,11 +34,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import (
-    DefaultServerCallContextBuilder,
-    create_agent_card_routes,
-    create_jsonrpc_routes,
-)
+from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.errors import UnsupportedOperationError
@@ -45,26 +43,36 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from gage.carriers.a2a import artifact
+from gage.carriers.a2a import artifact, connections
 from gage.carriers.a2a import card as card_mod
 from gage.carriers.a2a.artifact import EXTENSION_URI, Landed, Limits
+from gage.carriers.a2a.bodies import BODY_SECONDS
 from gage.carriers.a2a.gatekeeper import (
-    BODY_SECONDS,
+    BODY_GRACE,
+    BODY_RATE,
+    DRAIN_SECONDS,
     INTAKE,
     MAX_BODIES_AT_ONCE,
+    PEER_SLOTS,
     SEND_METHODS,
     Events,
     Gatekeeper,
     Intake,
 )
 from gage.format.errors import GageError, GageIOError, UsageError
-from gage.format.sanitize import visible
+from gage.format.sanitize import clip, visible
 from gage.home.layout import Home
 from gage.trust import retirement
 
 __all__ = [
+    "BODY_GRACE",
+    "BODY_RATE",
     "BODY_SECONDS",
+    "DRAIN_BYTES",
+    "DRAIN_SECONDS",
+    "LOCK_SECONDS",
     "MAX_BODIES_AT_ONCE",
+    "PEER_SLOTS",
     "SEND_METHODS",
     "Server",
     "build_app",
@@ -73,6 +81,14 @@ __all__ = [
     "serve",
     "show_logs_visibly",
 ]
+
+
+DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped; None: one request cap
+# Landing waits for the home lock at most this long (another gage process may hold it), on an
+# executor of its own: a held lock turns deliveries away ("refused", stage io) instead of
+# piling requests, with everything they hold, onto the shared thread pool (issue 19).
+LOCK_SECONDS = 30.0
+LANDING_THREADS = 2
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -118,6 +134,7 @@ class _Receiver(AgentExecutor):
     def __init__(self, home: Home, events: Events) -> None:
         self.home = home
         self.events = events
+        self.pool = ThreadPoolExecutor(max_workers=LANDING_THREADS, thread_name_prefix="gage-land")
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         intake = context.call_context.state.get(INTAKE)
@@ -129,13 +146,17 @@ class _Receiver(AgentExecutor):
             return
         transport = {"carrier": "a2a", "protocol": intake.protocol, "peer": intake.peer}
         try:
-            landed = await asyncio.to_thread(artifact.land, self.home, intake.carried, transport=transport)
+            loop = asyncio.get_running_loop()
+            land = functools.partial(artifact.land, self.home, intake.carried, transport=transport, lock_timeout=LOCK_SECONDS)
+            landed = await loop.run_in_executor(self.pool, land)
         except GageError as exc:
             self.events.refused(intake.peer, str(exc))
             meta = {"status": "refused", "stage": exc.stage, "error": str(exc)}
             await event_queue.enqueue_event(_reply(context, f"refused: {exc}", meta))
             return
-        statements = await asyncio.to_thread(retirement.apply_arrivals, self.home, [one.id for one in landed if one.new])
+        statements = await asyncio.get_running_loop().run_in_executor(
+            self.pool, retirement.apply_arrivals, self.home, [one.id for one in landed if one.new]
+        )
         lines, metas = [], []
         for c, one in zip(intake.carried, landed, strict=True):
             self.events.landed(intake.peer, c, one)
@@ -189,22 +210,31 @@ def build_app(
     """The ASGI app of `serve`, for embedding it in another server."""
     limits = limits or Limits.of(home)
     events = Events(on_event)
-    card = ParseDict(card_mod.agent_card(home, url, limits, bearer=token is not None), AgentCard())
-    handler = DefaultRequestHandler(agent_executor=_Receiver(home, events), task_store=InMemoryTaskStore(), agent_card=card)
+    card_json = card_mod.agent_card(home, url, limits, bearer=token is not None)
+    card = ParseDict(card_json, AgentCard())
+    receiver = _Receiver(home, events)
+    handler = DefaultRequestHandler(agent_executor=receiver, task_store=InMemoryTaskStore(), agent_card=card)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        connections.quiet_loop_errors(asyncio.get_running_loop())
+        if on_event is not None:
+            connections.on_event(events.emit)
         yield
         await handler.aclose()
+        receiver.pool.shutdown(wait=False, cancel_futures=True)
 
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True),
-    ]
+    # The card is served by the gatekeeper, one per protocol version: the SDK's card route
+    # mixes 0.3 fields into the 1.0 card, which a strict 1.0 reader refuses (issue 19).
+    routes = [*create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True)]
     app = Starlette(routes=routes, lifespan=lifespan)
     # The gatekeeper's knobs are read from this module now, so a test (or an embedder) sets
     # them here, where the server is, as before the gatekeeper had a module of its own.
-    return Gatekeeper(app, limits=limits, token=token, events=events, bodies_at_once=MAX_BODIES_AT_ONCE, body_seconds=BODY_SECONDS)
+    cards = {"1.0": card_json, "0.3": card_mod.agent_card_03(card_json)}
+    return Gatekeeper(
+        app, limits=limits, token=token, events=events, bodies_at_once=MAX_BODIES_AT_ONCE, body_seconds=BODY_SECONDS, cards=cards,
+        drain_bytes=DRAIN_BYTES, drain_seconds=DRAIN_SECONDS, body_grace=BODY_GRACE, body_rate=BODY_RATE, peer_slots=PEER_SLOTS,
+    )
 
 
 class Server:
@@ -240,7 +270,11 @@ class Server:
             raise
         self.sock = sock
         # log_config=None: uvicorn installs no handlers of its own; `serve` adds one that makes text visible.
-        config = uvicorn.Config(app, interface="asgi3", lifespan="on", log_level="warning", access_log=False, log_config=None)
+        # The guarded protocol caps connections and times out request heads (connections.py).
+        config = uvicorn.Config(
+            app, interface="asgi3", lifespan="on", log_level="warning", access_log=False, log_config=None,
+            http=connections.GuardedH11Protocol,
+        )
         self._uvicorn = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
@@ -286,7 +320,8 @@ class _VisibleFormatter(logging.Formatter):
     """The SDK and uvicorn log request text (a version header, a peer's error message): never raw to a terminal."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return visible(super().format(record), oneline=False)
+        # Cut too (issue 19): a peer's words in a log line are never longer than this.
+        return visible(clip(super().format(record), 2000), oneline=False)
 
 
 def show_logs_visibly() -> None:

@@ -21,7 +21,7 @@ from gage.home import settings
 from gage.home.layout import Home
 from gage.home.settings import DEFAULT_A2A_MAX_BYTES
 
-EXTENSION_URI = "urn:gage:a2a:bundle"
+EXTENSION_URI = "urn:gage:a2a:bundle:v1"
 DEFAULT_MAX_BYTES = DEFAULT_A2A_MAX_BYTES
 FORMAT_VERSION = "1"
 VERSIONS = (FORMAT_VERSION,)

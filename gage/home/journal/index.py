@@ -32,7 +32,6 @@ apply each line once.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -41,82 +40,29 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gage.home import homefile
 from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, Row, row_facts
+from gage.home.journal.indexdb import (
+    COLUMNS,
+    PLACED,
+    SCHEMA,
+    VERSION,
+    batches,
+    decode,
+    encode,
+    key,
+    reset,
+    unkey,
+)
 from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
 from gage.home.journal.views import Decisions, IndexedFacts
 
-VERSION = 2
 T = TypeVar("T")
-FILE_NAME = "journal-index.sqlite"
 BUSY_SECONDS = 60.0
-# Ids per query when looking many up at once.
-BATCH = 500
-COLUMNS = "decision, location, received, first_received, transport, accepted_how, sent, arrival"
-# Ids, threads and digests are stored as UTF-8 blobs (lone surrogates included, which a JSON
-# string can hold); a fact that is an ASCII string as text; any other fact (a dict, any other
-# string) as a JSON blob, so every value the journal holds is read back exactly.
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS state (
-    one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
-    covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS bundle (
-    id TEXT PRIMARY KEY, decision TEXT, location TEXT, received INTEGER NOT NULL, first_received TEXT,
-    transport TEXT, accepted_how TEXT, sent TEXT, arrival TEXT
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS placed ON bundle(id) WHERE decision IS NOT NULL AND coalesce(location, decision) != 'missing';
-CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY) WITHOUT ROWID;
-"""
-PLACED = "decision IS NOT NULL AND coalesce(location, decision) != 'missing'"
 
 
 class _Stale(Exception):
     """The index does not continue the journal: it must be rebuilt."""
-
-
-def _key(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
-
-
-def _unkey(blob: bytes) -> str:
-    return blob.decode("utf-8", "surrogatepass")
-
-
-def _encode(row: Row) -> tuple[Any, ...]:
-    return tuple(v if v is None or type(v) is int or (type(v) is str and v.isascii()) else json.dumps(v).encode() for v in row)
-
-
-def _decode(values: Iterable[Any]) -> Row:
-    # Decoded to text first: json.loads on bytes sniffs the encoding every time (a listing
-    # decodes tens of thousands of these); _encode wrote them as UTF-8 JSON.
-    return [_loads(v.decode("utf-8", "surrogatepass")) if type(v) is bytes else v for v in values]
-
-
-_loads = json.JSONDecoder().decode
-
-
-def _batches(ids: list[str]) -> Iterator[list[str]]:
-    for i in range(0, len(ids), BATCH):
-        yield ids[i : i + BATCH]
-
-
-def _reset(db: sqlite3.Connection) -> None:
-    """A fresh file, or another version's layout: it is only a cache, so it starts again."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:  # not done by another process meanwhile
-            for table in ("state", "bundle", "thread", "torn"):
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 class JournalIndex:
@@ -155,6 +101,15 @@ class JournalIndex:
     @staticmethod
     def _open_file(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # sqlite follows links and opens FIFOs: a link left in the cache would make it create a
+        # database outside the home, or rewrite another program's. So the names are looked at
+        # first (issue 19): a link, FIFO or device there is unlinked (the name only, never what
+        # it points to) and said once; a link among the folders, or a folder at the name, means
+        # the index runs in memory (OSError here).
+        root, rel = path.parent.parent, f"{path.parent.name}/{path.name}"
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if not homefile.clear_derived(root, rel + suffix):
+                raise OSError(f"{path}{suffix} cannot be used as the journal index")
         for attempt in (1, 2):
             # Made 0600 before sqlite opens it (its -wal and -shm files take the same mode).
             # Never by opening an existing file: closing any descriptor of it would drop the locks
@@ -166,7 +121,7 @@ class JournalIndex:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-                    _reset(db)
+                    reset(db)
                 return db
             except sqlite3.DatabaseError:
                 db.close()
@@ -328,25 +283,25 @@ class JournalIndex:
     @staticmethod
     def _write(db: sqlite3.Connection, fold: Fold, *, replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT"
-        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted((_key(b), *_encode(r)) for b, r in fold.rows.items()))
-        db.executemany(f"{verb} INTO thread VALUES (?, ?)", ((_key(t), n) for t, n in fold.threads.items()))
-        db.executemany("INSERT OR IGNORE INTO torn VALUES (?)", ((_key(d),) for d in fold.torn))
+        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted((key(b), *encode(r)) for b, r in fold.rows.items()))
+        db.executemany(f"{verb} INTO thread VALUES (?, ?)", ((key(t), n) for t, n in fold.threads.items()))
+        db.executemany("INSERT OR IGNORE INTO torn VALUES (?)", ((key(d),) for d in fold.torn))
 
     @staticmethod
     def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, Row]:
         out: dict[str, Row] = {}
         if len(ids) == 1:  # the common question: one bundle
-            found = db.execute(f"SELECT {COLUMNS} FROM bundle WHERE id = ?", (_key(ids[0]),)).fetchone()  # noqa: S608
-            return {ids[0]: _decode(found)} if found is not None else out
-        for chunk in _batches(ids):
+            found = db.execute(f"SELECT {COLUMNS} FROM bundle WHERE id = ?", (key(ids[0]),)).fetchone()  # noqa: S608
+            return {ids[0]: decode(found)} if found is not None else out
+        for chunk in batches(ids):
             marks = ",".join("?" * len(chunk))
-            for b, *values in db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE id IN ({marks})", [_key(b) for b in chunk]):  # noqa: S608
-                out[_unkey(b)] = _decode(values)
+            for b, *values in db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE id IN ({marks})", [key(b) for b in chunk]):  # noqa: S608
+                out[unkey(b)] = decode(values)
         return out
 
     @staticmethod
     def _thread(db: sqlite3.Connection, thread: str) -> int:
-        found = db.execute("SELECT unattended FROM thread WHERE id = ?", (_key(thread),)).fetchone()
+        found = db.execute("SELECT unattended FROM thread WHERE id = ?", (key(thread),)).fetchone()
         return int(found[0]) if found else 0
 
     # --- questions -------------------------------------------------------------------
@@ -377,13 +332,13 @@ class JournalIndex:
     def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]:
         """Every bundle the journal names: a read of the whole index, for tools and tests."""
         rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle ORDER BY id").fetchall(), sync)  # noqa: S608
-        return ((_unkey(b), row_facts(_decode(values))) for b, *values in rows)
+        return ((unkey(b), row_facts(decode(values))) for b, *values in rows)
 
     def placed(self, *, sync: bool = True) -> dict[str, BundleFacts]:
         """Decided bundles the journal last put somewhere other than `missing`: the only decided
         bundles `reconcile` must look for on disk besides those it finds there."""
         rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE {PLACED}").fetchall(), sync)  # noqa: S608
-        return {_unkey(b): row_facts(_decode(values)) for b, *values in rows}
+        return {unkey(b): row_facts(decode(values)) for b, *values in rows}
 
     def facts(self) -> JournalFacts:
         """What the journal says about bundles, answered from this index (brought up to date first)."""
@@ -408,10 +363,10 @@ class JournalIndex:
 
         def ask(db: sqlite3.Connection) -> set[str]:
             out: set[str] = set()
-            for chunk in _batches(wanted):
+            for chunk in batches(wanted):
                 marks = ",".join("?" * len(chunk))
-                found = db.execute(f"SELECT digest FROM torn WHERE digest IN ({marks})", [_key(d) for d in chunk])  # noqa: S608
-                out.update(_unkey(d) for (d,) in found)
+                found = db.execute(f"SELECT digest FROM torn WHERE digest IN ({marks})", [key(d) for d in chunk])  # noqa: S608
+                out.update(unkey(d) for (d,) in found)
             return out
 
         return self._run(ask, sync)

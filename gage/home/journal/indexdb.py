@@ -1,0 +1,78 @@
+"""The journal index's database: its layout and how each fact is stored (spec/journal.md, "The
+index"). Split out of gage.home.journal.index, which keeps it in step with the journal."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from gage.home.journal.facts import Row
+
+VERSION = 2
+FILE_NAME = "journal-index.sqlite"
+# Ids per query when looking many up at once.
+BATCH = 500
+COLUMNS = "decision, location, received, first_received, transport, accepted_how, sent, arrival"
+# Ids, threads and digests are stored as UTF-8 blobs (lone surrogates included, which a JSON
+# string can hold); a fact that is an ASCII string as text; any other fact (a dict, any other
+# string) as a JSON blob, so every value the journal holds is read back exactly.
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (
+    one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
+    covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bundle (
+    id TEXT PRIMARY KEY, decision TEXT, location TEXT, received INTEGER NOT NULL, first_received TEXT,
+    transport TEXT, accepted_how TEXT, sent TEXT, arrival TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS placed ON bundle(id) WHERE decision IS NOT NULL AND coalesce(location, decision) != 'missing';
+CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+PLACED = "decision IS NOT NULL AND coalesce(location, decision) != 'missing'"
+
+
+def key(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def unkey(blob: bytes) -> str:
+    return blob.decode("utf-8", "surrogatepass")
+
+
+def encode(row: Row) -> tuple[Any, ...]:
+    return tuple(v if v is None or type(v) is int or (type(v) is str and v.isascii()) else json.dumps(v).encode() for v in row)
+
+
+def decode(values: Iterable[Any]) -> Row:
+    # Decoded to text first: json.loads on bytes sniffs the encoding every time (a listing
+    # decodes tens of thousands of these); encode wrote them as UTF-8 JSON.
+    return [_loads(v.decode("utf-8", "surrogatepass")) if type(v) is bytes else v for v in values]
+
+
+_loads = json.JSONDecoder().decode
+
+
+def batches(ids: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(ids), BATCH):
+        yield ids[i : i + BATCH]
+
+
+def reset(db: sqlite3.Connection) -> None:
+    """A fresh file, or another version's layout: it is only a cache, so it starts again."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:  # not done by another process meanwhile
+            for table in ("state", "bundle", "thread", "torn"):
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
