@@ -30,7 +30,7 @@ from .bundle_walk import (
     walk_payload,
 )
 from .errors import GageError, MalformedError, TamperedError, UsageError
-from .keys import SIGNATURE_LEN, Identity
+from .keys import SIGNATURE_CAP, Identity
 from .manifest import (
     MANIFEST_LIMIT,
     FileEntry,
@@ -269,7 +269,7 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
     caller discards the copy. The walk enters only folders on the way to a listed file.
     """
     dst.mkdir(parents=True)
-    for name, cap in ((MANIFEST, MANIFEST_LIMIT), (SIGNATURE, SIGNATURE_LEN * 4)):
+    for name, cap in ((MANIFEST, MANIFEST_LIMIT), (SIGNATURE, SIGNATURE_CAP)):
         s = src / name
         if name == SIGNATURE:
             _sig, problem = read_signature(src)

@@ -56,7 +56,7 @@ from . import bundle as bundle_mod
 from .bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem
 from .errors import GageError
 from .home import Home
-from .keys import SIGNATURE_LEN
+from .keys import SIGNATURE_CAP
 from .manifest import MANIFEST_LIMIT, Manifest
 from .store import Stored
 from .treestat import UNREADABLE, tree_entries
@@ -228,7 +228,7 @@ class CheckCache:
         try:
             top = os.fstat(dir_fd)
             m = _read_at(dir_fd, MANIFEST, MANIFEST_LIMIT)
-            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_LEN * 4)
+            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_CAP)
             if m is None or s is None or _sha(m[0]) != m_sha or _sha(s[0]) != s_sha:
                 return None
             manifest = parsed if parsed is not None and parsed.raw == m[0] else Manifest.parse(m[0])

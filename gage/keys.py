@@ -1,8 +1,10 @@
-"""Ed25519 identities, public key text, key files, and the domain-separated signature.
+"""Identities (Ed25519, or hybrid Ed25519 + ML-DSA-65), public key text, key files, and the
+domain-separated manifest signature.
 
 A gage signature is made over a fixed prefix followed by the manifest bytes, so a
 signature made by gage can never be replayed as a signature over anything else the
-same key might sign (and vice versa).
+same key might sign (and vice versa). The signing rule itself, classical or hybrid, is
+gage/signing.py's, shared by every signed object.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ import hashlib
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nacl.exceptions
 import nacl.signing
 
-from . import atomic, homefile, strictjson
+from . import atomic, homefile, signing, strictjson
 from .errors import (
     BadSignatureError,
     GageError,
@@ -29,35 +30,78 @@ from .errors import (
 )
 
 KEY_PREFIX = "ed25519:"
+# A hybrid key's text: the Ed25519 key's 64 hex digits, then the ML-DSA-65 key's 3904.
+HYBRID_PREFIX = "ed25519+mldsa65:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
-SIGNATURE_LEN = 64
+SIGNATURE_LEN = signing.ED25519_SIG_LEN  # a classical signature; a hybrid one is HYBRID_SIGNATURE_LEN
+HYBRID_SIGNATURE_LEN = signing.HYBRID_SIG_LEN
+# What `manifest.sig` is read for at most: a hybrid signature (3373 bytes) with room to spare.
+SIGNATURE_CAP = signing.SIGNATURE_CAP
 KEYFILE_VERSION = 1
-KEYFILE_LIMIT = 4096
+# A hybrid key's text is 3984 characters; 8 KiB leave room for a 200-character name in any script.
+KEYFILE_LIMIT = 8192
 # An identity file also keeps this home's retired keys and their statements.
 IDENTITY_LIMIT = 1 << 20
 MAX_CLAIMED_NAME = 200
 
 
 def key_text(key: bytes) -> str:
-    """The export form of a public key: `ed25519:` and 64 lower-case hex digits."""
-    return KEY_PREFIX + key.hex()
+    """The export form of a public key: `ed25519:` and 64 lower-case hex digits, or for a
+    hybrid key `ed25519+mldsa65:` and 3968 (the Ed25519 key first, then the ML-DSA-65 key)."""
+    return (HYBRID_PREFIX if signing.is_hybrid(key) else KEY_PREFIX) + key.hex()
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def parse_key(text: object, *, field: str = "key") -> bytes:
     if not isinstance(text, str):
         raise MalformedError("a key must be a string", field=field)
-    if not text.startswith(KEY_PREFIX):
-        raise MalformedError(f"a key must start with {KEY_PREFIX!r}", field=field)
-    hexpart = text[len(KEY_PREFIX) :]
-    if len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
-        raise MalformedError("a key must be 64 lower-case hex digits after the prefix", field=field)
+    if text.startswith(HYBRID_PREFIX):
+        hexpart, digits = text[len(HYBRID_PREFIX) :], 2 * signing.HYBRID_KEY_LEN
+    elif text.startswith(KEY_PREFIX):
+        hexpart, digits = text[len(KEY_PREFIX) :], 2 * signing.ED25519_KEY_LEN
+    else:
+        raise MalformedError(f"a key must start with {KEY_PREFIX!r} or {HYBRID_PREFIX!r}", field=field)
+    if len(hexpart) != digits or not _HEX.issuperset(hexpart):
+        raise MalformedError(f"a key must be {digits} lower-case hex digits after the prefix", field=field)
     return bytes.fromhex(hexpart)
 
 
 def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key. Not a security check: the word-pairs are."""
-    h = key.hex()
+    """A glanceable label for a key. Not a security check: the word-pairs are.
+
+    A hybrid key's label is a hash of both halves, so it never equals the label of its own
+    Ed25519 half offered alone (a downgrade shows as a different key)."""
+    h = signing.hybrid_fingerprint(key) if signing.is_hybrid(key) else key.hex()
     return f"{h[:4]}-{h[4:8]}-{h[8:12]}"
+
+
+def key_shown(key: bytes) -> str:
+    """A key for a person to read in one line: the key text of a classical key; a hybrid key's
+    3984 characters would bury the line, so it is named by its fingerprint (its full text is in
+    `--json` and in `gage key export`)."""
+    if signing.is_hybrid(key):
+        return f"hybrid key {short_fingerprint(key)}, Ed25519 + ML-DSA-65"
+    return key_text(key)
+
+
+def key_scheme(key: bytes) -> str:
+    """What the verdict and the frame say of a key: `hybrid` or `classical-only`. A fact, not a warning."""
+    return "hybrid" if signing.is_hybrid(key) else "classical-only"
+
+
+def matches_ref(key: bytes, wanted: str) -> bool:
+    """`wanted` (lower-case hex, dashes removed) starts the key's hex or its short fingerprint."""
+    return key.hex().startswith(wanted) or short_fingerprint(key).replace("-", "").startswith(wanted)
+
+
+def ref_digits(ref: str) -> str:
+    """A key as a person types it (key text, a fingerprint, hex digits) reduced to hex digits."""
+    wanted = ref.strip().lower()
+    for prefix in (HYBRID_PREFIX, KEY_PREFIX):
+        wanted = wanted.removeprefix(prefix)
+    return wanted.replace("-", "")
 
 
 def key_digest(key: bytes) -> str:
@@ -77,22 +121,27 @@ def check_local_name(name: str) -> str:
     return name
 
 
-def sign_manifest(signing_key: nacl.signing.SigningKey, manifest_bytes: bytes) -> bytes:
-    return signing_key.sign(SIGNATURE_CONTEXT + manifest_bytes).signature
+def sign_manifest(signer: signing.SecretKey | nacl.signing.SigningKey, manifest_bytes: bytes) -> bytes:
+    """`manifest.sig` for these bytes: Ed25519, or Ed25519 and ML-DSA-65 for a hybrid signer."""
+    return signing.sign(signer, SIGNATURE_CONTEXT, manifest_bytes)
 
 
 def verify_manifest_signature(key: bytes, manifest_bytes: bytes, signature: bytes) -> None:
     """Raise BadSignatureError unless `signature` is `key`'s gage signature over these bytes.
 
-    PyNaCl raises ValueError (not BadSignatureError) for a signature of the wrong length
-    and for some malformed keys: both are a bad signature here, never a crash.
+    A hybrid key needs both halves; one half alone, a signature of the wrong length or one
+    that does not verify is a bad signature here, never a crash.
     """
-    if len(signature) != SIGNATURE_LEN:
-        raise BadSignatureError(f"signature is {len(signature)} bytes, not {SIGNATURE_LEN}", path="manifest.sig")
-    try:
-        nacl.signing.VerifyKey(key).verify(SIGNATURE_CONTEXT + manifest_bytes, signature)
-    except (nacl.exceptions.BadSignatureError, ValueError, TypeError) as exc:
-        raise BadSignatureError("signature does not verify over manifest.json with the sender key", path="manifest.sig") from exc
+    why = signing.why_not(key, SIGNATURE_CONTEXT, manifest_bytes, signature)
+    if why is None:
+        return
+    if why.startswith("signature is"):
+        raise BadSignatureError(why, path="manifest.sig")
+    if why.endswith("does not verify") and not signing.is_hybrid(key):
+        why = "signature does not verify over manifest.json with the sender key"
+    else:
+        why += " over manifest.json with the sender key"
+    raise BadSignatureError(why, path="manifest.sig")
 
 
 @dataclass(frozen=True)
@@ -154,10 +203,29 @@ class Identity:
     # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
     # is among them when it was retired with no successor in this home.
     retired: tuple[RetiredKey, ...] = ()
+    # The ML-DSA-65 seed of a hybrid identity; None for a classical (Ed25519-only) one.
+    mldsa65_seed: bytes | None = field(default=None, repr=False)
+    # Made once: an ML-DSA key is derived from its seed, and `key` is asked for per bundle.
+    _secret: signing.SecretKey = field(init=False, compare=False, repr=False)
+    _key: bytes = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
+        object.__setattr__(self, "_secret", secret)
+        object.__setattr__(self, "_key", secret.public)
+
+    @property
+    def secret(self) -> signing.SecretKey:
+        """What signs: both halves of a hybrid identity, or the Ed25519 key of a classical one."""
+        return self._secret
 
     @property
     def key(self) -> bytes:
-        return bytes(self.signing_key.verify_key)
+        return self._key
+
+    @property
+    def hybrid(self) -> bool:
+        return self.mldsa65_seed is not None
 
     @property
     def key_text(self) -> str:
@@ -179,14 +247,20 @@ class Identity:
         return key == self.key or self.retirement_of(key) is not None
 
     @classmethod
-    def generate(cls, name: str) -> Identity:
-        return cls(name=name, signing_key=nacl.signing.SigningKey.generate())
+    def generate(cls, name: str, *, hybrid: bool = True) -> Identity:
+        """A new identity: hybrid (Ed25519 + ML-DSA-65) unless asked for a classical one."""
+        return cls.from_secret(name, signing.SecretKey.generate(hybrid=hybrid))
+
+    @classmethod
+    def from_secret(cls, name: str, secret: signing.SecretKey, retired: tuple[RetiredKey, ...] = ()) -> Identity:
+        return cls(name=name, signing_key=secret.ed25519, retired=retired, mldsa65_seed=secret.mldsa65_seed)
 
     def sign(self, manifest_bytes: bytes) -> bytes:
-        return sign_manifest(self.signing_key, manifest_bytes)
+        return sign_manifest(self._secret, manifest_bytes)
 
     def _bytes(self) -> bytes:
-        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
+        # `secret`: the Ed25519 seed, followed for a hybrid identity by the ML-DSA-65 seed.
+        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": self._secret.seed_bytes.hex(), "key": self.key_text}
         if self.retired:
             obj["retired"] = [r.to_json() for r in self.retired]
         return strictjson.dumps(obj) + b"\n"
@@ -210,10 +284,11 @@ class Identity:
             if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
                 raise MalformedError("not a gage identity file (version 1)")
             secret = obj["secret"]
-            if not isinstance(secret, str) or len(secret) != 64:
-                raise TypeError("secret must be 64 hex digits")
-            seed = bytes.fromhex(secret)
-            sk = nacl.signing.SigningKey(seed)
+            if not isinstance(secret, str) or len(secret) not in (64, 128):
+                raise TypeError("secret must be 64 hex digits (Ed25519) or 128 (Ed25519 and ML-DSA-65)")
+            sk = signing.SecretKey.from_seed_bytes(bytes.fromhex(secret))
+            if parse_key(obj["key"]) != sk.public:
+                raise ValueError("its key is not the key of its secret")
             name = obj["name"]
             if not isinstance(name, str):
                 raise TypeError("name must be text")
@@ -232,7 +307,7 @@ class Identity:
             raise GageIOError(f"cannot read the identity: {exc.strerror}", path=str(path)) from exc
         if mode & 0o077:
             raise RefusedError(f"identity is readable by others (mode {mode:o}); run chmod 600 on it", path=str(path))
-        return cls(name=name, signing_key=sk, retired=retired)
+        return cls.from_secret(name, sk, retired)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 from . import keystatement
 from .authority import Grant
 from .contacts import Contact, Contacts
+from .downgrade import Downgrade, downgrade_of
 from .errors import GageError
 from .home import Home
 from .keys import key_text
@@ -54,6 +55,8 @@ class KeyTrust:
     status: KeyStatus
     retired: dict[str, Any] | None
     mine: bool  # one of this home's own keys
+    # Set when the key is the Ed25519 half of a hybrid key confirmed here: what it signs is a bad signature.
+    downgrade: Downgrade | None = None
     # The authority file's grants to `contact`, by bundle kind, filled as a listing meets kinds.
     grants: dict[str, tuple[Grant, ...]] = field(default_factory=dict)
 
@@ -67,4 +70,7 @@ def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
         # as the contact's previous key); compromised keeps none: nothing it signs verifies.
         owner = contacts.owner_of(key)
         contact = owner if retired["reason"] == "superseded" else None
-    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key))
+    down = downgrade_of(contacts, home.identity, key)
+    if down is not None:
+        contact = None
+    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key), downgrade=down)

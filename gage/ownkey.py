@@ -13,14 +13,21 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import nacl.signing
-
 from . import keystatement as ks
 from . import send
 from .errors import RefusedError, UnknownKeyError, UsageError
 from .home import Home
-from .keys import Identity, KeyFile, RetiredKey, key_text, short_fingerprint
+from .keys import (
+    Identity,
+    KeyFile,
+    RetiredKey,
+    key_text,
+    matches_ref,
+    ref_digits,
+    short_fingerprint,
+)
 from .manifest import Manifest, now_text
+from .signing import SecretKey
 from .vocab import Reason
 
 
@@ -73,24 +80,21 @@ def retire(
         st = ks.build(me.key, name=me.name, reason=known_reason, retired_at=now_text(), replacement=new_key)
         signed = ks.Signed(
             statement=st,
-            signature=ks.sign_retiring(me.signing_key, st),
-            replacement_signature=ks.sign_replacement(successor.signing_key, st) if successor else None,
+            signature=ks.sign_retiring(me.secret, st),
+            replacement_signature=ks.sign_replacement(successor.secret, st) if successor else None,
         )
         text = signed.to_bytes().decode("utf-8")
         record = RetiredKey(
             key=me.key,
             name=me.name,
-            secret=bytes(me.signing_key) if successor else None,
+            secret=me.secret.seed_bytes if successor else None,
             reason=reason,
             retired_at=st.retired_at,
             replacement=new_key,
             statement=text,
             origin="this home",
         )
-        if successor is not None:
-            now = Identity(name=me.name, signing_key=successor.signing_key, retired=(*me.retired, record))
-        else:
-            now = Identity(name=me.name, signing_key=me.signing_key, retired=(*me.retired, record))
+        now = Identity.from_secret(me.name, (successor or me).secret, (*me.retired, record))
         # One atomic rewrite switches the key and records the retirement together.
         now.rewrite(home.identity_path)
         home._identity = now
@@ -121,21 +125,19 @@ def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
         record = own_retired(home, ref, me=me)
         if record.reason == "compromised":
             raise RefusedError(f"{short_fingerprint(record.key)} is already retired as compromised")
-        secret = record.secret if record.secret is not None else bytes(me.signing_key) if record.key == me.key else None
+        secret = record.secret if record.secret is not None else me.secret.seed_bytes if record.key == me.key else None
         if secret is None:
             raise RefusedError(
                 f"this home does not hold the secret of {short_fingerprint(record.key)} (it was retired in another "
                 "home): retire it again there"
             )
-        old = nacl.signing.SigningKey(secret)
+        old = SecretKey.from_seed_bytes(secret)
         st = ks.build(record.key, name=record.name, reason="compromised", retired_at=now_text())
         signed = ks.Signed(statement=st, signature=ks.sign_retiring(old, st), replacement_signature=None)
         updated = dataclasses.replace(
             record, reason="compromised", retired_at=st.retired_at, statement=signed.to_bytes().decode("utf-8")
         )
-        now = Identity(
-            name=me.name, signing_key=me.signing_key, retired=tuple(updated if r is record else r for r in me.retired)
-        )
+        now = Identity.from_secret(me.name, me.secret, tuple(updated if r is record else r for r in me.retired))
         now.rewrite(home.identity_path)
         home._identity = now
         home.journal.append(
@@ -169,7 +171,7 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
         if not signed.signed_by_key():
             raise RefusedError(f"the statement is not signed by the key it retires ({short_fingerprint(st.key)}): will not countersign it")
         if not signed.signed_by_replacement():
-            signed = ks.Signed(st, signed.signature, ks.sign_replacement(me.signing_key, st))
+            signed = ks.Signed(st, signed.signature, ks.sign_replacement(me.secret, st))
         now = me
         if not any(r.key == st.key for r in me.retired):
             record = RetiredKey(
@@ -182,7 +184,7 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
                 statement=signed.to_bytes().decode("utf-8"),
                 origin="another home",
             )
-            now = Identity(name=me.name, signing_key=me.signing_key, retired=(*me.retired, record))
+            now = Identity.from_secret(me.name, me.secret, (*me.retired, record))
             now.rewrite(home.identity_path)
             home._identity = now
         home.journal.append("key-countersigned", key=key_text(st.key), reason=st.reason, statement=st.id)
@@ -192,11 +194,11 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
 
 def own_retired(home: Home, ref: str, *, me: Identity | None = None) -> RetiredKey:
     """One of this home's retired keys, by key text, fingerprint or a unique hex prefix (at least 8 digits)."""
-    wanted = ref.strip().lower().removeprefix("ed25519:").replace("-", "")
+    wanted = ref_digits(ref)
     if len(wanted) < 8 or any(c not in "0123456789abcdef" for c in wanted):
         raise UsageError("give at least 8 hex digits of the retired key (as `gage id` shows it)")
     me = me or home.identity
-    matches = {r.key: r for r in me.retired if r.key.hex().startswith(wanted)}
+    matches = {r.key: r for r in me.retired if matches_ref(r.key, wanted)}
     if not matches:
         raise UnknownKeyError(f"this home has no retired key starting {wanted}")
     if len(matches) > 1:

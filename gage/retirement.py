@@ -21,6 +21,7 @@ from . import bundle as bundle_mod
 from . import keystatement as ks
 from . import safeopen, vocab
 from .contacts import Contact, Contacts, Retirement
+from .downgrade import downgrade_of
 from .errors import (
     GageError,
     GageIOError,
@@ -195,6 +196,9 @@ def evaluate(signed: ks.Signed, contacts: Contacts, me: Identity) -> tuple[Liter
             f"it names a replacement key {rfp} that did not sign it: both keys sign, so no one can name someone "
             "else's key as theirs (if this is yours, countersign it with `gage key countersign`)"
         )
+    down = downgrade_of(contacts, me, st.key)
+    if down is not None:
+        return "downgraded", f"it speaks for key {fp}, {down.sentence()}"
     if me.owns(st.key):
         return "own-key", f"it speaks for this home's own key {fp}: `gage key retire` retires it here"
     status = contacts.status_of(st.key)

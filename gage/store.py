@@ -19,9 +19,10 @@ from . import bundle as bundle_mod
 from . import settings as settings_mod
 from .errors import GageError, GageIOError, MalformedError, NotFoundError, RefusedError
 from .home import ALL_STATES, Home
-from .keys import SIGNATURE_LEN, key_text, verify_manifest_signature
+from .keys import key_text, verify_manifest_signature
 from .manifest import Manifest, is_id
 from .settings import LimitError
+from .signing import signature_len
 from .vocab import ArrivalEvent, Place
 
 
@@ -240,7 +241,7 @@ def _swap_in(home: Home, held: Path, incoming: Path) -> None:
 
 def declared_bytes(m: Manifest) -> int:
     """A bundle's size as every limit counts it: manifest, signature and declared payload."""
-    return len(m.raw) + SIGNATURE_LEN + m.total_size
+    return len(m.raw) + signature_len(m.sender.key) + m.total_size
 
 
 def _over(home: Home, what: str, setting: str, limit: int, need: int, advice: str = "") -> LimitError:

@@ -20,7 +20,7 @@ from .home import Home
 from .journalfacts import (
     JournalFacts as JournalFacts,  # re-exported: it lives with the journal index
 )
-from .keys import key_text, short_fingerprint
+from .keys import key_scheme, key_text, short_fingerprint
 from .keytrust import KeyTrust as KeyTrust  # re-exported: a listing's memo type
 from .keytrust import key_trust
 from .manifest import Manifest
@@ -76,6 +76,8 @@ class Sender:
             "claimed_name": self.claimed_name,
             "signature_ok": self.signature_ok,
             "is_me": self.is_me,
+            # How the key signs: `hybrid` (Ed25519 and ML-DSA-65) or `classical-only` (Ed25519). A fact.
+            "scheme": key_scheme(self.key) if self.key else None,
         }
         if self.retired is not None:
             # Only for a key a statement retired (spec/keys.md section 5).
@@ -326,6 +328,12 @@ def compute(
     # A contact's name only for a key that really signed this manifest: a forged bundle
     # can write any confirmed key into `sender`, and must not be shown under its name.
     signed = check.signature_ok
+    problems = check.problems
+    if trust.downgrade is not None:
+        # The Ed25519 half of a hybrid key confirmed here, alone: a bad signature, never a
+        # lesser verdict (spec/keys.md section 11). A new list: the check may be the cache's.
+        problems = [*problems, Problem("signature", "manifest.sig", trust.downgrade.sentence())]
+        signed = False
     sender = Sender(
         key=m.sender.key,
         name=contact.name if contact and signed else None,
@@ -336,7 +344,7 @@ def compute(
         retired=dict(retired) if retired is not None else None,
     )
     verdict: VerdictLevel
-    if check.problems:
+    if problems:
         verdict = "invalid"
     elif status == "confirmed" or (status == "retired" and contact is not None):
         verdict = "verified"
@@ -384,7 +392,7 @@ def compute(
         path=path,
         state=state,
         verdict=verdict,
-        problems=check.problems,
+        problems=problems,
         warnings=check.warnings,
         sender=sender,
         manifest=m,

@@ -19,8 +19,9 @@ from typing import Any
 
 from .. import bundle as bundle_mod
 from ..errors import GageIOError, RefusedError, TamperedError
-from ..keys import SIGNATURE_LEN, verify_manifest_signature
+from ..keys import verify_manifest_signature
 from ..manifest import Manifest
+from ..signing import signature_len
 from .wire import (
     CLAIM_META,
     DEFAULT_PROTOCOL,
@@ -84,7 +85,7 @@ def hold(bundle_dir: Path, *, limits: Limits | None = None) -> Held:
         raise RefusedError(f"does not verify, so it is not exported: {first}", path=str(bundle_dir))
     m = result.manifest
     # Counted as a receiver counts: manifest, signature and payload.
-    declared = len(m.raw) + SIGNATURE_LEN + m.total_size
+    declared = len(m.raw) + signature_len(m.sender.key) + m.total_size
     if declared > limits.max_bytes:
         raise RefusedError(
             f"holds {declared} bytes, over the A2A limit of {limits.max_bytes} (a receiver with the default limit "
