@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from . import safeopen
 from .bundle import PAYLOAD
-from .keys import key_shown
+from .errors import MalformedError
+from .keys import key_shown, parse_key
 from .sanitize import TEXT_SAMPLE, looks_binary, payload_lines, quoted, visible
 from .signing import is_hybrid
 from .verdict import NO_AUTHORITY, Verdict
@@ -59,8 +60,16 @@ def _retired_words(r: dict[str, object]) -> str:
     """How a retirement reads in the frame: the reason, and the time as the signer's claim."""
     out = f"retired as {r['reason']} as of {r['retired_at']} (the statement's claim)"
     if r.get("replacement"):
-        out += f", naming a new key {r['replacement']}"
+        out += f", naming a new key {_key_words(r['replacement'])}"
     return out
+
+
+def _key_words(text: object) -> str:
+    """Key text from a verdict, as `key_shown` gives it (a hybrid key by its fingerprint)."""
+    try:
+        return key_shown(parse_key(text))
+    except MalformedError:
+        return visible(str(text))
 
 
 def _scheme_words(key: bytes) -> str:

@@ -22,7 +22,7 @@ from gage import verdict as verdict_mod
 from gage.contacts import Contacts
 from gage.errors import RefusedError
 from gage.home import Home
-from gage.keys import key_text
+from gage.keys import key_shown, key_text
 from gage.manifest import now_text
 from gage.signing import SecretKey
 from gage.words import derive
@@ -66,7 +66,7 @@ def test_superseded_old_bundles_stay_verified_as_the_previous_key(alice_and_bob,
     assert v.sender.retired is not None and v.sender.retired["reason"] == "superseded"
     assert v.sender.retired["replacement"] == done.identity.key_text
     sender_line = next(f.value for f in frame.fields(v) if f.label == "sender")
-    assert "signed with alice's previous key" in sender_line and key_text(old_key) in sender_line
+    assert "signed with alice's previous key" in sender_line and key_shown(old_key) in sender_line
     assert v.to_json()["sender"]["retired"]["contact"] == "alice"
 
     contacts = Contacts.load(bob.contacts_path)
