@@ -134,7 +134,9 @@ class Home:
     # --- making and opening ----------------------------------------------------------
 
     @classmethod
-    def init(cls, root: Path | str, name: str) -> Home:
+    def init(cls, root: Path | str, name: str, *, hybrid: bool = True) -> Home:
+        """A new home. Its identity is hybrid (Ed25519 + ML-DSA-65); `hybrid=False` makes an
+        Ed25519-only one, as homes made before hybrids are (for tests and benchmarks of them)."""
         check_local_name(name)
         home = cls(root)
         if home.identity_path.exists():
@@ -149,7 +151,7 @@ class Home:
         except OSError as exc:
             raise GageIOError(f"cannot create home: {exc.strerror}", path=str(home.root)) from exc
         with home.lock():
-            identity = Identity.generate(name)
+            identity = Identity.generate(name, hybrid=hybrid)
             identity.save(home.identity_path)
             home._identity = identity
             from . import atomic

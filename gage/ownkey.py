@@ -114,6 +114,20 @@ def retire(
     return Retired(signed=signed, identity=now, bundle=manifest, path=dest)
 
 
+def upgrade(home: Home, *, copy_to: Path | None = None) -> Retired:
+    """Replace an Ed25519-only key with a hybrid one (Ed25519 + ML-DSA-65), here.
+
+    Nothing new in the format: the old key is retired as superseded by the existing key
+    statement, signed by the old key and by the new hybrid one (`retire --new`). Contacts who
+    confirmed the old key see the new one as a linked candidate, which only their ceremony
+    confirms; what the old key signed stays verified as the contact's previous key.
+    """
+    me = home.identity
+    if me.hybrid:
+        raise RefusedError(f"this home's key {short_fingerprint(me.key)} is already hybrid (Ed25519 + ML-DSA-65): nothing to upgrade")
+    return retire(home, reason="superseded", new=True, copy_to=copy_to)
+
+
 def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
     """Retire again, as compromised, a key this home retired as superseded (the old laptop was stolen after all).
 

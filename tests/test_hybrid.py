@@ -274,3 +274,64 @@ def test_own_hybrid_keys_half_is_a_downgrade_too(make_home, tmp_path: Path) -> N
     path = _bundle(half, tmp_path / "wire")
     v = verdict_mod.compute(alice, path)
     assert v.verdict == "invalid" and "this home's own hybrid key" in v.problems[0].message
+
+
+# --- gage key upgrade, carried through a contact's home ------------------------------------
+
+
+def test_key_upgrade_carried_through_a_contacts_home(tmp_path: Path, gage: Gage) -> None:
+    from gage import store
+    from gage.words import derive
+
+    old_home = Home.init(tmp_path / "alice", "alice", hybrid=False)
+    bob = Home.init(tmp_path / "bob", "bob")
+    assert not old_home.identity.hybrid
+    old_key = old_home.identity.key
+    pair(bob, "alice", old_home)
+    src = tmp_path / "r.txt"
+    src.write_text("before\n")
+    _m, before = send.create(old_home, [src], kind="share", copy_to=tmp_path / "shared")
+    assert arrive(bob, tmp_path / "shared" / before.name).id
+    v_old = verdict_mod.compute(bob, store_path(bob, before.name))
+    assert v_old.verdict == "verified" and v_old.to_json()["sender"]["scheme"] == "classical-only"
+
+    r = gage(old_home, "key", "upgrade", "-o", str(tmp_path / "shared"), "--json")
+    assert r.code == 0, r.err
+    body = json.loads(r.out)
+    alice = Home(tmp_path / "alice")
+    new_key = alice.identity.key
+    assert alice.identity.hybrid and body["key"] == key_text(new_key) and body["complete"]
+    assert gage(alice, "key", "upgrade").code == 9  # already hybrid
+
+    # Bob imports the statement bundle: the old key is retired as superseded, the new one a linked candidate.
+    r = gage(bob, "import", str(tmp_path / "shared" / body["bundle"]))
+    assert r.code == 0 and "key statement applied" in r.err, r.err
+    contacts = Contacts.load(bob.contacts_path)
+    cand = contacts.candidates[new_key]
+    assert cand.replaces == old_key and cand.replaces_contact == "alice"
+    assert contacts.status_of(new_key) == "candidate"
+    # What the old key signed stays verified (the contact's previous key); the new key is unverified until the ceremony.
+    assert verdict_mod.compute(bob, store_path(bob, before.name)).verdict == "verified"
+    src.write_text("after\n")
+    _m2, after = send.create(alice, [src], kind="share", copy_to=tmp_path / "shared")
+    arrive(bob, tmp_path / "shared" / after.name)
+    v_new = verdict_mod.compute(bob, store_path(bob, after.name))
+    assert v_new.verdict == "unverified" and v_new.to_json()["sender"]["scheme"] == "hybrid"
+    # The ceremony, with the new key's words, confirms it under the same name.
+    outcome = ceremony.confirm(bob, "alice", new_key, " ".join(" ".join(p) for p in derive(new_key)))
+    assert outcome.confirmed, outcome.message
+    contacts = Contacts.load(bob.contacts_path)
+    assert contacts.by_name("alice").key == new_key and [p.key for p in contacts.by_name("alice").previous] == [old_key]
+    assert verdict_mod.compute(bob, store_path(bob, after.name)).verdict == "verified"
+    assert store.resolve(bob, before.name) is not None
+
+
+def test_words_come_from_both_halves_of_a_hybrid_key(hybrid: SecretKey) -> None:
+    from gage.words import derive
+
+    key = hybrid.public
+    other_pq = SecretKey(hybrid.ed25519, b"\x33" * 32).public
+    assert other_pq[:32] == key[:32] and other_pq != key
+    # Same Ed25519 half, different ML-DSA-65 half: different words; and never the half's own words.
+    assert derive(key) != derive(other_pq)
+    assert derive(key) != derive(signing.ed25519_half(key))
