@@ -75,7 +75,7 @@ def _key_words(text: object) -> str:
 def _scheme_words(key: bytes) -> str:
     if is_hybrid(key):
         return "hybrid: Ed25519 and ML-DSA-65, both verified"
-    return "classical-only: Ed25519 alone (a key made before gage keys were hybrid)"
+    return "classical-only: Ed25519 alone, no ML-DSA-65 half (an older key)"
 
 
 def new_token() -> str:
