@@ -335,3 +335,29 @@ def test_words_come_from_both_halves_of_a_hybrid_key(hybrid: SecretKey) -> None:
     # Same Ed25519 half, different ML-DSA-65 half: different words; and never the half's own words.
     assert derive(key) != derive(other_pq)
     assert derive(key) != derive(signing.ed25519_half(key))
+
+
+def test_an_a2a_artifact_carries_the_hybrid_signature_and_a_stripped_one_is_a_bad_signature(make_home, tmp_path: Path, gage: Gage) -> None:
+    import base64
+
+    from gage import store
+    from gage.a2a import export as a2a_export
+
+    alice, bob = _alice_and_bob(make_home)
+    src = tmp_path / "r.txt"
+    src.write_text("over A2A\n")
+    m, dest = send.create(alice, [src], kind="share")
+    art = a2a_export.export_artifact(dest)
+    sig_part = next(p for p in art["parts"] if p["filename"] == "manifest.sig")
+    assert len(base64.b64decode(sig_part["raw"])) == signing.HYBRID_SIG_LEN
+    good = tmp_path / "good.a2a.json"
+    good.write_text(json.dumps(art))
+    sig_part["raw"] = base64.b64encode(base64.b64decode(sig_part["raw"])[:64]).decode()
+    stripped = tmp_path / "stripped.a2a.json"
+    stripped.write_text(json.dumps(art))
+    r = gage(bob, "a2a", "import", str(stripped))
+    v = verdict_mod.compute(bob, store.resolve(bob, m.id))
+    assert v.verdict == "invalid" and v.problems[0].stage == "signature", (r.code, r.err)
+    # The genuine copy then replaces the invalid one (bundle.md section 10) and verifies.
+    assert gage(bob, "a2a", "import", str(good)).code == 0
+    assert verdict_mod.compute(bob, store.resolve(bob, m.id)).verdict == "verified"
