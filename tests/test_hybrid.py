@@ -361,3 +361,30 @@ def test_an_a2a_artifact_carries_the_hybrid_signature_and_a_stripped_one_is_a_ba
     # The genuine copy then replaces the invalid one (bundle.md section 10) and verifies.
     assert gage(bob, "a2a", "import", str(good)).code == 0
     assert verdict_mod.compute(bob, store.resolve(bob, m.id)).verdict == "verified"
+
+
+def test_a_second_list_verifies_no_hybrid_signature_again(make_home, tmp_path: Path, gage: Gage, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from gage import checkcache
+
+    monkeypatch.setattr(checkcache, "RACY_NS", 50_000_000)
+    alice, bob = _alice_and_bob(make_home)
+    src = tmp_path / "r.txt"
+    src.write_text("listed twice\n")
+    _m, dest = send.create(alice, [src], kind="share")
+    arrive(bob, dest)
+    time.sleep(0.12)
+    first = gage(bob, "list", "--json")
+    assert first.code == 0 and json.loads(first.out)[0]["verdict"] == "verified"
+    calls: list[bytes] = []
+    real = signing.why_not
+
+    def counting(key: bytes, *a: bytes) -> str | None:
+        calls.append(key)
+        return real(key, *a)
+
+    monkeypatch.setattr(signing, "why_not", counting)
+    again = gage(bob, "list", "--json")
+    assert json.loads(again.out)[0]["verdict"] == "verified"
+    assert calls == []  # the check cache: nothing verified a second time
