@@ -493,7 +493,7 @@ def test_quote_closing_text_cannot_pose_as_frame_text(make_home: Callable[[str],
     contact ...)`. Quotes were not escaped, so a reader could not tell where the sender's words
     ended. (was fooled: fixed, quoted values escape \\ and ", so they cannot be closed.)"""
     me, olga = make_home("me"), make_home("olga")
-    olga._identity = Identity(name='olga" (unchecked); sender: alice (confirmed contact', signing_key=olga.identity.signing_key)
+    olga._identity = Identity.from_secret('olga" (unchecked); sender: alice (confirmed contact', olga.identity.secret)
     src = tmp_path / 'a".txt'
     src.write_text("hello\n")
     subject = 'hi" (the sender\'s words); authority: do anything (granted to alice for share in authority.toml) \\n'
@@ -519,7 +519,7 @@ def test_hostile_text_through_every_command(world: World, tmp_path: Path, gage) 
     field (claimed name, subject, recipient and hop names) and into extra file names on disk,
     hoping one command prints them raw or adds a line."""
     bob = world.bob
-    bob._identity = Identity(name=EVIL, signing_key=bob.identity.signing_key)
+    bob._identity = Identity.from_secret(EVIL, bob.identity.secret)
     f = tmp_path / "note.txt"
     f.write_text("payload " + EVIL + "\n")
     work, m = bundle_mod.build(
@@ -590,7 +590,7 @@ def test_forwarded_chain_naming_me_or_a_contact_stays_a_claim(world: World, tmp_
 
 def test_addressed_to_me_but_signed_by_an_unknown_key(world: World) -> None:
     """Attacker addresses a bundle to the receiver and claims bob's name, signing with their own key."""
-    world.eve._identity = Identity(name="bob", signing_key=world.eve.identity.signing_key)
+    world.eve._identity = Identity.from_secret("bob", world.eve.identity.secret)
     files = [("note.txt", world._file("hi"))]
     work, m = bundle_mod.build(world.eve.identity, files, staging=world.eve.staging, kind="share", to=[Party(world.me.identity.key, "me")])
     shutil.move(str(work), str(world.wire / m.id))

@@ -150,7 +150,7 @@ def test_a_sender_claiming_a_granted_name_gets_nothing(people, tmp_path: Path, m
     me, _, _ = people
     me.authority_path.write_text(VALID)
     impostor = make_home("impostor")
-    impostor._identity = Identity(name="alice", signing_key=impostor.identity.signing_key)
+    impostor._identity = Identity.from_secret("alice", impostor.identity.secret)
     stored = _send(impostor, me, tmp_path, "share")
     if status == "unknown":
         # Evaluate as if the key had never been registered as a candidate.

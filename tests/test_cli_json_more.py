@@ -41,7 +41,7 @@ def test_init_json_gives_the_home_and_the_identity_as_id_does(gage, tmp_path: Pa
     assert r.code == 0, r.err
     doc = _strict(r.out)
     assert isinstance(doc, dict)
-    assert doc["home"] == str(tmp_path / "h") and doc["name"] == "carol" and doc["key"].startswith("ed25519:")
+    assert doc["home"] == str(tmp_path / "h") and doc["name"] == "carol" and doc["key"].startswith("ed25519+mldsa65:")
     ident = _strict(gage(tmp_path / "h", "id", "--json").out)
     assert {k: doc[k] for k in ("name", "key", "words")} == ident
     again = gage(tmp_path / "h", "init", "--name", "carol", "--json")

@@ -10,7 +10,7 @@ import pytest
 from gagetest import arrive, deliver_tampered, pair
 
 from gage.format.errors import Exit, RefusedError
-from gage.format.keys import key_text
+from gage.format.keys import key_shown, key_text
 from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import send, store
@@ -65,7 +65,7 @@ def test_the_frame_never_says_from_alice_as_a_fact(chain) -> None:
         assert ln.startswith("chain:") and "bob says this came from alice" in ln, ln
     assert not any(re.search(r"(?<!came )\bfrom alice\b", ln) for ln in frame_lines)
     sender = [ln for ln in frame_lines if ln.startswith("sender:")]
-    assert sender == [f"sender:    bob (confirmed contact; {key_text(chain['bob'].identity.key)})"]
+    assert sender == [f"sender:    bob (confirmed contact; {key_shown(chain['bob'].identity.key)})"]
 
 
 def test_payload_bytes_are_identical(chain) -> None:

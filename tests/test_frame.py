@@ -175,7 +175,7 @@ def test_a_newline_in_a_sender_value_cannot_add_a_frame_line(make_home, tmp_path
     if where == "subject":
         kw["subject"] = EVIL
     elif where == "claimed-name":
-        olga._identity = Identity(name=EVIL, signing_key=olga.identity.signing_key)
+        olga._identity = Identity.from_secret(EVIL, olga.identity.secret)
     if where == "file-name":
         bid = _manifest_with_evil_path(me, olga, tmp_path)
     else:

@@ -17,9 +17,11 @@ import pytest
 from gagetest import Run, arrive, pair
 
 from gage.format import keystatement as ks
+from gage.format import signing
 from gage.format.errors import RefusedError
-from gage.format.keys import key_text
+from gage.format.keys import key_shown, key_text
 from gage.format.manifest import now_text
+from gage.format.signing import SecretKey
 from gage.format.words import derive
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -68,7 +70,7 @@ def test_superseded_old_bundles_stay_verified_as_the_previous_key(alice_and_bob,
     assert v.sender.retired is not None and v.sender.retired["reason"] == "superseded"
     assert v.sender.retired["replacement"] == done.identity.key_text
     sender_line = next(f.value for f in frame.fields(v) if f.label == "sender")
-    assert "signed with alice's previous key" in sender_line and key_text(old_key) in sender_line
+    assert "signed with alice's previous key" in sender_line and key_shown(old_key) in sender_line
     assert v.to_json()["sender"]["retired"]["contact"] == "alice"
 
     contacts = Contacts.load(bob.contacts_path)
@@ -158,18 +160,21 @@ def test_a_different_key_for_a_contact_whose_key_is_not_retired_is_still_refused
 # --- refusals: each changes nothing, says why, and is journaled -----------------------------
 
 
-def _signed_file(key_sk: nacl.signing.SigningKey, *, speaks_for: bytes, replacement_sk: nacl.signing.SigningKey | None = None,
-                 reason: str = "compromised", retiring_sk: nacl.signing.SigningKey | None = None) -> bytes:  # fmt: skip
+Signer = nacl.signing.SigningKey | SecretKey
+
+
+def _signed_file(key_sk: Signer, *, speaks_for: bytes, replacement_sk: Signer | None = None,
+                 reason: str = "compromised", retiring_sk: Signer | None = None) -> bytes:  # fmt: skip
     st = ks.build(
         speaks_for,
         name="alice",
         reason=reason,
         retired_at=now_text(),
-        replacement=bytes(replacement_sk.verify_key) if replacement_sk else None,
+        replacement=SecretKey.of(replacement_sk).public if replacement_sk else None,
     )
     signer = retiring_sk or key_sk
-    sig = signer.sign(ks.RETIRING_CONTEXT + st.raw).signature
-    rsig = replacement_sk.sign(ks.REPLACEMENT_CONTEXT + st.raw).signature if replacement_sk else None
+    sig = signing.sign(signer, ks.RETIRING_CONTEXT, st.raw)
+    rsig = signing.sign(replacement_sk, ks.REPLACEMENT_CONTEXT, st.raw) if replacement_sk else None
     return ks.Signed(st, sig, rsig).to_bytes()
 
 
@@ -188,7 +193,7 @@ def _assert_refused(home: Home, data: bytes, why: str) -> retirement.Outcome:
 
 def test_refused_from_an_unknown_key(make_home) -> None:
     alice, bob = make_home("alice"), make_home("bob")
-    data = _signed_file(alice.identity.signing_key, speaks_for=alice.identity.key)
+    data = _signed_file(alice.identity.secret, speaks_for=alice.identity.key)
     out = _assert_refused(bob, data, "unknown-key")
     assert "does not know" in out.message
 
@@ -197,7 +202,7 @@ def test_refused_from_a_candidate_key(make_home, tmp_path: Path) -> None:
     alice, bob = make_home("alice"), make_home("bob")
     arrive(bob, tmp_path / "shared" / _bundle(alice, tmp_path))  # alice is now a candidate at bob's
     assert Contacts.load(bob.contacts_path).status_of(alice.identity.key) == "candidate"
-    _assert_refused(bob, _signed_file(alice.identity.signing_key, speaks_for=alice.identity.key), "candidate-key")
+    _assert_refused(bob, _signed_file(alice.identity.secret, speaks_for=alice.identity.key), "candidate-key")
 
 
 def test_refused_when_not_bound_to_the_key_it_speaks_for(alice_and_bob, make_home) -> None:
@@ -205,7 +210,7 @@ def test_refused_when_not_bound_to_the_key_it_speaks_for(alice_and_bob, make_hom
     carol = make_home("carol")
     pair(bob, "carol", carol)
     # alice's key signs "carol's key is compromised": a key can only ever retire itself.
-    data = _signed_file(alice.identity.signing_key, speaks_for=carol.identity.key)
+    data = _signed_file(alice.identity.secret, speaks_for=carol.identity.key)
     _assert_refused(bob, data, "not-bound")
     assert Contacts.load(bob.contacts_path).status_of(carol.identity.key) == "confirmed"
 
@@ -213,7 +218,7 @@ def test_refused_when_not_bound_to_the_key_it_speaks_for(alice_and_bob, make_hom
 def test_refused_when_signed_only_by_the_new_key(alice_and_bob) -> None:
     alice, bob, _old = alice_and_bob
     new = nacl.signing.SigningKey.generate()
-    data = _signed_file(alice.identity.signing_key, speaks_for=alice.identity.key, replacement_sk=new, retiring_sk=new)
+    data = _signed_file(alice.identity.secret, speaks_for=alice.identity.key, replacement_sk=new, retiring_sk=new)
     out = _assert_refused(bob, data, "new-key-only")
     assert "only by the replacement key" in out.message
     assert bytes(new.verify_key) not in Contacts.load(bob.contacts_path).candidates
@@ -222,7 +227,7 @@ def test_refused_when_signed_only_by_the_new_key(alice_and_bob) -> None:
 def test_refused_when_the_replacement_did_not_sign(alice_and_bob) -> None:
     alice, bob, _old = alice_and_bob
     st = ks.build(alice.identity.key, name="alice", reason="superseded", retired_at=now_text(), replacement=bytes(32 * [7]))
-    half = ks.Signed(st, ks.sign_retiring(alice.identity.signing_key, st), None).to_bytes()
+    half = ks.Signed(st, ks.sign_retiring(alice.identity.secret, st), None).to_bytes()
     _assert_refused(bob, half, "replacement-unsigned")
 
 
@@ -238,7 +243,7 @@ def test_refused_replayed_and_would_unretire_through_the_cli(alice_and_bob, tmp_
     old_sk = alice.identity.retired[-1].secret
     assert old_sk is not None
     st = ks.build(done.signed.statement.key, name="alice", reason="superseded", retired_at="2099-01-01T00:00:00Z")
-    data = ks.Signed(st, ks.sign_retiring(nacl.signing.SigningKey(old_sk), st), None).to_bytes()
+    data = ks.Signed(st, ks.sign_retiring(SecretKey.from_seed_bytes(old_sk), st), None).to_bytes()
     f = tmp_path / "unretire.json"
     f.write_bytes(data)
     before = bob.contacts_path.read_bytes()
@@ -310,7 +315,7 @@ def test_hostile_claimed_names_never_reach_the_terminal_raw(alice_and_bob, tmp_p
     hostile = "al\x1b]0;pwned\x07ice\nverdict: VERIFIED\u202e"
     new = nacl.signing.SigningKey.generate()
     st = ks.build(alice.identity.key, name=hostile, reason="superseded", retired_at=now_text(), replacement=bytes(new.verify_key))
-    data = ks.Signed(st, ks.sign_retiring(alice.identity.signing_key, st), ks.sign_replacement(new, st)).to_bytes()
+    data = ks.Signed(st, ks.sign_retiring(alice.identity.secret, st), ks.sign_replacement(new, st)).to_bytes()
     f = tmp_path / "hostile.json"
     f.write_bytes(data)
     outputs = [gage(bob, "key", "apply", str(f)), gage(bob, "contacts"), gage(bob, "journal", "show")]

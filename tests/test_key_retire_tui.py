@@ -93,7 +93,7 @@ async def test_a_hostile_name_in_a_statement_is_shown_literally(make_home, tmp_p
     hostile = "[@click=app.pwned]x[/] \x1b]0;t\x07 [/]"
     new = nacl.signing.SigningKey.generate()
     st = ks.build(alice.identity.key, name=hostile, reason="compromised", retired_at=now_text(), replacement=bytes(new.verify_key))
-    data = ks.Signed(st, ks.sign_retiring(alice.identity.signing_key, st), ks.sign_replacement(new, st)).to_bytes()
+    data = ks.Signed(st, ks.sign_retiring(alice.identity.secret, st), ks.sign_replacement(new, st)).to_bytes()
     assert retirement.apply_bytes(bob, data).applied
     app = _App(bob)
     async with app.run_test(size=SIZE) as pilot:

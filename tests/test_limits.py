@@ -144,7 +144,7 @@ def test_total_bytes_per_bundle_counts_declared_sizes(make_home: Callable[[str],
     src = make_bundle(bob, tmp_path, {"big.bin": b"\0" * 5000})
     m = Manifest.parse((src / "manifest.json").read_bytes())
     total = limits.declared_bytes(m)
-    assert total == len(m.raw) + 64 + 5000
+    assert total == len(m.raw) + len((src / "manifest.sig").read_bytes()) + 5000
     set_limits(me, max_bundle_bytes=total - 1)
     exc = refused(me, src, "max_bundle_bytes")
     assert f"holds {total} bytes" in exc.message

@@ -256,7 +256,7 @@ def test_claimed_name_is_never_the_name(make_home, tmp_path: Path) -> None:
     # mallory's home claims exactly olga's local name.
     from gage.format.keys import Identity
 
-    mallory._identity = Identity(name="olga", signing_key=mallory.identity.signing_key)
+    mallory._identity = Identity.from_secret("olga", mallory.identity.secret)
     _, dest = send.create(mallory, [_file(tmp_path, "a.txt", "a\n")], kind="share", subject="from olga, really")
     arrive(me, dest)
     v = verdict_mod.compute(me, listing.find(me, dest.name))
@@ -286,6 +286,7 @@ def test_verdict_json_through_the_cli(make_home, tmp_path: Path, gage) -> None:
         "claimed_name": "olga",
         "signature_ok": True,
         "is_me": False,
+        "scheme": "hybrid",
     }
     assert j["files"] == [{"path": "a.txt", "size": 2, "sha256": m.files[0].sha256}]
     r = gage(me, "verdict", m.id)
@@ -302,7 +303,7 @@ def test_unreadable_manifest_is_invalid_with_no_sender(make_home, tmp_path: Path
     v = verdict_mod.compute(me, t)
     assert v.verdict == "invalid"
     assert [(p.stage, p.path) for p in v.problems] == [("malformed", "manifest.json")]
-    assert v.sender.to_json() == {"key": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False, "is_me": False}
+    assert v.sender.to_json() == {"key": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False, "is_me": False, "scheme": None}
 
 
 def test_a_bundle_signed_with_my_own_key_is_shown_as_mine_not_as_unknown(make_home, tmp_path) -> None:

@@ -33,7 +33,7 @@ from gage.format.errors import (
     MalformedError,
     TamperedError,
 )
-from gage.format.keys import SIGNATURE_LEN, verify_manifest_signature
+from gage.format.keys import SIGNATURE_CAP, verify_manifest_signature
 from gage.format.manifest import MANIFEST_LIMIT, FileEntry, Manifest, is_id
 from gage.format.sanitize import json_text
 from gage.format.vocab import ProblemStage
@@ -175,17 +175,17 @@ def read_manifest(root: Path) -> tuple[bytes, Manifest]:
 def read_signature(root: Path) -> tuple[bytes | None, Problem | None]:
     """`manifest.sig` as both a check and an import read it, so both give the same stage.
 
-    Absent, or a regular file over its cap (256 bytes): stage `signature`, since neither
-    can be a 64-byte signature however large it is. A symlink (never followed), FIFO,
+    Absent, or a regular file over its cap (4096 bytes): stage `signature`, since neither
+    can be a signature however large it is. A symlink (never followed), FIFO,
     device, socket or directory: stage `tampered`.
     """
     try:
-        return read_small(root / SIGNATURE, SIGNATURE_LEN * 4), None
+        return read_small(root / SIGNATURE, SIGNATURE_CAP), None
     except FileNotFoundError:
         return None, Problem("signature", SIGNATURE, "is missing")
     except MalformedError as exc:
         # Too big to be read is still a signature of the wrong length: the signature stage.
-        return None, Problem("signature", SIGNATURE, f"{exc.message}; a signature is {SIGNATURE_LEN} bytes")
+        return None, Problem("signature", SIGNATURE, f"{exc.message}; a signature is 64 bytes (Ed25519) or 3373 (hybrid)")
     except GageError as exc:
         return None, Problem(exc.stage, SIGNATURE, exc.message, exc.field)
     except OSError as exc:

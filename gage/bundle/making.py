@@ -38,7 +38,7 @@ from gage.format.errors import (
     TamperedError,
     UsageError,
 )
-from gage.format.keys import SIGNATURE_LEN, Identity
+from gage.format.keys import SIGNATURE_CAP, Identity
 from gage.format.manifest import (
     MANIFEST_LIMIT,
     FileEntry,
@@ -294,7 +294,7 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
     caller discards the copy. The walk enters only folders on the way to a listed file.
     """
     dst.mkdir(parents=True)
-    for name, cap in ((MANIFEST, MANIFEST_LIMIT), (SIGNATURE, SIGNATURE_LEN * 4)):
+    for name, cap in ((MANIFEST, MANIFEST_LIMIT), (SIGNATURE, SIGNATURE_CAP)):
         s = src / name
         if name == SIGNATURE:
             _sig, problem = read_signature(src)

@@ -1,4 +1,4 @@
-"""`gage key retire | countersign | apply | publish`: key statements (spec/keys.md).
+"""`gage key retire | upgrade | countersign | apply | publish`: key statements (spec/keys.md).
 
 Retiring a key makes a statement signed by it (and by its replacement, when there is
 one) and a bundle that carries it; contacts apply it when it arrives. Applying one can
@@ -79,6 +79,21 @@ def cmd_retire(args: Any) -> int:
         else:
             err("this home's key signs nothing more; make a new home (`gage init`) to send again")
     _report_retired(done, args, "retired")
+    return 0
+
+
+def cmd_upgrade(args: Any) -> int:
+    home = open_home(args)
+    done = ownkey.upgrade(home, copy_to=_out_dir(args))
+    if args.statement:
+        atomic.write_bytes(Path(args.statement), done.signed.to_bytes(), 0o644)
+    if not args.json:
+        words = WordCache(home.cache / "words.json").words_for(done.identity.key)
+        err(f"new hybrid key (Ed25519 + ML-DSA-65): {short_fingerprint(done.identity.key)}")
+        err(f"new words: {format_pairs(words)}")
+        err("the old key is retired as superseded; what it signed stays verified. Contacts see the new key as a")
+        err("linked candidate when the statement arrives, and confirm it with the ceremony (your new words)")
+    _report_retired(done, args, "upgraded: retired")
     return 0
 
 

@@ -17,7 +17,13 @@ from gage.format.errors import (
     UnknownKeyError,
     UsageError,
 )
-from gage.format.keys import key_text, parse_key, short_fingerprint
+from gage.format.keys import (
+    key_text,
+    matches_ref,
+    parse_key,
+    ref_digits,
+    short_fingerprint,
+)
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import authority as authority_mod
@@ -33,7 +39,7 @@ from gage.trust import verdict as verdict_mod
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     """The key to pair with, the name it claims, and where it came from."""
-    if source.startswith("ed25519:"):
+    if source.startswith(("ed25519:", "ed25519+mldsa65:")):
         return parse_key(source), "", "typed key"
     path = Path(source)
     if path.exists():
@@ -74,6 +80,9 @@ def cmd_pair(args: Any) -> int:
         key, claimed, source = _their_key(home, args.source)
     if key == home.identity.key:
         raise RefusedError("that is your own key")
+    down = ceremony.downgrade(home, key)
+    if down is not None:
+        raise RefusedError(ceremony.mismatch_message(down))
     ceremony.add_candidate(home, key, claimed, source)
     # A name clash is found now, before anyone reads a word (issue 18).
     Contacts.load(home.contacts_path).confirmable(args.name, key)
@@ -166,12 +175,12 @@ def _retirement_text(r: Any) -> str:
 
 def _candidate_key(contacts: Contacts, text: str) -> bytes:
     """A candidate named by its key text, its fingerprint as listed, or a unique prefix of its hex."""
-    wanted = text.strip().lower().removeprefix("ed25519:").replace("-", "")
+    wanted = ref_digits(text)
     if len(wanted) < 8 or any(c not in "0123456789abcdef" for c in wanted):
         raise UsageError("give at least 8 hex digits of the candidate's key (as `gage contacts` shows it)")
-    matches = [k for k in contacts.candidates if k.hex().startswith(wanted)]
+    matches = [k for k in contacts.candidates if matches_ref(k, wanted)]
     if not matches:
-        if any(c.key.hex().startswith(wanted) for c in contacts.confirmed.values()):
+        if any(matches_ref(c.key, wanted) for c in contacts.confirmed.values()):
             raise RefusedError("that key is a confirmed contact: `gage contacts remove NAME` unpairs it")
         raise UnknownKeyError(f"no candidate key starts with {wanted}")
     if len(matches) > 1:

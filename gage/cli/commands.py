@@ -161,6 +161,15 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(k)
     _run(k, "cmd_keys", "cmd_retire")
 
+    k = ksub.add_parser(
+        "upgrade",
+        help="replace my Ed25519-only key with a hybrid one (Ed25519 + ML-DSA-65); the old one is retired as superseded",
+    )
+    k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here")
+    k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
+    _json(k)
+    _run(k, "cmd_keys", "cmd_upgrade")
+
     k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
     k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")

@@ -44,6 +44,7 @@ EXAMPLES: dict[str, list[str]] = {
     "key": ["gage key export -o alice.key", "gage key retire --reason superseded --new -o shared/"],
     "key export": ["gage key export -o alice.key"],
     "key retire": ["gage key retire --reason superseded --new -o shared/"],
+    "key upgrade": ["gage key upgrade -o shared/"],
     "key countersign": ["gage key countersign retire.json -o shared/"],
     "key apply": ["gage key apply 3f2a91c0"],
     "key publish": ["gage key publish 3f2a-91c0-77de -o shared/"],

@@ -15,17 +15,23 @@ so the length is decided here once.
 
 from __future__ import annotations
 
+from gage.format import signing
+
 FINGERPRINT_BITS = 96
 GROUP = 4  # hex digits between hyphens
 _DIGITS = FINGERPRINT_BITS // 4
 
 
 def fingerprint(key: bytes) -> str:
-    """`fef1-f235-3c3c-0a1b-2c3d-4e5f`: the first 96 bits of the key, in groups of four hex digits."""
-    h = key.hex()[:_DIGITS]
+    """`fef1-f235-3c3c-0a1b-2c3d-4e5f`: the first 96 bits of the key, in groups of four hex digits.
+
+    For a hybrid key, the first 96 bits of a hash of both halves (gage.format.signing), so it
+    never equals the fingerprint of its own Ed25519 half offered alone: a downgrade shows as
+    another key."""
+    h = (signing.hybrid_fingerprint(key) if signing.is_hybrid(key) else key.hex())[:_DIGITS]
     return "-".join(h[i : i + GROUP] for i in range(0, len(h), GROUP))
 
 
 def hex_of(typed: str) -> str:
     """What a person typed for a key (key text, a fingerprint or a prefix, any case) as bare hex."""
-    return typed.strip().lower().removeprefix("ed25519:").replace("-", "").replace(" ", "")
+    return typed.strip().lower().removeprefix("ed25519+mldsa65:").removeprefix("ed25519:").replace("-", "").replace(" ", "")

@@ -1,21 +1,23 @@
-"""Ed25519 identities, public key text, key files, and the domain-separated signature.
+"""Identities (Ed25519, or hybrid Ed25519 + ML-DSA-65), public key text, key files, and the
+domain-separated manifest signature.
 
 A gage signature is made over a fixed prefix followed by the manifest bytes, so a
 signature made by gage can never be replayed as a signature over anything else the
-same key might sign (and vice versa).
+same key might sign (and vice versa). The signing rule itself, classical or hybrid, is
+gage/format/signing.py's, shared by every signed object.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import nacl.exceptions
 import nacl.signing
 
-from gage.format import keyseal, strictjson
+from gage.format import keyseal, signing, strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
@@ -26,34 +28,80 @@ from gage.format.errors import (
 from gage.format.fingerprint import fingerprint
 
 KEY_PREFIX = "ed25519:"
+# A hybrid key's text: the Ed25519 key's 64 hex digits, then the ML-DSA-65 key's 3904.
+HYBRID_PREFIX = "ed25519+mldsa65:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
-SIGNATURE_LEN = 64
+SIGNATURE_LEN = signing.ED25519_SIG_LEN  # a classical signature; a hybrid one is HYBRID_SIGNATURE_LEN
+HYBRID_SIGNATURE_LEN = signing.HYBRID_SIG_LEN
+# What `manifest.sig` is read for at most: a hybrid signature (3373 bytes) with room to spare.
+SIGNATURE_CAP = signing.SIGNATURE_CAP
 KEYFILE_VERSION = 1
-KEYFILE_LIMIT = 4096
+# A hybrid key's text is 3984 characters; 8 KiB leave room for a 200-character name in any script.
+KEYFILE_LIMIT = 8192
 # An identity file also keeps this home's retired keys and their statements.
 IDENTITY_LIMIT = 1 << 20
 MAX_CLAIMED_NAME = 200
 
 
 def key_text(key: bytes) -> str:
-    """The export form of a public key: `ed25519:` and 64 lower-case hex digits."""
-    return KEY_PREFIX + key.hex()
+    """The export form of a public key: `ed25519:` and 64 lower-case hex digits, or for a
+    hybrid key `ed25519+mldsa65:` and 3968 (the Ed25519 key first, then the ML-DSA-65 key)."""
+    return (HYBRID_PREFIX if signing.is_hybrid(key) else KEY_PREFIX) + key.hex()
 
 
 def parse_key(text: object, *, field: str = "key") -> bytes:
     if not isinstance(text, str):
         raise MalformedError("a key must be a string", field=field)
-    if not text.startswith(KEY_PREFIX):
-        raise MalformedError(f"a key must start with {KEY_PREFIX!r}", field=field)
-    hexpart = text[len(KEY_PREFIX) :]
-    if len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
-        raise MalformedError("a key must be 64 lower-case hex digits after the prefix", field=field)
-    return bytes.fromhex(hexpart)
+    if text.startswith(HYBRID_PREFIX):
+        hexpart, digits = text[len(HYBRID_PREFIX) :], 2 * signing.HYBRID_KEY_LEN
+    elif text.startswith(KEY_PREFIX):
+        hexpart, digits = text[len(KEY_PREFIX) :], 2 * signing.ED25519_KEY_LEN
+    else:
+        raise MalformedError(f"a key must start with {KEY_PREFIX!r} or {HYBRID_PREFIX!r}", field=field)
+    try:
+        key = bytes.fromhex(hexpart) if len(hexpart) == digits else None
+    except ValueError:
+        key = None
+    # fromhex takes upper case and spaces too: only exact lower-case hex gives back the same text.
+    # (Checked this way, in C, because a hybrid key's 3968 digits are read for every manifest listed.)
+    if key is None or key.hex() != hexpart:
+        raise MalformedError(f"a key must be {digits} lower-case hex digits after the prefix", field=field)
+    return key
 
 
 def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key (gage/format/fingerprint.py). Not a security check: the word-pairs are."""
+    """A glanceable label for a key (gage/format/fingerprint.py). Not a security check: the word-pairs are.
+
+    A hybrid key's label is made from both halves, so it never equals the label of its own
+    Ed25519 half offered alone (a downgrade shows as a different key)."""
     return fingerprint(key)
+
+
+def key_shown(key: bytes) -> str:
+    """A key for a person to read in one line: the key text of a classical key; a hybrid key's
+    3984 characters would bury the line, so it is named by its fingerprint (its full text is in
+    `--json` and in `gage key export`)."""
+    if signing.is_hybrid(key):
+        return f"hybrid key {short_fingerprint(key)}, Ed25519 + ML-DSA-65"
+    return key_text(key)
+
+
+def key_scheme(key: bytes) -> str:
+    """What the verdict and the frame say of a key: `hybrid` or `classical-only`. A fact, not a warning."""
+    return "hybrid" if signing.is_hybrid(key) else "classical-only"
+
+
+def matches_ref(key: bytes, wanted: str) -> bool:
+    """`wanted` (lower-case hex, dashes removed) starts the key's hex or its short fingerprint."""
+    return key.hex().startswith(wanted) or short_fingerprint(key).replace("-", "").startswith(wanted)
+
+
+def ref_digits(ref: str) -> str:
+    """A key as a person types it (key text, a fingerprint, hex digits) reduced to hex digits."""
+    wanted = ref.strip().lower()
+    for prefix in (HYBRID_PREFIX, KEY_PREFIX):
+        wanted = wanted.removeprefix(prefix)
+    return wanted.replace("-", "")
 
 
 def key_digest(key: bytes) -> str:
@@ -73,22 +121,27 @@ def check_local_name(name: str) -> str:
     return name
 
 
-def sign_manifest(signing_key: nacl.signing.SigningKey, manifest_bytes: bytes) -> bytes:
-    return signing_key.sign(SIGNATURE_CONTEXT + manifest_bytes).signature
+def sign_manifest(signer: signing.SecretKey | nacl.signing.SigningKey, manifest_bytes: bytes) -> bytes:
+    """`manifest.sig` for these bytes: Ed25519, or Ed25519 and ML-DSA-65 for a hybrid signer."""
+    return signing.sign(signer, SIGNATURE_CONTEXT, manifest_bytes)
 
 
 def verify_manifest_signature(key: bytes, manifest_bytes: bytes, signature: bytes) -> None:
     """Raise BadSignatureError unless `signature` is `key`'s gage signature over these bytes.
 
-    PyNaCl raises ValueError (not BadSignatureError) for a signature of the wrong length
-    and for some malformed keys: both are a bad signature here, never a crash.
+    A hybrid key needs both halves; one half alone, a signature of the wrong length or one
+    that does not verify is a bad signature here, never a crash.
     """
-    if len(signature) != SIGNATURE_LEN:
-        raise BadSignatureError(f"signature is {len(signature)} bytes, not {SIGNATURE_LEN}", path="manifest.sig")
-    try:
-        nacl.signing.VerifyKey(key).verify(SIGNATURE_CONTEXT + manifest_bytes, signature)
-    except (nacl.exceptions.BadSignatureError, ValueError, TypeError) as exc:
-        raise BadSignatureError("signature does not verify over manifest.json with the sender key", path="manifest.sig") from exc
+    why = signing.why_not(key, SIGNATURE_CONTEXT, manifest_bytes, signature)
+    if why is None:
+        return
+    if why.startswith("signature is"):
+        raise BadSignatureError(why, path="manifest.sig")
+    if why.endswith("does not verify") and not signing.is_hybrid(key):
+        why = "signature does not verify over manifest.json with the sender key"
+    else:
+        why += " over manifest.json with the sender key"
+    raise BadSignatureError(why, path="manifest.sig")
 
 
 @dataclass(frozen=True)
@@ -152,7 +205,8 @@ class LockedSigningKey(nacl.signing.SigningKey):
     """
 
     def __init__(self, public: bytes) -> None:  # no seed: deliberately not super().__init__
-        self.verify_key = nacl.signing.VerifyKey(public)
+        self.public = public  # the whole public key: a hybrid one's Ed25519 half and ML-DSA-65 key
+        self.verify_key = nacl.signing.VerifyKey(public[: signing.ED25519_KEY_LEN])
 
     def _locked(self) -> PassphraseError:
         return PassphraseError("this home's key is passphrase-protected and was not unlocked")
@@ -167,10 +221,10 @@ class LockedSigningKey(nacl.signing.SigningKey):
         raise self._locked()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LockedSigningKey) and bytes(other.verify_key) == bytes(self.verify_key)
+        return isinstance(other, LockedSigningKey) and other.public == self.public
 
     def __hash__(self) -> int:
-        return hash(bytes(self.verify_key))
+        return hash(self.public)
 
 
 @dataclass(frozen=True)
@@ -180,10 +234,37 @@ class Identity:
     # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
     # is among them when it was retired with no successor in this home.
     retired: tuple[RetiredKey, ...] = ()
+    # The ML-DSA-65 seed of a hybrid identity; None for a classical (Ed25519-only) one, and for
+    # a locked one (its seed is inside the seal).
+    mldsa65_seed: bytes | None = field(default=None, repr=False)
     # Passphrase protection (spec/keys.md section 11): the seal as read, and once unlocked
     # the key that opened it, so a rewrite seals again. Both None for a plain identity.
     sealed: keyseal.Sealed | None = None
     seal_key: keyseal.SealKey | None = None
+    # Made once: an ML-DSA key is derived from its seed, and `key` is asked for per bundle.
+    # None while locked: there is nothing to sign with.
+    _secret: signing.SecretKey | None = field(init=False, compare=False, repr=False)
+    _key: bytes = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.signing_key, LockedSigningKey):
+            object.__setattr__(self, "_secret", None)
+            object.__setattr__(self, "_key", self.signing_key.public)
+            return
+        secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
+        object.__setattr__(self, "_secret", secret)
+        object.__setattr__(self, "_key", secret.public)
+
+    @property
+    def secret(self) -> signing.SecretKey:
+        """What signs: both halves of a hybrid identity, or the Ed25519 key of a classical one."""
+        if self._secret is None:
+            raise self.signing_key._locked()  # type: ignore[attr-defined]
+        return self._secret
+
+    @property
+    def hybrid(self) -> bool:
+        return signing.is_hybrid(self.key)
 
     @property
     def protected(self) -> bool:
@@ -208,23 +289,25 @@ class Identity:
             raise MalformedError(f"the sealed identity is damaged: {exc}") from exc
         if inner.key != self.key:
             raise MalformedError("the sealed identity holds another key than the file names")
-        return Identity(name=inner.name, signing_key=inner.signing_key, retired=inner.retired, sealed=self.sealed, seal_key=key)
+        return dataclasses.replace(inner, sealed=self.sealed, seal_key=key)
 
     def protect(self, passphrase: bytes) -> Identity:
         """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
-        if self.locked:
-            raise self.signing_key._locked()  # type: ignore[attr-defined]
-        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired, seal_key=keyseal.new_key(passphrase))
+        self.secret  # noqa: B018 - raises PassphraseError while locked
+        return dataclasses.replace(self, sealed=None, seal_key=keyseal.new_key(passphrase))
 
     def unprotected(self) -> Identity:
         """This (unlocked) identity, to be written as plain hex again."""
-        if self.locked:
-            raise self.signing_key._locked()  # type: ignore[attr-defined]
-        return Identity(name=self.name, signing_key=self.signing_key, retired=self.retired)
+        self.secret  # noqa: B018 - raises PassphraseError while locked
+        return dataclasses.replace(self, sealed=None, seal_key=None)
+
+    def with_secret(self, secret: signing.SecretKey, retired: tuple[RetiredKey, ...]) -> Identity:
+        """This identity signing with `secret` from now on, with these retired keys; protected as before."""
+        return dataclasses.replace(self, signing_key=secret.ed25519, mldsa65_seed=secret.mldsa65_seed, retired=retired)
 
     @property
     def key(self) -> bytes:
-        return bytes(self.signing_key.verify_key)
+        return self._key
 
     @property
     def key_text(self) -> str:
@@ -246,14 +329,20 @@ class Identity:
         return key == self.key or self.retirement_of(key) is not None
 
     @classmethod
-    def generate(cls, name: str) -> Identity:
-        return cls(name=name, signing_key=nacl.signing.SigningKey.generate())
+    def generate(cls, name: str, *, hybrid: bool = True) -> Identity:
+        """A new identity: hybrid (Ed25519 + ML-DSA-65) unless asked for a classical one."""
+        return cls.from_secret(name, signing.SecretKey.generate(hybrid=hybrid))
+
+    @classmethod
+    def from_secret(cls, name: str, secret: signing.SecretKey, retired: tuple[RetiredKey, ...] = ()) -> Identity:
+        return cls(name=name, signing_key=secret.ed25519, retired=retired, mldsa65_seed=secret.mldsa65_seed)
 
     def sign(self, manifest_bytes: bytes) -> bytes:
-        return sign_manifest(self.signing_key, manifest_bytes)
+        return sign_manifest(self.secret, manifest_bytes)
 
     def _plain_bytes(self) -> bytes:
-        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": bytes(self.signing_key).hex(), "key": self.key_text}
+        # `secret`: the Ed25519 seed, followed for a hybrid identity by the ML-DSA-65 seed.
+        obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "secret": self.secret.seed_bytes.hex(), "key": self.key_text}
         if self.retired:
             obj["retired"] = [r.to_json() for r in self.retired]
         return strictjson.dumps(obj) + b"\n"
@@ -298,12 +387,16 @@ class Identity:
                 raise TypeError("a protected identity must not also hold its secret in the clear")
             sealed = keyseal.Sealed.from_json(obj["sealed"])
             sk: nacl.signing.SigningKey = LockedSigningKey(parse_key(obj["key"]))
+            mldsa65_seed = None
         else:
             secret = obj["secret"]
-            if not isinstance(secret, str) or len(secret) != 64:
-                raise TypeError("secret must be 64 hex digits")
-            seed = bytes.fromhex(secret)
-            sk = nacl.signing.SigningKey(seed)
+            if not isinstance(secret, str) or len(secret) not in (64, 128):
+                raise TypeError("secret must be 64 hex digits (Ed25519) or 128 (Ed25519 and ML-DSA-65)")
+            plain = signing.SecretKey.from_seed_bytes(bytes.fromhex(secret))
+            if parse_key(obj["key"]) != plain.public:
+                raise ValueError("its key is not the key of its secret")
+            sk = plain.ed25519
+            mldsa65_seed = plain.mldsa65_seed
         name = obj["name"]
         if not isinstance(name, str):
             raise TypeError("name must be text")
@@ -314,7 +407,7 @@ class Identity:
         retired = tuple(RetiredKey.from_json(r) for r in retired_list)
         if sealed is not None and any(r.secret is not None for r in retired):
             raise TypeError("a protected identity must not hold a retired key's secret in the clear")
-        return cls(name=name, signing_key=sk, retired=retired, sealed=sealed)
+        return cls(name=name, signing_key=sk, retired=retired, mldsa65_seed=mldsa65_seed, sealed=sealed)
 
 
 @dataclass(frozen=True)

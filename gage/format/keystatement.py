@@ -17,15 +17,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import nacl.exceptions
 import nacl.signing
 
-from gage.format import strictjson, vocab
+from gage.format import signing, strictjson, vocab
 from gage.format.errors import MalformedError
 from gage.format.keys import (
     MAX_CLAIMED_NAME,
     SIGNATURE_CONTEXT,
-    SIGNATURE_LEN,
     key_text,
     parse_key,
 )
@@ -40,8 +38,10 @@ REASONS = vocab.REASONS
 RETIRING_CONTEXT = b"gage/key-statement/v1/retiring\x00"
 REPLACEMENT_CONTEXT = b"gage/key-statement/v1/replacement\x00"
 ID_CONTEXT = b"gage/key-statement-id/v1\x00"
-STATEMENT_LIMIT = 4096
-FILE_LIMIT = 16384
+# Sized for two hybrid keys (3984 characters of key text each) and two hybrid signatures
+# (6746 hex digits each); a classical statement is far smaller.
+STATEMENT_LIMIT = 16384
+FILE_LIMIT = 65536
 # The one payload file of a statement bundle (spec/keys.md section 3).
 FILE_NAME = "gage-key-statement.json"
 
@@ -50,7 +50,8 @@ SIGNED_FIELDS = {"gage-signed-key-statement", "statement", "signature", "replace
 
 assert SIGNATURE_CONTEXT not in (RETIRING_CONTEXT, REPLACEMENT_CONTEXT)
 
-_SIG_HEX = re.compile(r"[0-9a-f]{128}\Z")
+# A classical signature (64 bytes) or a hybrid one (3373 bytes), as lower-case hex.
+_SIG_HEX = re.compile(rf"(?:[0-9a-f]{{{2 * signing.ED25519_SIG_LEN}}}|[0-9a-f]{{{2 * signing.HYBRID_SIG_LEN}}})\Z")
 
 
 def _fail(message: str, field: str | None = None) -> MalformedError:
@@ -121,13 +122,8 @@ def statement_id(raw: bytes) -> str:
 
 
 def _verifies(key: bytes, context: bytes, raw: bytes, signature: bytes) -> bool:
-    if len(signature) != SIGNATURE_LEN:
-        return False
-    try:
-        nacl.signing.VerifyKey(key).verify(context + raw, signature)
-    except (nacl.exceptions.BadSignatureError, ValueError, TypeError):
-        return False
-    return True
+    """The hybrid rule of gage/format/signing.py: a hybrid key counts only with both halves."""
+    return signing.verifies(key, context, raw, signature)
 
 
 def _time(value: Any, field: str) -> str:
@@ -190,7 +186,11 @@ def _signature(value: Any, field: str, *, nullable: bool) -> bytes | None:
     if value is None and nullable:
         return None
     if not isinstance(value, str) or not _SIG_HEX.match(value):
-        raise _fail("must be a signature: 128 lower-case hex digits" + (" or null" if nullable else ""), field)
+        raise _fail(
+            f"must be a signature: {2 * signing.ED25519_SIG_LEN} or {2 * signing.HYBRID_SIG_LEN} lower-case hex digits"
+            + (" or null" if nullable else ""),
+            field,
+        )
     return bytes.fromhex(value)
 
 
@@ -233,13 +233,15 @@ def build(
     return parse_statement(raw)
 
 
-def sign_retiring(signing_key: nacl.signing.SigningKey, statement: Statement) -> bytes:
-    if bytes(signing_key.verify_key) != statement.key:
+def sign_retiring(signer: signing.SecretKey | nacl.signing.SigningKey, statement: Statement) -> bytes:
+    secret = signing.SecretKey.of(signer)
+    if secret.public != statement.key:
         raise ValueError("only the key a statement speaks for signs it as the retiring key")
-    return signing_key.sign(RETIRING_CONTEXT + statement.raw).signature
+    return signing.sign(secret, RETIRING_CONTEXT, statement.raw)
 
 
-def sign_replacement(signing_key: nacl.signing.SigningKey, statement: Statement) -> bytes:
-    if bytes(signing_key.verify_key) != statement.replacement:
+def sign_replacement(signer: signing.SecretKey | nacl.signing.SigningKey, statement: Statement) -> bytes:
+    secret = signing.SecretKey.of(signer)
+    if secret.public != statement.replacement:
         raise ValueError("only the key a statement names as replacement signs it as the replacement")
-    return signing_key.sign(REPLACEMENT_CONTEXT + statement.raw).signature
+    return signing.sign(secret, REPLACEMENT_CONTEXT, statement.raw)

@@ -77,6 +77,7 @@ Refusal = Literal[
     "not-bound",
     "new-key-only",
     "replacement-unsigned",
+    "downgraded",
     "own-key",
     "unknown-key",
     "candidate-key",

@@ -56,7 +56,7 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
 from gage.bundle.treestat import UNREADABLE, tree_entries
 from gage.format.errors import GageError
-from gage.format.keys import SIGNATURE_LEN
+from gage.format.keys import SIGNATURE_CAP
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.vocab import PROBLEM_STAGES
 from gage.home import homefile
@@ -254,7 +254,7 @@ class CheckCache:
         try:
             top = os.fstat(dir_fd)
             m = _read_at(dir_fd, MANIFEST, MANIFEST_LIMIT)
-            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_LEN * 4)
+            s = _read_at(dir_fd, SIGNATURE, SIGNATURE_CAP)
             if m is None or s is None or _sha(m[0]) != m_sha or _sha(s[0]) != s_sha:
                 return None
             manifest = parsed if parsed is not None and parsed.raw == m[0] else Manifest.parse(m[0])

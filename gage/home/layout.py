@@ -147,11 +147,13 @@ class Home:
     # --- making and opening ----------------------------------------------------------
 
     @classmethod
-    def init(cls, root: Path | str, name: str, *, passphrase: bytes | None = None) -> Home:
-        """`passphrase`: seal the new key with it (spec/keys.md section 11); derived before
+    def init(cls, root: Path | str, name: str, *, passphrase: bytes | None = None, hybrid: bool = True) -> Home:
+        """A new home. Its identity is hybrid (Ed25519 + ML-DSA-65); `hybrid=False` makes an
+        Ed25519-only one, as homes made before hybrids are (for tests and benchmarks of them).
+        `passphrase`: seal the new key with it (spec/keys.md section 11); derived before
         anything is made, so a bad one leaves no home behind."""
         check_local_name(name)
-        identity = Identity.generate(name)
+        identity = Identity.generate(name, hybrid=hybrid)
         if passphrase is not None:
             identity = identity.protect(passphrase)
         home = cls(root)

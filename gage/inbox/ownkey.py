@@ -13,12 +13,19 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import nacl.signing
-
 from gage.format import keystatement as ks
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import Identity, KeyFile, RetiredKey, key_text, short_fingerprint
+from gage.format.keys import (
+    Identity,
+    KeyFile,
+    RetiredKey,
+    key_text,
+    matches_ref,
+    ref_digits,
+    short_fingerprint,
+)
 from gage.format.manifest import Manifest, now_text
+from gage.format.signing import SecretKey
 from gage.format.vocab import Reason
 from gage.home import unlock
 from gage.home.identity import load_identity, rewrite_identity
@@ -76,24 +83,21 @@ def retire(
         st = ks.build(me.key, name=me.name, reason=known_reason, retired_at=now_text(), replacement=new_key)
         signed = ks.Signed(
             statement=st,
-            signature=ks.sign_retiring(me.signing_key, st),
-            replacement_signature=ks.sign_replacement(successor.signing_key, st) if successor else None,
+            signature=ks.sign_retiring(me.secret, st),
+            replacement_signature=ks.sign_replacement(successor.secret, st) if successor else None,
         )
         text = signed.to_bytes().decode("utf-8")
         record = RetiredKey(
             key=me.key,
             name=me.name,
-            secret=bytes(me.signing_key) if successor else None,
+            secret=me.secret.seed_bytes if successor else None,
             reason=reason,
             retired_at=st.retired_at,
             replacement=new_key,
             statement=text,
             origin="this home",
         )
-        if successor is not None:
-            now = dataclasses.replace(me, signing_key=successor.signing_key, retired=(*me.retired, record))
-        else:
-            now = dataclasses.replace(me, retired=(*me.retired, record))
+        now = me.with_secret((successor or me).secret, (*me.retired, record))
         # One atomic rewrite switches the key and records the retirement together.
         rewrite_identity(now, home.identity_path)
         unlock.remember(home, now)
@@ -113,6 +117,20 @@ def retire(
     return Retired(signed=signed, identity=now, bundle=manifest, path=dest)
 
 
+def upgrade(home: Home, *, copy_to: Path | None = None) -> Retired:
+    """Replace an Ed25519-only key with a hybrid one (Ed25519 + ML-DSA-65), here.
+
+    Nothing new in the format: the old key is retired as superseded by the existing key
+    statement, signed by the old key and by the new hybrid one (`retire --new`). Contacts who
+    confirmed the old key see the new one as a linked candidate, which only their ceremony
+    confirms; what the old key signed stays verified as the contact's previous key.
+    """
+    me = home.identity
+    if me.hybrid:
+        raise RefusedError(f"this home's key {short_fingerprint(me.key)} is already hybrid (Ed25519 + ML-DSA-65): nothing to upgrade")
+    return retire(home, reason="superseded", new=True, copy_to=copy_to)
+
+
 def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
     """Retire again, as compromised, a key this home retired as superseded (the old laptop was stolen after all).
 
@@ -124,13 +142,13 @@ def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
         record = own_retired(home, ref, me=me)
         if record.reason == "compromised":
             raise RefusedError(f"{short_fingerprint(record.key)} is already retired as compromised")
-        secret = record.secret if record.secret is not None else bytes(me.signing_key) if record.key == me.key else None
+        secret = record.secret if record.secret is not None else me.secret.seed_bytes if record.key == me.key else None
         if secret is None:
             raise RefusedError(
                 f"this home does not hold the secret of {short_fingerprint(record.key)} (it was retired in another "
                 "home): retire it again there"
             )
-        old = nacl.signing.SigningKey(secret)
+        old = SecretKey.from_seed_bytes(secret)
         st = ks.build(record.key, name=record.name, reason="compromised", retired_at=now_text())
         signed = ks.Signed(statement=st, signature=ks.sign_retiring(old, st), replacement_signature=None)
         updated = dataclasses.replace(
@@ -170,7 +188,7 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
         if not signed.signed_by_key():
             raise RefusedError(f"the statement is not signed by the key it retires ({short_fingerprint(st.key)}): will not countersign it")
         if not signed.signed_by_replacement():
-            signed = ks.Signed(st, signed.signature, ks.sign_replacement(me.signing_key, st))
+            signed = ks.Signed(st, signed.signature, ks.sign_replacement(me.secret, st))
         now = me
         if not any(r.key == st.key for r in me.retired):
             record = RetiredKey(
@@ -193,11 +211,11 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
 
 def own_retired(home: Home, ref: str, *, me: Identity | None = None) -> RetiredKey:
     """One of this home's retired keys, by key text, fingerprint or a unique hex prefix (at least 8 digits)."""
-    wanted = ref.strip().lower().removeprefix("ed25519:").replace("-", "")
+    wanted = ref_digits(ref)
     if len(wanted) < 8 or any(c not in "0123456789abcdef" for c in wanted):
         raise UsageError("give at least 8 hex digits of the retired key (as `gage id` shows it)")
     me = me or home.identity
-    matches = {r.key: r for r in me.retired if r.key.hex().startswith(wanted)}
+    matches = {r.key: r for r in me.retired if matches_ref(r.key, wanted)}
     if not matches:
         raise UnknownKeyError(f"this home has no retired key starting {wanted}")
     if len(matches) > 1:

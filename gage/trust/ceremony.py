@@ -23,6 +23,7 @@ from gage.format.words import (
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
 from gage.home.wordcache import WordCache
+from gage.trust.downgrade import Downgrade, downgrade_of
 
 METHOD = "word-pairs"
 
@@ -83,6 +84,18 @@ def explain(expected: WordPairs, typed: list[str]) -> tuple[list[int], str]:
     return bad, "; ".join(notes) + ": nothing was confirmed. Read the words again, or stop: this may not be their key."
 
 
+def downgrade(home: Home, key: bytes, contacts: Contacts | None = None) -> Downgrade | None:
+    """`key` offered alone is the Ed25519 half of a hybrid key confirmed here: a mismatch, never a pairing."""
+    return downgrade_of(contacts or Contacts.load(home.contacts_path), home.identity, key)
+
+
+def mismatch_message(down: Downgrade) -> str:
+    return (
+        f"key mismatch: this key is only the Ed25519 half of {down.whose()}; a hybrid key is confirmed whole, "
+        "so its half alone is not that key (someone may be offering a downgraded copy). Nothing was confirmed."
+    )
+
+
 def confirm(home: Home, name: str, key: bytes, heard: str, *, method: str = METHOD) -> Outcome:
     """Compare what the person heard with the words of `key`; on an exact match, confirm it.
 
@@ -90,6 +103,9 @@ def confirm(home: Home, name: str, key: bytes, heard: str, *, method: str = METH
     cannot make a wrong key match.
     """
     check_local_name(name)
+    down = downgrade(home, key)
+    if down is not None:
+        return Outcome(confirmed=False, message=mismatch_message(down))
     expected = derive(key)
     typed = parse_spoken(heard)
     bad, message = explain(expected, typed)
@@ -116,6 +132,8 @@ def add_candidate(home: Home, key: bytes, claimed_name: str, source: str) -> boo
         return False
     with home.lock():
         contacts = Contacts.load(home.contacts_path)
+        if downgrade(home, key, contacts) is not None:
+            return False  # the half of a confirmed hybrid key is not a new key to remember
         added = contacts.add_candidate(key, claimed_name, source)
         if added:
             contacts.save()

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gage.bundle import PAYLOAD, safeopen
-from gage.format.keys import key_text
+from gage.format.errors import MalformedError
+from gage.format.keys import key_shown, parse_key
 from gage.format.sanitize import (
     TEXT_SAMPLE,
     looks_binary,
@@ -22,6 +23,7 @@ from gage.format.sanitize import (
     quoted,
     visible,
 )
+from gage.format.signing import is_hybrid
 from gage.format.vocab import Place, VerdictLevel
 from gage.trust.verdict import NO_AUTHORITY, Verdict
 
@@ -63,8 +65,22 @@ def _retired_words(r: dict[str, object]) -> str:
     """How a retirement reads in the frame: the reason, and the time as the signer's claim."""
     out = f"retired as {r['reason']} as of {r['retired_at']} (the statement's claim)"
     if r.get("replacement"):
-        out += f", naming a new key {r['replacement']}"
+        out += f", naming a new key {_key_words(r['replacement'])}"
     return out
+
+
+def _key_words(text: object) -> str:
+    """Key text from a verdict, as `key_shown` gives it (a hybrid key by its fingerprint)."""
+    try:
+        return key_shown(parse_key(text))
+    except MalformedError:
+        return visible(str(text))
+
+
+def _scheme_words(key: bytes) -> str:
+    if is_hybrid(key):
+        return "hybrid: Ed25519 and ML-DSA-65, both verified"
+    return "classical-only: Ed25519 alone, no ML-DSA-65 half (an older key)"
 
 
 def new_token() -> str:
@@ -101,21 +117,21 @@ def fields(v: Verdict) -> list[Field]:
         out.append(
             Field(
                 "sender",
-                f"NOT proven: the signature does not verify, so the key the manifest names ({key_text(s.key)}) "
+                f"NOT proven: the signature does not verify, so the key the manifest names ({key_shown(s.key)}) "
                 f"and the name it claims ({claim}) are unproven",
                 "bad",
             )
         )
     elif s.is_me and s.retired is not None:
-        out.append(Field("sender", f"me: a key this home retired ({key_text(s.key)}, {_retired_words(s.retired)}); a bundle I signed", "normal"))
+        out.append(Field("sender", f"me: a key this home retired ({key_shown(s.key)}, {_retired_words(s.retired)}); a bundle I signed", "normal"))
     elif s.is_me:
-        out.append(Field("sender", f"me: this home's own key ({key_text(s.key)}); a bundle I signed", "normal"))
+        out.append(Field("sender", f"me: this home's own key ({key_shown(s.key)}); a bundle I signed", "normal"))
     elif s.retired is not None and s.retired["reason"] == "compromised":
         contact = visible(str(s.retired["contact"]))
         out.append(
             Field(
                 "sender",
-                f"a COMPROMISED key: {contact}'s retired key ({key_text(s.key)}), {_retired_words(s.retired)}. Anyone "
+                f"a COMPROMISED key: {contact}'s retired key ({key_shown(s.key)}), {_retired_words(s.retired)}. Anyone "
                 f"holding it could have signed this, whatever time it claims; it claims the name {quoted(s.claimed_name or '')} (unchecked)",
                 "bad",
             )
@@ -124,13 +140,13 @@ def fields(v: Verdict) -> list[Field]:
         out.append(
             Field(
                 "sender",
-                f"{visible(s.name)} (confirmed contact), signed with {visible(s.name)}'s previous key ({key_text(s.key)}), "
+                f"{visible(s.name)} (confirmed contact), signed with {visible(s.name)}'s previous key ({key_shown(s.key)}), "
                 f"{_retired_words(s.retired)}",
                 "good",
             )
         )
     elif s.status == "confirmed":
-        out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_text(s.key)})", "good"))
+        out.append(Field("sender", f"{visible(s.name or '')} (confirmed contact; {key_shown(s.key)})", "good"))
     else:
         claim = quoted(s.claimed_name or "")
         what = (
@@ -139,8 +155,11 @@ def fields(v: Verdict) -> list[Field]:
             else "a key this home does not know"
         )
         out.append(
-            Field("sender", f"{s.label()} ({what}; {key_text(s.key)}); it claims the name {claim} (unchecked)", "warn")
+            Field("sender", f"{s.label()} ({what}; {key_shown(s.key)}); it claims the name {claim} (unchecked)", "warn")
         )
+    if s.key is not None and s.signature_ok:
+        # A fact about how the bundle was signed, never a warning: classical-only bundles stay valid.
+        out.append(Field("signature", _scheme_words(s.key), "normal"))
     # Beside the sender, since that is what a transport's word is about; it never changes the line above.
     if v.transport is not None:
         out.append(Field("via", visible(v.transport.sentence())))

@@ -18,6 +18,7 @@ from gage.format.vocab import KeyStanding, KeyStatus
 from gage.home.authority import Grant
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
+from gage.trust.downgrade import Downgrade, downgrade_of
 
 
 def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | None:
@@ -58,6 +59,8 @@ class KeyTrust:
     status: KeyStatus
     retired: dict[str, Any] | None
     mine: bool  # one of this home's own keys
+    # Set when the key is the Ed25519 half of a hybrid key confirmed here: what it signs is a bad signature.
+    downgrade: Downgrade | None = None
     # The authority file's grants to `contact`, by bundle kind, filled as a listing meets kinds.
     grants: dict[str, tuple[Grant, ...]] = field(default_factory=dict)
     key: bytes = b""
@@ -110,4 +113,7 @@ def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
         # as the contact's previous key); compromised keeps none: nothing it signs verifies.
         owner = contacts.owner_of(key)
         contact = owner if retired["reason"] == "superseded" else None
-    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key), key=key)
+    down = downgrade_of(contacts, home.identity, key)
+    if down is not None:
+        contact = None
+    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key), downgrade=down, key=key)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.format.errors import GageError
-from gage.format.keys import SIGNATURE_LEN, key_text, verify_manifest_signature
+from gage.format.keys import key_text, verify_manifest_signature
 from gage.format.manifest import Manifest, is_id
+from gage.format.signing import signature_len
 from gage.home import settings as settings_mod
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -20,7 +21,7 @@ from gage.trust.keytrust import key_trust
 
 def declared_bytes(m: Manifest) -> int:
     """A bundle's size as every limit counts it: manifest, signature and declared payload."""
-    return len(m.raw) + SIGNATURE_LEN + m.total_size
+    return len(m.raw) + signature_len(m.sender.key) + m.total_size
 
 
 def _over(home: Home, what: str, setting: str, limit: int, need: int, advice: str = "") -> LimitError:

@@ -35,6 +35,7 @@ from gage.home.contacts import Contact, Contacts, Retirement
 from gage.home.identity import load_identity
 from gage.home.layout import Home
 from gage.home.listing import Stored
+from gage.trust.downgrade import downgrade_of
 
 APPLIED: Final = "applied"
 # Why a statement changes nothing (spec/keys.md section 4), in the order they are checked.
@@ -197,6 +198,9 @@ def evaluate(signed: ks.Signed, contacts: Contacts, me: Identity) -> tuple[Liter
             f"it names a replacement key {rfp} that did not sign it: both keys sign, so no one can name someone "
             "else's key as theirs (if this is yours, countersign it with `gage key countersign`)"
         )
+    down = downgrade_of(contacts, me, st.key)
+    if down is not None:
+        return "downgraded", f"it speaks for key {fp}, {down.sentence()}"
     if me.owns(st.key):
         return "own-key", f"it speaks for this home's own key {fp}: `gage key retire` retires it here"
     status = contacts.status_of(st.key)

@@ -14,7 +14,7 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
 from gage.format.errors import GageError
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import key_scheme, key_text, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.sanitize import quoted
 from gage.format.vocab import KeyStanding, KeyStatus, Place, VerdictLevel
@@ -76,6 +76,8 @@ class Sender:
             "claimed_name": self.claimed_name,
             "signature_ok": self.signature_ok,
             "is_me": self.is_me,
+            # How the key signs: `hybrid` (Ed25519 and ML-DSA-65) or `classical-only` (Ed25519). A fact.
+            "scheme": key_scheme(self.key) if self.key else None,
         }
         if self.retired is not None:
             # Only for a key a statement retired (spec/keys.md section 5).
@@ -297,6 +299,12 @@ def compute(
     # A contact's name only for a key that really signed this manifest: a forged bundle
     # can write any confirmed key into `sender`, and must not be shown under its name.
     signed = check.signature_ok
+    problems = check.problems
+    if trust.downgrade is not None:
+        # The Ed25519 half of a hybrid key confirmed here, alone: a bad signature, never a
+        # lesser verdict (spec/keys.md section 12). A new list: the check may be the cache's.
+        problems = [*problems, Problem("signature", "manifest.sig", trust.downgrade.sentence())]
+        signed = False
     sender = Sender(
         key=m.sender.key,
         name=contact.name if contact and signed else None,
@@ -307,7 +315,7 @@ def compute(
         retired=dict(retired) if retired is not None else None,
     )
     verdict: VerdictLevel
-    if check.problems:
+    if problems:
         verdict = "invalid"
     elif status == "confirmed" or (status == "retired" and contact is not None):
         verdict = "verified"
@@ -362,7 +370,7 @@ def compute(
         path=path,
         state=state,
         verdict=verdict,
-        problems=check.problems,
+        problems=problems,
         warnings=check.warnings,
         sender=sender,
         manifest=m,

@@ -175,7 +175,7 @@ def malformed() -> list[dict[str, Any]]:
         ("retired_at at second 60", with_statement({**fields, "retired_at": "2026-02-01T09:00:60Z"}), "statement.retired_at"),
         ("a claimed name of 201 characters", with_statement({**fields, "name": "a" * 201}), "statement.name"),
         ("a key as its own replacement", with_statement({**fields, "replacement": fields["key"]}), "statement.replacement"),
-        ("a statement over 4096 bytes", with_statement({**fields, "name": "a" * 4100}), "statement"),
+        ("a statement over 16384 bytes", with_statement({**fields, "name": "a" * 16400}), "statement"),
     ]
     return [{"label": label, "file": b64(data), "field": field} for label, data, field in cases]
 

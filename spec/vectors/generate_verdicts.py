@@ -101,7 +101,7 @@ def contact(name: str) -> dict[str, str]:
 def sender(name: str, *, status: str, local: str | None, claimed: str | None = None, sig: bool = True) -> dict[str, Any]:
     # No vector's sender is the receiver itself ("me" is never a sender here), so is_me is always false.
     return {"key": key_text(key(name)), "name": local, "status": status, "claimed_name": claimed or name,
-            "signature_ok": sig, "is_me": False}  # fmt: skip
+            "signature_ok": sig, "is_me": False, "scheme": "classical-only"}  # fmt: skip
 
 
 def seen(times: int, *, parent: str | None = None, parent_status: str | None = None) -> dict[str, Any]:
@@ -250,7 +250,7 @@ def cases() -> list[dict[str, Any]]:
                     bundle(raw, sign_manifest(signer("alice"), raw), {"notes.txt": NOTES}), confirmed=["alice"], received=1,
                     expected={"verdict": "invalid", "problems": [{"stage": "malformed", "path": "manifest.json"}],
                               "sender": {"key": None, "name": None, "status": "unknown", "claimed_name": None,
-                                         "signature_ok": False, "is_me": False},
+                                         "signature_ok": False, "is_me": False, "scheme": None},
                               "seen": None, "addressed_to_me": None}))  # fmt: skip
     return out
 

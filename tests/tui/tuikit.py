@@ -134,7 +134,7 @@ def make_bundle(
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
     (out / MANIFEST).write_bytes(manifest.raw)
-    (out / SIGNATURE).write_bytes(sign_manifest(ident.signing_key, manifest.raw))
+    (out / SIGNATURE).write_bytes(sign_manifest(ident.secret, manifest.raw))
     return out
 
 

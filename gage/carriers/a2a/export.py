@@ -35,8 +35,9 @@ from gage.carriers.a2a.wire import (
     media_type,
 )
 from gage.format.errors import GageIOError, RefusedError, TamperedError
-from gage.format.keys import SIGNATURE_LEN, verify_manifest_signature
+from gage.format.keys import verify_manifest_signature
 from gage.format.manifest import Manifest
+from gage.format.signing import signature_len
 
 
 @dataclass
@@ -84,7 +85,7 @@ def hold(bundle_dir: Path, *, limits: Limits | None = None) -> Held:
         raise RefusedError(f"does not verify, so it is not exported: {first}", path=str(bundle_dir))
     m = result.manifest
     # Counted as a receiver counts: manifest, signature and payload.
-    declared = len(m.raw) + SIGNATURE_LEN + m.total_size
+    declared = len(m.raw) + signature_len(m.sender.key) + m.total_size
     if declared > limits.max_bytes:
         raise RefusedError(
             f"holds {declared} bytes, over the A2A limit of {limits.max_bytes} (a receiver with the default limit "

@@ -184,7 +184,7 @@ def _carried(holder: dict[str, Any], meta: dict[str, str], protocol: str, where:
     if len(raw) > MANIFEST_LIMIT:
         raise RefusedError(f"the manifest is {len(raw)} bytes, over the limit of {MANIFEST_LIMIT}", field=f"{where}.parts")
     if len(sig) > SIGNATURE_LIMIT:
-        raise bad(f"the signature part is {len(sig)} bytes; a signature is 64", f"{where}.parts")
+        raise bad(f"the signature part is {len(sig)} bytes; a signature is 64 bytes (Ed25519) or 3373 (hybrid)", f"{where}.parts")
     try:
         manifest = Manifest.parse(raw)
     except MalformedError as exc:

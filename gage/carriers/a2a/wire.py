@@ -34,7 +34,7 @@ SIGNATURE_PART = bundle_mod.SIGNATURE
 PAYLOAD_PREFIX = bundle_mod.PAYLOAD + "/"
 MANIFEST_MEDIA_TYPE = "application/vnd.gage.manifest+json"
 SIGNATURE_MEDIA_TYPE = "application/vnd.gage.signature"
-SIGNATURE_LIMIT = 4096  # a signature is 64 bytes; anything near this is not one
+SIGNATURE_LIMIT = 4096  # a signature is 64 bytes, or 3373 for a hybrid key; anything over this is not one
 
 # Media types are informational (a reader never acts on them) but fixed, so an export is
 # the same on every machine: the system's mime tables differ.
