@@ -28,6 +28,7 @@ class Exit(IntEnum):
     A2A_DISCOVERY = 10  # gage.a2a.live: no gage agent found at the URL
     A2A_REFUSED = 11  # gage.a2a.live: the agent was reached and said no
     A2A_TRANSPORT = 12  # gage.a2a.live: the network failed
+    RELAY = 13  # gage.relay: the relay was unreachable, or refused or failed what was asked
 
 
 class GageError(Exception):

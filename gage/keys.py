@@ -241,9 +241,14 @@ class KeyFile:
 
     key: bytes
     name: str
+    # The sealing-key binding (gage/sealing.py) as carried, when the home has a mailbox: a claim too.
+    sealing: dict[str, str] | None = None
 
     def to_bytes(self) -> bytes:
-        return strictjson.dumps({"gage-key": KEYFILE_VERSION, "key": key_text(self.key), "name": self.name}) + b"\n"
+        obj: dict[str, Any] = {"gage-key": KEYFILE_VERSION, "key": key_text(self.key), "name": self.name}
+        if self.sealing is not None:
+            obj["sealing"] = self.sealing
+        return strictjson.dumps(obj) + b"\n"
 
     @classmethod
     def parse(cls, data: bytes, *, path: str | None = None) -> KeyFile:
@@ -259,7 +264,7 @@ class KeyFile:
         version = obj.get("gage-key")
         if version != KEYFILE_VERSION or isinstance(version, bool):  # true == 1 in Python
             raise MalformedError(f"not a gage key file of version {KEYFILE_VERSION}", path=path, field="gage-key")
-        extra = set(obj) - {"gage-key", "key", "name"}
+        extra = set(obj) - {"gage-key", "key", "name", "sealing"}
         if extra:
             raise MalformedError(f"unknown fields {sorted(extra)}", path=path)
         try:
@@ -269,7 +274,15 @@ class KeyFile:
         name = obj.get("name", "")
         if not isinstance(name, str) or len(name) > MAX_CLAIMED_NAME:
             raise MalformedError(f"name must be a string of at most {MAX_CLAIMED_NAME} characters", path=path, field="name")
-        return cls(key=key, name=name)
+        carried = obj.get("sealing")
+        if carried is not None:
+            from . import sealing  # imports this module
+
+            try:
+                sealing.parse_carried(carried)
+            except MalformedError as exc:
+                raise MalformedError(exc.message, path=path, field=exc.field) from exc
+        return cls(key=key, name=name, sealing=carried)
 
     @classmethod
     def load(cls, path: Path) -> KeyFile:

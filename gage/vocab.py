@@ -39,6 +39,7 @@ Stage = Literal[
     "a2a-discovery",
     "a2a-refused",
     "a2a-transport",
+    "relay",
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]
@@ -61,6 +62,7 @@ Event = Literal[
     "key-countersigned",
     "key-statement-applied",
     "key-statement-refused",
+    "envelope-dropped",
 ]
 # The events an arrival is journaled under: `gage import`, or a carrier (watcher, A2A).
 ArrivalEvent = Literal["imported", "received"]

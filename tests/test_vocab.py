@@ -13,6 +13,7 @@ from gage import bundle, frame, home, journal, keystatement, manifest, retiremen
 from gage.a2a import client  # noqa: F401  (its errors are GageErrors with stages of their own)
 from gage.contacts import Contacts
 from gage.errors import GageError
+from gage.relay import errors as _relay_errors  # noqa: F401  (the relay's RelayError, stage "relay")
 
 GAGE = Path(gage.__file__).parent
 

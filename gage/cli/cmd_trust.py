@@ -24,6 +24,8 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     path = Path(source)
     if path.exists():
         kf = KeyFile.load(path)
+        if kf.sealing is not None:
+            _remember_where(home, kf.sealing, f"key file {path.name}")
         return kf.key, kf.name, f"key file {path.name}"
     stored = store.resolve(home, source)
     from .. import bundle as bundle_mod
@@ -41,11 +43,26 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
 
 
+def _remember_where(home: Any, carried: dict[str, str], source: str) -> None:
+    """A key file's mailbox: kept as a claim beside the key (spec/relay.md section 2)."""
+    from .. import sealing, whereabouts
+
+    whereabouts.remember(home, whereabouts.from_binding(sealing.parse_carried(carried), relay=None, source=source))
+
+
 def cmd_pair(args: Any) -> int:
     home = open_home(args)
-    if (args.source is None) == (args.card is None):
-        raise UsageError("give their key file (or key, or bundle id), or --card FILE|URL: one of the two")
-    if args.card is not None:
+    given = [x for x in (args.source, args.card, getattr(args, "directory", None)) if x is not None]
+    if len(given) != 1:
+        raise UsageError("give their key file (or key, or bundle id), --card FILE|URL or --directory HANDLE: one of them")
+    if getattr(args, "directory", None) is not None:
+        from . import (
+            cmd_relay,  # the relay extra: loaded only when the directory is asked
+        )
+
+        # The directory's record is a claim: its key becomes a candidate and starts the ceremony.
+        key, claimed, source = cmd_relay.directory_claim(home, args)
+    elif args.card is not None:
         from ..a2a import card  # urllib and ssl: loaded only when a card is asked for
 
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.

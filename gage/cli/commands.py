@@ -100,6 +100,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _trust(sub)
     _gate(sub)
     _a2a(sub)
+    from . import relay_args  # the relay commands' parser (its own module, issue 20)
+
+    relay_args.register(sub)
     _files(sub)
 
 
@@ -221,6 +224,8 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
+    p.add_argument("--directory", metavar="HANDLE", help="start from the key a relay's directory claims for HANDLE (needs gage[relay])")
+    p.add_argument("--relay", metavar="URL", help="with --directory: the relay whose directory to ask (default: this home's relay)")
     p.add_argument("--name", required=True, help="what you will call them here")
     _run(p, "cmd_trust", "cmd_pair")
 
