@@ -66,7 +66,17 @@ def bucket_name(address: str) -> str:
 @contextlib.asynccontextmanager
 async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]:
     """A connection that fails fast and once: a relay that is down is an error now, not a hang."""
-    kwargs: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT, "allow_reconnect": False, "max_reconnect_attempts": 0}
+    async def quiet(exc: Exception) -> None:
+        """nats-py logs every failed attempt; the error raised below says it once."""
+
+    # max_reconnect_attempts=0 would mean "try this server forever" to nats-py's first connect.
+    kwargs: dict[str, Any] = {
+        "connect_timeout": CONNECT_TIMEOUT,
+        "allow_reconnect": False,
+        "max_reconnect_attempts": 1,
+        "reconnect_time_wait": 0.2,
+        "error_cb": quiet,
+    }
     if creds:
         kwargs["user_credentials"] = creds
     try:
