@@ -11,12 +11,12 @@ import nats
 import pytest
 from gagetest import pair
 from pyrage import x25519
+from relaytest import bundle, open_mailbox, own_relay, relay  # noqa: F401  (fixtures)
 
 from gage import sealing, settings, store
 from gage.errors import Exit
 from gage.home import Home
 from gage.relay import envelope, mailbox, seal
-from relaytest import bundle, open_mailbox, own_relay, relay  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 import nacl.signing
 import pytest
 from pyrage import x25519
+from relaytest import bundle
 
 from gage import sealing
 from gage.errors import MalformedError
@@ -18,7 +19,6 @@ from gage.home import Home
 from gage.keys import KeyFile, key_text
 from gage.relay import envelope, seal
 from gage.relay.envelope import Reader
-from relaytest import bundle
 
 
 def test_the_sealing_key_is_age_and_bound_by_the_signing_key(make_home) -> None:
