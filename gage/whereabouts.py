@@ -126,6 +126,9 @@ def remember(home: Home, where: Where) -> Where:
     with home.lock():
         known = load(home)
         before = known.get(where.key)
+        if before is not None and _older(where, before):
+            # A replayed record (a directory serving an old one): keep the newer binding and its mailbox.
+            where = Where(**{**where.__dict__, "sealing": before.sealing, "mailbox": before.mailbox})
         if before is not None:
             where = Where(
                 key=where.key,
@@ -143,6 +146,15 @@ def remember(home: Home, where: Where) -> Where:
         doc = {"gage-where": VERSION, "keys": {key_text(k): w._store() for k, w in sorted(known.items())}}
         atomic.write_bytes(home.root / FILE, strictjson.dumps(doc) + b"\n", mode=0o600)
     return where
+
+
+def _older(new: Where, before: Where) -> bool:
+    """`new` carries another binding, no newer than the one `before` holds, both bound by this key.
+
+    Times are to the second: of two bindings made in the same second, the first seen stays."""
+    if new.sealing is None or before.sealing is None or before.sealing_key() is None or new.sealing_key() is None:
+        return False
+    return new.sealing.raw != before.sealing.raw and new.sealing.bound_at <= before.sealing.bound_at
 
 
 def from_binding(binding: sealing.Binding, *, relay: str | None, source: str) -> Where:
