@@ -52,6 +52,19 @@ class Where:
         k = self.sealing_key()
         return k is not None and self.mailbox == sealing.mailbox_address(k)
 
+    def summary(self) -> str:
+        """One line for people (untrusted parts included: the caller makes it safe to show)."""
+        parts = []
+        if self.mailbox:
+            state = "" if self.mailbox_ok() else " (NOT bound by this key: deliver refuses it)"
+            parts.append(f"mailbox {self.mailbox}" + (f" on {self.relay}" if self.relay else "") + state)
+        if self.a2a:
+            parts.append(f"A2A {self.a2a}")
+        if self.drop:
+            parts.append(f"drop folder {self.drop}")
+        where = "; ".join(parts) or "nowhere known"
+        return f"where (a claim, from {self.source or 'unknown'}): {where}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "key": key_text(self.key),

@@ -125,8 +125,17 @@ def cmd_contacts(args: Any) -> int:
         return 0
     contacts = Contacts.load(home.contacts_path)
     cache = WordCache(home.cache / "words.json")
+    from .. import (
+        whereabouts,  # each key's "where": a claim kept beside it (spec/relay.md)
+    )
+
+    wheres = whereabouts.load(home)
     rows = [c.to_json() for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold())]
     rows += [c.to_json() for c in sorted(contacts.candidates.values(), key=lambda c: c.seen_at)]
+    for row in rows:
+        w = wheres.get(parse_key(row["key"]))
+        if w is not None:
+            row["where"] = w.to_json()
     if args.json:
         emit_json(rows)
         return 0
@@ -140,6 +149,8 @@ def cmd_contacts(args: Any) -> int:
             out(f"{'':<10} {'':<20} {_retirement_text(c.retired)}")
         for prev in reversed(c.previous):
             out(f"{'':<10} {'':<20} previous key {short_fingerprint(prev.key)}: {_retirement_text(prev.retirement)}")
+        if c.key in wheres:
+            out(f"{'':<10} {'':<20} {show(wheres[c.key].summary())}")
     for cand in sorted(contacts.candidates.values(), key=lambda c: c.seen_at):
         out(
             f"candidate  {'(unconfirmed)':<20} {short_fingerprint(cand.key)}  claims \"{show(cand.claimed_name)}\""
@@ -151,6 +162,8 @@ def cmd_contacts(args: Any) -> int:
                 f"{'':<10} {'':<20} named as {who}'s new key by the retired key {short_fingerprint(cand.replaces)};"
                 f" not trusted until the ceremony: gage pair {key_text(cand.key)} --name {who}"
             )
+        if cand.key in wheres:
+            out(f"{'':<10} {'':<20} {show(wheres[cand.key].summary())}")
     return 0
 
 

@@ -295,6 +295,7 @@ def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
     p.add_argument("--drop", action="append", default=[], metavar="DIR", help="a drop folder to watch (repeatable)")
+    p.add_argument("--mailbox", action="store_true", help="also fetch this home's relay mailbox as envelopes arrive (needs gage[relay])")
     p.add_argument(
         "--unattended",
         action="store_true",

@@ -247,7 +247,7 @@ async def fetch(
     wait: float = 1.0,
     forever: bool = False,
     on_opened: Callable[[landing.Opened], None] | None = None,
-    stop: asyncio.Event | None = None,
+    stop: Any = None,  # anything with is_set(): an asyncio or a threading Event
 ) -> Fetched:
     """Take envelopes until the mailbox is empty (or `limit`, or, with `forever`, until `stop`).
 

@@ -1,0 +1,108 @@
+"""A contact's "where" (a claim beside the confirmed key) and `gage watch --mailbox`."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gagetest import pair
+from relaytest import bundle, open_mailbox, relay  # noqa: F401  (fixtures)
+
+from gage import sealing, store, whereabouts
+from gage.home import Home
+from gage.relay import record
+
+
+def _where_from(home: Home, other: Home, relay_url: str | None, source: str = "key file") -> None:
+    key = sealing.load(other.root, other.identity.signing_key)
+    whereabouts.remember(home, whereabouts.from_binding(key.binding, relay=relay_url, source=source))
+
+
+def test_contacts_show_each_keys_where_as_a_claim(make_home, relay, gage) -> None:  # noqa: F811
+    alice, bob, carol = make_home("alice"), make_home("bob"), make_home("carol")
+    addr = open_mailbox(bob, relay.url)
+    open_mailbox(carol, relay.url)
+    pair(alice, "bob", bob)
+    _where_from(alice, bob, relay.url)
+    from gage import ceremony
+
+    ceremony.add_candidate(alice, carol.identity.key, "carol", "test")
+    _where_from(alice, carol, "nats://evil\x1b[31m.example:4222", source="directory \x1b]8;;x\x07")
+    r = gage(alice, "contacts")
+    assert f"where (a claim, from key file): mailbox {addr} on {relay.url}" in r.out
+    assert "\x1b" not in r.out and "\\x1b" in r.out  # a claim's text never reaches the terminal raw
+    rows = {row["key"]: row for row in json.loads(gage(alice, "contacts", "--json").out)}
+    w = rows[f"ed25519:{bob.identity.key.hex()}"]["where"]
+    assert w["status"] == "claim" and w["mailbox"] == addr and w["sealing_bound"] is True
+    assert rows[f"ed25519:{carol.identity.key.hex()}"]["status"] == "candidate"
+
+
+def test_a_where_whose_binding_is_not_the_keys_is_shown_and_not_delivered_to(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    open_mailbox(bob, relay.url)
+    open_mailbox(mallory, relay.url)
+    pair(alice, "bob", bob)
+    mk = sealing.load(mallory.root, mallory.identity.signing_key).binding
+    # a claim filed under bob's key that carries mallory's binding (as a lying source would)
+    whereabouts.remember(alice, whereabouts.Where(key=bob.identity.key, mailbox=sealing.mailbox_address(mk.sealing_key), relay=relay.url, sealing=mk, source="liar"))
+    assert "NOT bound by this key" in gage(alice, "contacts").out
+    bid = bundle(alice, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", "bob")
+    assert r.code == 9 and "not bound by their key" in r.err
+    assert record  # (the directory record reader applies the same rule: tests/test_relay_directory.py)
+
+
+def _read_lines(proc: subprocess.Popen[str], want: str, timeout: float) -> list[dict]:
+    seen: list[dict] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if not ready:
+            continue
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(json.loads(line))
+        if any(want in e["message"] for e in seen):
+            return seen
+    raise AssertionError(f"no line with {want!r}; saw {seen}")
+
+
+def test_watch_mailbox_lands_live_beside_drop_folders(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811
+    alice, bob = make_home("alice"), make_home("bob")
+    open_mailbox(bob, relay.url)
+    pair(alice, "bob", bob)
+    _where_from(alice, bob, relay.url)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gage.cli.main", "--home", str(bob.root), "watch", "--mailbox", "--drop", str(drop), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+    )
+    try:
+        _read_lines(proc, "watching mailbox", 30)
+        bid = bundle(alice, tmp_path)
+        assert gage(alice, "deliver", bid, "--to", "bob").code == 0
+        lines = _read_lines(proc, f"received {bid[:12]} from the mailbox", 30)
+        assert any(e["kind"] == "imported" and e["id"] == bid for e in lines)
+        assert store.find(bob, bid).state == "pending"  # not accepted: no --unattended, and arrival is not consent
+        # a drop-folder arrival in the same watcher
+        other = bundle(alice, tmp_path, name="two.txt", data=b"two")
+        import shutil
+
+        shutil.copytree(alice.state_dir("outbox") / other, drop / other)
+        _read_lines(proc, f"received {other[:12]}", 30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
