@@ -79,8 +79,10 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
     }
     if creds:
         kwargs["user_credentials"] = creds
+    # A cluster is given as its nodes' URLs, comma-separated: any node that answers will do.
+    servers = [u.strip() for u in url.split(",") if u.strip()]
     try:
-        nc = await nats.connect(url, **kwargs)
+        nc = await nats.connect(servers=servers, **kwargs)
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
@@ -117,6 +119,7 @@ async def create(
     max_msgs: int = DEFAULT_MAX_MSGS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     replicas: int = 1,
+    ack_wait: float = ACK_WAIT,
 ) -> Mailbox:
     """The stream, its consumer and its object bucket; again is harmless (limits are updated)."""
     config = api.StreamConfig(
@@ -142,7 +145,7 @@ async def create(
                 api.ConsumerConfig(
                     durable_name=CONSUMER,
                     ack_policy=api.AckPolicy.EXPLICIT,
-                    ack_wait=ACK_WAIT,
+                    ack_wait=ack_wait,
                     deliver_policy=api.DeliverPolicy.ALL,
                     max_ack_pending=1000,
                 ),
@@ -160,12 +163,40 @@ def _full(exc: Exception) -> bool:
     return "maximum messages" in text or "maximum bytes" in text or "resource limits" in text or "err_code=10077" in text
 
 
+PUBLISH_ATTEMPTS = 4
+
+
 async def publish(url: str, address: str, envelope: Path, *, creds: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
-    """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged."""
-    size = envelope.stat().st_size
+    """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
+
+    A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
+    again, on any node, under the same message id: the relay's duplicate window stores it
+    once however many times it arrived. Refusals (no mailbox, full) are not retried.
+    """
     msg_id = secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
+    for attempt in range(PUBLISH_ATTEMPTS):
+        try:
+            return await _publish_once(url, address, envelope, msg_id, creds=creds, timeout=timeout)
+        except _Transient as exc:
+            if attempt == PUBLISH_ATTEMPTS - 1:
+                raise RelayError(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
+            await asyncio.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+class _Transient(Exception):
+    """A publish that failed on the way, not one the relay refused: worth trying again."""
+
+
+async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: str | None, timeout: float) -> dict[str, Any]:
+    size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
-    async with connected(url, creds) as nc:
+    try:
+        conn = connected(url, creds)
+        nc = await conn.__aenter__()
+    except RelayError as exc:
+        raise _Transient(str(exc)) from None
+    try:
         js = nc.jetstream(timeout=timeout)
         try:
             if size <= INLINE_MAX:
@@ -177,16 +208,34 @@ async def publish(url: str, address: str, envelope: Path, *, creds: str | None =
                 headers[OBJECT_HEADER] = msg_id
                 ack = await js.publish(subject(address), b"", headers=headers, stream=stream_name(address))
         except nats.js.errors.NoStreamResponseError:
-            raise RelayError("there is no mailbox at that address on this relay (nothing answers on its subject)") from None
+            # No mailbox there, or (in a cluster) none answering for a moment: tried again.
+            raise _Transient("there is no mailbox at that address on this relay (nothing answers on its subject)") from None
         except (nats.js.errors.NotFoundError, nats.js.errors.BucketNotFoundError):
             raise RelayError("there is no mailbox at that address on this relay") from None
         except nats.js.errors.APIError as exc:
             if _full(exc):
                 raise RelayError(f"the mailbox is full (its limits on the relay): {exc.description or exc}") from None
+            if isinstance(exc, nats.js.errors.ServiceUnavailableError) or (exc.code is not None and exc.code >= 500):
+                raise _Transient(f"{exc.description or exc}") from None
             raise RelayError(f"the relay refused the envelope: {exc.description or exc}") from None
-        except (TimeoutError, nats.errors.Error) as exc:
-            raise RelayError(f"the relay failed during the delivery: {exc or type(exc).__name__}; it may not have arrived") from None
-    return {"stream": ack.stream, "seq": ack.seq, "bytes": size, "via": "message" if size <= INLINE_MAX else "object"}
+        except (nats.errors.Error, TimeoutError) as exc:
+            raise _Transient(f"{exc or type(exc).__name__}") from None
+    finally:
+        await conn.__aexit__(None, None, None)
+    via = "message" if size <= INLINE_MAX else "object"
+    return {"stream": ack.stream, "seq": ack.seq, "bytes": size, "via": via, "duplicate": bool(ack.duplicate)}
+
+async def _working(msg: Msg, ack_wait: float, work: Any) -> landing.Opened:
+    """Run `work`, telling the relay it is still in hand (a big bundle takes longer than the ack
+    wait), so it is not delivered again while it is landing; a crash stops the telling."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=max(0.5, ack_wait / 3))
+        if done:
+            result: landing.Opened = task.result()
+            return result
+        with contextlib.suppress(Exception):
+            await msg.in_progress()
 
 
 @dataclass
@@ -260,6 +309,8 @@ async def fetch(
         js = nc.jetstream()
         try:
             sub = await js.pull_subscribe_bind(durable=CONSUMER, stream=stream_name(address))
+            info = await js.consumer_info(stream_name(address), CONSUMER)
+            ack_wait = float(info.config.ack_wait or ACK_WAIT)
         except nats.js.errors.NotFoundError:
             raise RelayError("this home has no mailbox on that relay: run `gage mailbox create` first") from None
         except (TimeoutError, nats.errors.Error) as exc:
@@ -276,7 +327,7 @@ async def fetch(
             except (nats.errors.Error, nats.js.errors.Error) as exc:
                 raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             for msg in msgs:
-                opened = await _take(js, home, address, msg, transport)
+                opened = await _working(msg, ack_wait, _take(js, home, address, msg, transport))
                 try:
                     await msg.ack_sync(timeout=10)
                 except (TimeoutError, nats.errors.Error) as exc:
