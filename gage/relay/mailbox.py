@@ -341,7 +341,16 @@ async def fetch(
                 done.append(opened)
                 if on_opened is not None:
                     on_opened(opened)
+                if not forever and _last(msg):
+                    return Fetched(done, left=False)  # the relay says none is waiting: no need to wait to be sure
     return Fetched(done, left=True)
+
+
+def _last(msg: Msg) -> bool:
+    try:
+        return int(msg.metadata.num_pending) == 0
+    except Exception:
+        return False
 
 
 def run(coro: Any) -> Any:
