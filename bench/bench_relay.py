@@ -48,7 +48,6 @@ def _rss_mib() -> float:
 
 
 def _homes(root: Path) -> tuple[Any, Any, str]:
-    from gage import sealing
     from gage.home import Home
 
     return Home.open(root / "alice"), Home.open(root / "bob"), (root / "url").read_text()

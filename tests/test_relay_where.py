@@ -106,3 +106,36 @@ def test_watch_mailbox_lands_live_beside_drop_folders(make_home, relay, gage, tm
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_an_agent_card_carries_the_mailbox_and_pairing_from_it_keeps_the_claim(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811
+    from test_ceremony import run_pair_in_terminal
+
+    from gage.a2a import card
+    from gage.words import derive
+
+    alice, bob = make_home("alice"), make_home("bob")
+    assert "sealing_binding" not in card.card_extension(bob)["params"]  # no mailbox, no claim of one
+    addr = open_mailbox(bob, relay.url)
+    params = card.card_extension(bob)["params"]
+    assert params["relay"] == relay.url and all(isinstance(v, (str, list)) for v in params.values())
+    r = gage(bob, "a2a", "card", "--url", "http://127.0.0.1:8470/", "--json")
+    (tmp_path / "bob.card.json").write_text(r.out)
+    claim = card.parse_card(r.out.encode(), "bob.card.json")
+    assert claim.sealing is not None and claim.relay == relay.url
+    words = " ".join(w for p in derive(bob.identity.key) for w in p)
+    code, screen = run_pair_in_terminal(alice, ["--card", str(tmp_path / "bob.card.json")], "bob", words)
+    assert code == 0, screen
+    w = whereabouts.of(alice, bob.identity.key)
+    assert w is not None and w.mailbox == addr and w.mailbox_ok() and w.relay == relay.url
+    bid = bundle(alice, tmp_path)
+    assert gage(alice, "deliver", bid, "--to", "bob").code == 0
+    bad = json.loads(r.out)
+    ext = bad["capabilities"]["extensions"][0]
+    ext["params"]["sealing_signature"] = "00"
+    import pytest
+
+    from gage.errors import MalformedError
+
+    with pytest.raises(MalformedError, match="sealing.signature"):
+        card.parse_card(json.dumps(bad).encode(), "bad.json")

@@ -43,11 +43,11 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
 
 
-def _remember_where(home: Any, carried: dict[str, str], source: str) -> None:
-    """A key file's mailbox: kept as a claim beside the key (spec/relay.md section 2)."""
+def _remember_where(home: Any, carried: dict[str, str], source: str, relay: str | None = None) -> None:
+    """A key file's or a card's mailbox: kept as a claim beside the key (spec/relay.md section 2)."""
     from .. import sealing, whereabouts
 
-    whereabouts.remember(home, whereabouts.from_binding(sealing.parse_carried(carried), relay=None, source=source))
+    whereabouts.remember(home, whereabouts.from_binding(sealing.parse_carried(carried), relay=relay, source=source))
 
 
 def cmd_pair(args: Any) -> int:
@@ -68,6 +68,8 @@ def cmd_pair(args: Any) -> int:
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
         claim = card.load(home, args.card, refresh=args.refresh)
         key, claimed, source = claim.key, claim.claimed_name, claim.description
+        if claim.sealing is not None:
+            _remember_where(home, claim.sealing, source, relay=claim.relay)
     else:
         key, claimed, source = _their_key(home, args.source)
     if key == home.identity.key:
