@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from gage import bundle as bundle_mod  # noqa: E402
-from gage import ceremony, gate, sealing, send, store, whereabouts  # noqa: E402
+from gage import ceremony, gate, reconcile, sealing, send, store, whereabouts  # noqa: E402
 from gage.home import Home  # noqa: E402
 from gage.relay import config, deliver, mailbox, server  # noqa: E402
 from gage.words import derive  # noqa: E402
@@ -54,6 +54,7 @@ def settle(bob: Home, url: str, address: str, sent: list[str]) -> str | None:
     for s in store.list_bundles(bob, ("pending",)):
         if not bundle_mod.check(s.path, expect_name=True).ok:
             return f"half-written or damaged: {s.id}"
+    reconcile.STALE_SCRATCH_SECONDS = 0  # every fetch is over: any scratch left is a killed one's
     gate.reconcile(bob)
     left = [p.name for p in bob.staging.iterdir() if p.name.startswith("import-relay-")]
     return f"scratch left: {left}" if left else None
@@ -78,7 +79,7 @@ def main() -> int:
         with bob.lock():
             key = sealing.ensure(bob.root, bob.identity.signing_key)
         address = sealing.mailbox_address(key.recipient)
-        mailbox.run(mailbox.create(srv.url, address, ack_wait=1.0, max_bytes=1 << 40, max_msgs=1 << 30))
+        mailbox.run(mailbox.create(srv.url, address, ack_wait=1.0, max_bytes=8 << 30, max_msgs=1 << 30))
         config.record(bob, srv.url, None)
         assert ceremony.confirm(alice, "bob", bob.identity.key, " ".join(" ".join(p) for p in derive(bob.identity.key))).confirmed
         whereabouts.remember(alice, whereabouts.from_binding(key.binding, relay=srv.url, source="soak"))

@@ -9,9 +9,9 @@ that swaps the sealing key therefore makes the delivery fail, never go to someon
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,15 +101,17 @@ def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | N
     sealing_key = where.sealing_key()
     assert sealing_key is not None and where.mailbox is not None
     home.staging.mkdir(parents=True, exist_ok=True)
-    tmp = home.staging / f"build-relay-{secrets.token_hex(8)}.age"
+    # A folder, not a file: reconcile tidies scratch folders a killed command leaves (tmp/build-*).
+    scratch = home.staging / f"build-relay-{secrets.token_hex(8)}"
+    scratch.mkdir(mode=0o700)
+    tmp = scratch / "envelope.age"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as f:
             seal.seal_bundle(bundle, sealing_key, f)
         ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=creds or config.relay_creds(home)))
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        shutil.rmtree(scratch, ignore_errors=True)
     return Delivered(
         id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=url, bytes=ack["bytes"], via=ack["via"]
     )

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
+import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,7 +247,10 @@ class Fetched:
 async def _take(js: Any, home: Home, address: str, msg: Msg, transport: dict[str, str]) -> landing.Opened:
     """One message: its envelope to a scratch file, opened, landed; acknowledged by the caller."""
     home.staging.mkdir(parents=True, exist_ok=True)
-    tmp = home.staging / f"import-relay-{secrets.token_hex(8)}.age"
+    # A folder, not a file: reconcile tidies a killed fetch's scratch folders (tmp/import-*).
+    scratch = home.staging / f"import-relay-{secrets.token_hex(8)}"
+    scratch.mkdir(mode=0o700)
+    tmp = scratch / "envelope.age"
     again = False
     with contextlib.suppress(Exception):
         again = msg.metadata.num_delivered > 1
@@ -282,8 +285,7 @@ async def _take(js: Any, home: Home, address: str, msg: Msg, transport: dict[str
 
         return await asyncio.get_running_loop().run_in_executor(None, work)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def fetch(
