@@ -32,6 +32,13 @@ def _arrivals(home: Home) -> Counter[str]:
     return Counter(e["bundle"] for e in home.journal.entries() if e["event"] == "received" and not e.get("again"))
 
 
+def _journaled(home: Home) -> set[str]:
+    """Every bundle the journal says arrived, first time or again. A kill between the import's
+    rename into pending and its journal line (a window of the one import every carrier shares)
+    leaves a whole bundle in pending whose redelivery is journaled as "again"."""
+    return {e["bundle"] for e in home.journal.entries() if e["event"] == "received"}
+
+
 def _pending_ok(home: Home) -> set[str]:
     held = store.list_bundles(home, ("pending",))
     for s in held:
@@ -124,12 +131,12 @@ def test_kill_9_of_mailbox_fetch_at_random_points_loses_and_doubles_nothing(make
         # Whatever the kills left: the relay delivers again what was not acknowledged.
         gate.reconcile(bob)
         deadline = time.monotonic() + 120
-        while set(_arrivals(bob)) != set(sent) and time.monotonic() < deadline:
+        while not set(sent) <= _pending_ok(bob) & _journaled(bob) and time.monotonic() < deadline:
             mailbox.run(mailbox.fetch(bob, srv.url, address, wait=2.0))
         assert killed > 0  # the test did kill fetches mid-way
-        assert set(_arrivals(bob)) == set(sent), "lost"
+        assert _pending_ok(bob) == set(sent), "lost (or something extra)"  # each whole, each once: one folder per id
+        assert _journaled(bob) == set(sent), "an arrival not journaled"
         assert max(_arrivals(bob).values()) == 1, "doubled"
-        assert _pending_ok(bob) == set(sent)
         monkeypatch.setattr(reconcile, "STALE_SCRATCH_SECONDS", 0)  # every fetch is over: what is left is a killed one's
         gate.reconcile(bob)
         assert not [p for p in bob.staging.iterdir() if p.name.startswith("import-relay-")], "scratch left behind"
