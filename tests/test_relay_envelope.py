@@ -117,7 +117,7 @@ def test_limits_are_checked_from_the_manifest_before_any_payload_byte(alice: Hom
     dest = tmp_path / "out"
     limits = settings.load(bob).limits
 
-    def check(m):  # what gage.relay.landing gives the reader
+    def check(m, sig):  # what gage.relay.landing gives the reader
         store.check_limits(bob, m, limits)
 
     r = envelope.Reader(dest, check)

@@ -300,3 +300,23 @@ def test_the_stream_reader_feeds_pyrage_in_bounded_pieces(make_home, tmp_path: P
         sizes.append(n)
     assert sum(sizes) == len(envelope.to_bytes(home.state_dir("outbox") / bid)) and max(sizes) <= 1 << 16
     assert io.BytesIO  # the reader is a RawIOBase a decrypter can pull from
+
+
+def test_a_contacts_envelope_lands_even_when_strangers_fill_pending(make_home, relay, tmp_path: Path) -> None:  # noqa: F811
+    """A confirmed contact's signed bundle is never counted nor refused by the pending limits
+    (spec/settings.md), also at the envelope's check before any payload is written."""
+    bob, alice, mallory = make_home("bob"), make_home("alice"), make_home("mallory")
+    addr = open_mailbox(bob, relay.url)
+    settings.path_of(bob).write_text(settings.path_of(bob).read_text() + "\n[limits]\npending_unconfirmed = 2\n")
+    pair(bob, "alice", alice)
+    for i in range(2):
+        bid = bundle(mallory, tmp_path, name=f"x{i}.txt", data=f"x{i}".encode())
+        mailbox.run(mailbox.publish(relay.url, addr, _sealed_to(bob, mallory, bid, tmp_path)))
+    extra = bundle(mallory, tmp_path, name="x9.txt", data=b"x9")
+    mailbox.run(mailbox.publish(relay.url, addr, _sealed_to(bob, mallory, extra, tmp_path)))
+    good = bundle(alice, tmp_path)
+    mailbox.run(mailbox.publish(relay.url, addr, _sealed_to(bob, alice, good, tmp_path)))
+    got = mailbox.run(mailbox.fetch(bob, relay.url, addr))
+    assert [o.dropped is None for o in got.opened] == [True, True, False, True]
+    assert "pending_unconfirmed" in got.opened[2].dropped
+    assert store.find(bob, good).state == "pending"

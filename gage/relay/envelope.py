@@ -116,11 +116,12 @@ _MAGIC, _MLEN, _MANIFEST, _SLEN, _SIG, _TAG, _PLEN, _PATH, _SIZE, _BODY, _DONE =
 class Reader:
     """Fed the plaintext in pieces of any size; writes the bundle under `dest` as it goes.
 
-    `check_manifest` is called with the parsed manifest before any payload byte is written
-    (the receiver's limits and pending limits); whatever it raises refuses the envelope.
+    `check_manifest` is called with the parsed manifest and its signature before any payload
+    byte is written (the receiver's limits and pending limits, which a confirmed contact's
+    signature exempts it from); whatever it raises refuses the envelope.
     """
 
-    def __init__(self, dest: Path, check_manifest: Callable[[Manifest], None] | None = None) -> None:
+    def __init__(self, dest: Path, check_manifest: Callable[[Manifest, bytes], None] | None = None) -> None:
         self.dest = dest
         self.check_manifest = check_manifest
         self.manifest: Manifest | None = None
@@ -224,7 +225,7 @@ class Reader:
             assert self.manifest is not None
             # The receiver's limits, before anything is written.
             if self.check_manifest is not None:
-                self.check_manifest(self.manifest)
+                self.check_manifest(self.manifest, got)
             self._begin(got)
             self._state, self._need = _TAG, 1
         elif s == _TAG:
@@ -306,7 +307,7 @@ class Reader:
             self._fd = None
 
 
-def read_bytes(data: bytes, dest: Path, check_manifest: Callable[[Manifest], None] | None = None) -> Manifest:
+def read_bytes(data: bytes, dest: Path, check_manifest: Callable[[Manifest, bytes], None] | None = None) -> Manifest:
     """Read a whole plaintext held in memory (vectors, tests)."""
     r = Reader(dest, check_manifest)
     try:

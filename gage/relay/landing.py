@@ -47,10 +47,10 @@ class Opened:
 
 
 def _checker(home: Home, limits: settings.Limits) -> Any:
-    def check(m: Manifest) -> None:
+    def check(m: Manifest, sig: bytes) -> None:
         store.check_limits(home, m, limits)
         if store.find(home, m.id) is None and store.decisions(home).get(m.id) is None:
-            store.check_pending(home, m, None, limits)
+            store.check_pending(home, m, sig, limits)
 
     return check
 
