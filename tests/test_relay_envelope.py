@@ -124,3 +124,17 @@ def test_limits_are_checked_from_the_manifest_before_any_payload_byte(alice: Hom
     with pytest.raises(GageError, match="max_bundle_bytes"):
         r.write(data)
     assert not dest.exists()  # refused before the scratch folder was even made
+
+
+def test_sealing_follows_no_link_in_the_bundle_it_reads(alice: Home, tmp_path: Path) -> None:
+    """A held bundle whose payload folder was swapped for a link elsewhere: nothing is sealed from outside it."""
+    root = _bundle(alice, tmp_path, {"d/secret.txt": b"alpha"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"OTHER")
+    import shutil
+
+    shutil.rmtree(root / "payload" / "d")
+    (root / "payload" / "d").symlink_to(outside)
+    with pytest.raises(GageError, match="cannot read payload/d/secret.txt"):
+        envelope.to_bytes(root)

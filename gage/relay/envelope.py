@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import bundle as bundle_mod
+from .. import safeopen
 from ..errors import GageError, MalformedError, RefusedError
 from ..manifest import MANIFEST_LIMIT, Manifest
 from ..manifest_files import check_path
@@ -60,7 +61,11 @@ def stream(root: Path) -> Iterator[bytes]:
     for entry in manifest.files:
         yield _entry_header(entry.path, entry.size)
         left = entry.size
-        fd = os.open(payload / entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            # Beneath payload/, following no link at any step (a held bundle is a sender's input too).
+            fd, _st = safeopen.open_regular_beneath(payload, entry.path)
+        except OSError as exc:
+            raise RefusedError(f"cannot read payload/{entry.path} ({exc.strerror or exc}); nothing was sealed", path=str(root)) from exc
         try:
             while left:
                 chunk = os.read(fd, min(CHUNK, left))
