@@ -139,3 +139,48 @@ def test_an_agent_card_carries_the_mailbox_and_pairing_from_it_keeps_the_claim(m
 
     with pytest.raises(MalformedError, match="sealing.signature"):
         card.parse_card(json.dumps(bad).encode(), "bad.json")
+
+
+def test_watch_mailbox_unattended_meets_the_same_budgeted_gate(make_home, relay, tmp_path: Path) -> None:  # noqa: F811
+    """A reply from a confirmed contact to a bundle bob sent is accepted unattended within the
+    budget; anything else from the mailbox stays pending (rule 2: no path skips the gate)."""
+    import threading
+
+    from gage import send
+    from gage.relay import follow, mailbox
+
+    bob, alice = make_home("bob"), make_home("alice")
+    addr = open_mailbox(bob, relay.url)
+    pair(bob, "alice", alice)
+    q = tmp_path / "q.txt"
+    q.write_text("question?")
+    asked, _ = send.create(bob, [q], kind="question")
+    store.import_bundle(alice, bob.state_dir("outbox") / asked.id)  # alice holds the question she answers
+    answers = []
+    for i in range(2):
+        a = tmp_path / f"a{i}.txt"
+        a.write_text(f"answer {i}")
+        answers.append(send.create(alice, [a], kind="answer", parent=asked.id)[0].id)
+    unasked = bundle(alice, tmp_path, name="share.txt")
+    key = sealing.load(bob.root, bob.identity.signing_key)
+    from gage.relay import seal
+
+    for bid in [*answers, unasked]:
+        p = tmp_path / f"{bid[:8]}.age"
+        with open(p, "wb") as f:
+            seal.seal_bundle(alice.state_dir("outbox") / bid, key.recipient, f)
+        mailbox.run(mailbox.publish(relay.url, addr, p))
+    events = []
+    stop = threading.Event()
+    t = threading.Thread(target=follow.follow, args=(bob, relay.url, addr),
+                         kwargs={"creds": None, "budget": 1, "on_event": events.append, "stop": stop})
+    t.start()
+    deadline = time.monotonic() + 30
+    while sum(e.kind == "imported" for e in events) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop.set()
+    t.join(timeout=30)
+    states = {bid: store.find(bob, bid).state for bid in [*answers, unasked]}
+    assert states == {answers[0]: "accepted", answers[1]: "pending", unasked: "pending"}
+    assert [e.kind for e in events if e.id in answers and e.kind != "imported"] == ["accepted", "budget-spent"]
+    assert [e["how"] for e in bob.journal.entries() if e["event"] == "accepted"] == ["unattended"]
