@@ -184,3 +184,29 @@ def test_watch_mailbox_unattended_meets_the_same_budgeted_gate(make_home, relay,
     assert states == {answers[0]: "accepted", answers[1]: "pending", unasked: "pending"}
     assert [e.kind for e in events if e.id in answers and e.kind != "imported"] == ["accepted", "budget-spent"]
     assert [e["how"] for e in bob.journal.entries() if e["event"] == "accepted"] == ["unattended"]
+
+
+def test_relay_dev_prints_its_url_serves_and_stops_on_a_signal(tmp_path: Path) -> None:
+    import nats as nats_mod
+
+    proc = subprocess.Popen([sys.executable, "-m", "gage.cli.main", "relay", "dev", "--port", "0", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        assert info["url"].startswith("nats://127.0.0.1:")
+
+        async def ping() -> bool:
+            nc = await nats_mod.connect(info["url"])
+            await nc.jetstream().account_info()  # JetStream is on
+            await nc.close()
+            return True
+
+        import asyncio
+
+        assert asyncio.run(ping())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    assert code == 0
+    assert not Path(info["store"]).exists()  # its scratch store is gone

@@ -49,7 +49,7 @@ def cmd_relay_dev(args: Any) -> int:
         note = f"its store is {store_dir} (kept)"
     else:
         store_dir = Path(tempfile.mkdtemp(prefix="gage-relay-"))
-        note = f"its store is {store_dir} (a scratch folder; give --dir DIR to keep it)"
+        note = f"its store is {store_dir} (a scratch folder, removed when it stops; give --dir DIR to keep it)"
     srv = server.Server(store=store_dir, port=args.port, name="gage-dev")
     srv.start()
     stop = threading.Event()
@@ -70,6 +70,10 @@ def cmd_relay_dev(args: Any) -> int:
         pass
     finally:
         srv.stop()
+        if not args.dir:
+            import shutil
+
+            shutil.rmtree(store_dir, ignore_errors=True)  # the scratch store it made
     err("gage relay dev: stopped")
     return 0
 
