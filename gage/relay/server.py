@@ -34,6 +34,19 @@ def binary() -> str:
     return found
 
 
+def _die_with_parent() -> None:
+    """On Linux, the server gets SIGKILL when the process that started it dies, however it
+    dies (a test run killed by a timeout, `kill -9` of `gage relay dev`): no server outlives it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((LOOPBACK, 0))
@@ -77,7 +90,9 @@ class Server:
         conf = self.store / f"{self.name}.conf"
         conf.write_text(self.config())
         out = subprocess.DEVNULL if quiet else None
-        self.proc = subprocess.Popen([binary(), "-c", str(conf)], stdout=out, stderr=out, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [binary(), "-c", str(conf)], stdout=out, stderr=out, start_new_session=True, preexec_fn=_die_with_parent
+        )
         self.wait_ready(wait)
         return self
 
