@@ -285,6 +285,50 @@ def verdict(data: bytes) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# --- the relay's readers (spec/relay.md): the envelope plaintext and the directory record ----------
+
+
+def _relay_vectors() -> dict[str, Any]:
+    spec = Path(__file__).resolve().parents[1] / "spec" / "vectors" / "relay.json"
+    loaded: dict[str, Any] = json.loads(spec.read_text())
+    return loaded
+
+
+def envelope(data: bytes) -> None:
+    """The envelope reader takes a whole bundle or refuses with a GageError, and writes nothing
+    outside its scratch folder whatever the bytes."""
+    from gage.carriers.relay import envelope as env
+    from gage.format.errors import GageError
+
+    d = Path(tempfile.mkdtemp(prefix="gage-fuzz-envelope-"))
+    try:
+        dest = d / "scratch" / "b"
+        try:
+            m = env.read_bytes(data, dest)
+        except GageError:
+            m = None
+        outside = [p for p in d.rglob("*") if not (p == d / "scratch" or str(p).startswith(str(d / "scratch" / "b")))]
+        assert not outside, outside
+        if m is not None:
+            assert (dest / "manifest.json").read_bytes() == m.raw  # never re-serialised
+            for f in m.files:
+                assert (dest / "payload" / f.path).stat().st_size == f.size
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def directory_record(data: bytes) -> None:
+    """A record is valid (and then holds together), malformed, or refused: never anything else."""
+    from gage.carriers.relay import record
+    from gage.format.errors import MalformedError, RefusedError
+
+    try:
+        rec = record.parse(data, handle="bob")
+    except (MalformedError, RefusedError):
+        return
+    assert rec.handle == "bob" and rec.binding.signing_key == rec.signing_key and rec.binding.verifies()
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "strict_json": strict_json,
     "manifest": manifest,
@@ -292,6 +336,8 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "key_file": key_file,
     "journal": journal,
     "verdict": verdict,
+    "envelope": envelope,
+    "directory_record": directory_record,
 }
 
 
@@ -312,6 +358,18 @@ def seeds(name: str) -> list[bytes]:
         out.append(me.journal.path.read_bytes())
     if name == "verdict":
         out += [b"", b"\x01\x00\x00\x00", b"\x01\x04"]
+    if name in ("envelope", "directory_record"):
+        import base64
+
+        try:
+            v = _relay_vectors()
+            if name == "envelope":
+                out.append(base64.b64decode(v["envelope"]["plaintext_b64"]))
+                out += [base64.b64decode(r["plaintext_b64"]) for r in v["refused"]]
+            else:
+                out += [base64.b64decode(r["data_b64"]) for r in v["records"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     if name == "strict_json":
         import base64
 

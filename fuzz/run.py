@@ -7,7 +7,8 @@
     python fuzz/run.py --engine hypothesis      without atheris even when it is there
     python fuzz/run.py --reproduce fuzz/crashes/manifest-<sha>.bin
 
-Targets (fuzz/fuzz_targets.py): strict_json, manifest, path, key_file, journal, verdict. Every run
+Targets (fuzz/fuzz_targets.py): strict_json, manifest, path, key_file, journal, verdict, envelope,
+directory_record. Every run
 prints its seed, and every failure the input (saved under fuzz/crashes/) and the command that
 replays it. Exit 0 when nothing failed, 1 when something did, 2 for a usage error.
 """

@@ -286,9 +286,9 @@ def test_no_flag_skips_the_compare() -> None:
     sub = next(a for a in parser._actions if a.dest == "command")
     pair_parser = sub.choices["pair"]
     options = {s for a in pair_parser._actions for s in a.option_strings}
-    # --card and --refresh only choose where the key comes from; --home, which home; --mutual
-    # only interleaves the reading (every pair is still typed and compared).
-    assert options == {"-h", "--help", "--name", "--card", "--refresh", "--home", "--mutual"}
+    # --card, --refresh, --directory and --relay only choose where the key comes from; --home, which
+    # home; --mutual only interleaves the reading (every pair is still typed and compared).
+    assert options == {"-h", "--help", "--name", "--card", "--refresh", "--directory", "--relay", "--home", "--mutual"}
 
 
 # --- candidates ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage.cli.commands import Lazy
+from gage.cli.argtypes import Lazy
 from gage.cli.help import subcommands, walk
 from gage.cli.main import build_parser
 from gage.format import strictjson

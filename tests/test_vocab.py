@@ -11,6 +11,7 @@ from typing import get_args
 import gage
 from gage import bundle
 from gage.carriers.a2a import client  # noqa: F401  (its errors are GageErrors with stages of their own)
+from gage.carriers.relay import errors as _relay_errors  # noqa: F401  (the relay's RelayError, stage "relay")
 from gage.format import keystatement, manifest, vocab
 from gage.format.errors import GageError
 from gage.home import layout as home

@@ -68,7 +68,13 @@ def cmd_id(args: Any) -> int:
 
 def cmd_key_export(args: Any) -> int:
     home = open_home(args)
-    data = KeyFile(key=home.identity.key, name=home.identity.name).to_bytes()
+    from gage.home import (
+        sealing,  # the sealing-key binding, once this home has a mailbox spec/relay.md
+    )
+
+    mine = sealing.load(home.root, home.identity.key)
+    carried = mine.binding.to_carried() if mine is not None else None
+    data = KeyFile(key=home.identity.key, name=home.identity.name, sealing=carried).to_bytes()
     if args.output:
         from gage.bundle import atomic
 

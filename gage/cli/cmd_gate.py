@@ -103,28 +103,53 @@ def cmd_reject(args: Any) -> int:
     return _decide_each(args, one)
 
 
+def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) -> threading.Thread:
+    """`--mailbox`: the relay's envelopes, fetched live beside the drop folders (gage.carriers.relay.follow)."""
+    from gage.cli import cmd_relay
+
+    follow = cmd_relay._relay("follow")
+    from gage.home import sealing
+
+    key = sealing.load(home.root, home.identity.key)
+    if key is None:
+        raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
+    url, creds = cmd_relay._url(home, args), cmd_relay._creds(home, args)
+    t = threading.Thread(
+        target=follow.follow,
+        args=(home, url, sealing.mailbox_address(key.recipient)),
+        kwargs={"creds": creds, "budget": args.budget if args.unattended else None, "on_event": on_event, "stop": stop},
+        name="gage-mailbox",
+        daemon=True,
+    )
+    t.start()
+    return t
+
+
 def cmd_watch(args: Any) -> int:
     if args.unattended and args.budget is None:
         raise UsageError("--unattended needs --budget N: the number of unattended accepts allowed per thread")
     if args.budget is not None and not args.unattended:
         raise UsageError("--budget only applies with --unattended")
-    if not args.drop:
-        raise UsageError("give at least one --drop DIR to watch")
+    if not args.drop and not getattr(args, "mailbox", False):
+        raise UsageError("give at least one --drop DIR to watch, or --mailbox")
     home = open_home(args)
     stop = threading.Event()
     log = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
 
+    printing = threading.Lock()  # --mailbox reports from its own thread: one whole line at a time
+
     def on_event(event: WatchEvent) -> None:
         if not log.wanted(event):
             return
-        if args.json:
-            out(log.json_line(event))
-            return
-        line = log.text(event)
-        if event.kind in ("error", "reconciled"):
-            err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
-        else:
-            out(_encodable(f"{log.stamp()} {line}", sys.stdout))
+        with printing:
+            if args.json:
+                out(log.json_line(event))
+                return
+            line = log.text(event)
+            if event.kind in ("error", "reconciled"):
+                err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
+            else:
+                out(_encodable(f"{log.stamp()} {line}", sys.stdout))
 
     watcher = Watcher(
         home,
@@ -139,9 +164,17 @@ def cmd_watch(args: Any) -> int:
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    box = _mailbox_thread(home, args, on_event, stop) if getattr(args, "mailbox", False) else None
     try:
-        watcher.run()
+        if args.drop:
+            watcher.run()
+        else:
+            while not stop.wait(0.5):
+                pass
     finally:
+        stop.set()
+        if box is not None:
+            box.join(timeout=30)
         for s, h in old.items():
             signal.signal(s, h)
     return 0

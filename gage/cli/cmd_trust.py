@@ -44,6 +44,8 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     path = Path(source)
     if path.exists():
         kf = load_key_file(path)
+        if kf.sealing is not None:
+            _remember_where(home, kf.sealing, f"key file {path.name}")
         return kf.key, kf.name, f"key file {path.name}"
     if not source or any(c not in "0123456789abcdefABCDEF" for c in source):
         # Not an id, so it was meant as a key file: the one rule for a missing path (spec/cli.md).
@@ -64,11 +66,26 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
 
 
+def _remember_where(home: Any, carried: dict[str, str], source: str, relay: str | None = None) -> None:
+    """A key file's or a card's mailbox: kept as a claim beside the key (spec/relay.md section 2)."""
+    from gage.home import sealing, whereabouts
+
+    whereabouts.remember(home, whereabouts.from_binding(sealing.parse_carried(carried), relay=relay, source=source))
+
+
 def cmd_pair(args: Any) -> int:
     home = open_home(args)
-    if (args.source is None) == (args.card is None):
-        raise UsageError("give their key file (or key, or bundle id), or --card FILE|URL: one of the two")
-    if args.card is not None:
+    given = [x for x in (args.source, args.card, getattr(args, "directory", None)) if x is not None]
+    if len(given) != 1:
+        raise UsageError("give their key file (or key, or bundle id), --card FILE|URL or --directory HANDLE: one of them")
+    if getattr(args, "directory", None) is not None:
+        from gage.cli import (
+            cmd_relay,  # the relay extra: loaded only when the directory is asked
+        )
+
+        # The directory's record is a claim: its key becomes a candidate and starts the ceremony.
+        key, claimed, source = cmd_relay.directory_claim(home, args)
+    elif args.card is not None:
         from gage.carriers.a2a import (
             card,  # urllib and ssl: loaded only when a card is asked for
         )
@@ -76,6 +93,8 @@ def cmd_pair(args: Any) -> int:
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
         claim = card.load(home, args.card, refresh=args.refresh)
         key, claimed, source = claim.key, claim.claimed_name, claim.description
+        if claim.sealing is not None:
+            _remember_where(home, claim.sealing, source, relay=claim.relay)
     else:
         key, claimed, source = _their_key(home, args.source)
     if key == home.identity.key:
@@ -136,8 +155,17 @@ def cmd_contacts(args: Any) -> int:
         return 0
     contacts = Contacts.load(home.contacts_path)
     cache = WordCache(home.cache / "words.json")
+    from gage.home import (
+        whereabouts,  # each key's "where": a claim kept beside it spec/relay.md
+    )
+
+    wheres = whereabouts.load(home)
     rows = [c.to_json() for c in sorted(contacts.confirmed.values(), key=lambda c: c.name.casefold())]
     rows += [c.to_json() for c in sorted(contacts.candidates.values(), key=lambda c: c.seen_at)]
+    for row in rows:
+        w = wheres.get(parse_key(row["key"]))
+        if w is not None:
+            row["where"] = w.to_json()
     if args.json:
         emit_json(rows)
         return 0
@@ -151,6 +179,8 @@ def cmd_contacts(args: Any) -> int:
             out(f"{'':<10} {'':<20} {_retirement_text(c.retired)}")
         for prev in reversed(c.previous):
             out(f"{'':<10} {'':<20} previous key {short_fingerprint(prev.key)}: {_retirement_text(prev.retirement)}")
+        if c.key in wheres:
+            out(f"{'':<10} {'':<20} {show(wheres[c.key].summary())}")
     for cand in sorted(contacts.candidates.values(), key=lambda c: c.seen_at):
         out(
             f"candidate  {'(unconfirmed)':<20} {short_fingerprint(cand.key)}  claims \"{show(cand.claimed_name)}\""
@@ -162,6 +192,8 @@ def cmd_contacts(args: Any) -> int:
                 f"{'':<10} {'':<20} named as {who}'s new key by the retired key {short_fingerprint(cand.replaces)};"
                 f" not trusted until the ceremony: gage pair {key_text(cand.key)} --name {who}"
             )
+        if cand.key in wheres:
+            out(f"{'':<10} {'':<20} {show(wheres[cand.key].summary())}")
     return 0
 
 

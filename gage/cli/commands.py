@@ -13,10 +13,15 @@ tests/test_cli_startup.py checks that the copies equal the core's own.
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Callable
 
-from gage.cli.argtypes import max_bytes, port, positive, seconds
+from gage.cli.argtypes import (
+    json_option,
+    max_bytes,
+    port,
+    positive,
+    run_as,
+    seconds,
+)
 from gage.cli.passphrase import add_options as add_passphrase_options
 from gage.format.vocab import KINDS, REASONS
 from gage.format.vocab import PLACES as ALL_STATES
@@ -27,36 +32,6 @@ DEFAULT_PROTOCOL = "1.0"
 SHELLS = ("bash", "zsh", "fish")
 
 
-class Lazy:
-    """A command's function, named by its module in gage.cli and its name, imported when called."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-
-    def resolve(self) -> Callable[[object], int]:
-        fn: Callable[[object], int] = getattr(importlib.import_module(f"gage.cli.{self.module}"), self.name)
-        return fn
-
-    def __call__(self, args: object) -> int:
-        return self.resolve()(args)
-
-    def __repr__(self) -> str:
-        return f"Lazy({self.module}.{self.name})"
-
-
-def _run(p: argparse.ArgumentParser, module: str, name: str) -> None:
-    p.set_defaults(func=Lazy(module, name))
-
-
-def _json(p: argparse.ArgumentParser, what: str | None = None) -> None:
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help=what or 'print the result as one JSON document (a failure as {"error": {"stage", "message", ...}})',
-    )
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Every command, in the order `gage --help` lists them."""
     _core(sub)
@@ -64,6 +39,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _gate(sub)
     _a2a(sub)
     _mcp(sub)
+    from gage.cli import (
+        relay_args,  # the relay commands' parser (its own module, issue 20)
+    )
+
+    relay_args.register(sub)
     _files(sub)
 
 
@@ -75,19 +55,19 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--name", required=True, help="your name, as your contacts will see it claimed")
     p.add_argument("--protect", action="store_true", help="seal the secret key with a passphrase (asked twice, or from the options below)")
     add_passphrase_options(p)
-    _json(p, 'print {"home", "name", "key", "words"}')
-    _run(p, "cmd_core", "cmd_init")
+    json_option(p, 'print {"home", "name", "key", "words"}')
+    run_as(p, "cmd_core", "cmd_init")
 
     p = sub.add_parser("id", help="show my name, key and word-pairs")
-    _json(p)
-    _run(p, "cmd_core", "cmd_id")
+    json_option(p)
+    run_as(p, "cmd_core", "cmd_id")
 
     p = sub.add_parser("key", help="public key files")
     ksub = p.add_subparsers(dest="key_command", metavar="ACTION", required=True)
     k = ksub.add_parser("export", help="write my public key file, to start a pairing from")
     k.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    _json(k, 'print {"name", "key", "path", "keyfile"} instead of the key file')
-    _run(k, "cmd_core", "cmd_key_export")
+    json_option(k, 'print {"name", "key", "path", "keyfile"} instead of the key file')
+    run_as(k, "cmd_core", "cmd_key_export")
     _keys(ksub)
 
     p = sub.add_parser("bundle", help="make a signed bundle of files and folders")
@@ -97,33 +77,33 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--parent", metavar="ID", help="the bundle this one replies to")
     p.add_argument("--subject", metavar="TEXT", help="a one-line subject, shown to the receiver as the sender's claim")
     p.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
-    _json(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
+    json_option(p, "describe the bundle made (id, files, where, sender) instead of printing its id")
     add_passphrase_options(p)
-    _run(p, "cmd_core", "cmd_bundle")
+    run_as(p, "cmd_core", "cmd_bundle")
 
     p = sub.add_parser("verify", help="check structure, integrity and signature of a bundle directory")
     p.add_argument("dir", metavar="DIR|ID", help="a bundle folder anywhere, or the id (prefix) of a bundle in this home")
-    _json(p, 'print {"path", "id", "ok", "problems", "warnings"} whatever the outcome')
-    _run(p, "cmd_core", "cmd_verify")
+    json_option(p, 'print {"path", "id", "ok", "problems", "warnings"} whatever the outcome')
+    run_as(p, "cmd_core", "cmd_verify")
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
     p.add_argument("paths", nargs="+", metavar="PATH", help="bundle folders (each lands in pending; nothing is accepted)")
-    _json(p, "one result per PATH, as data, instead of the ids")
-    _run(p, "cmd_core", "cmd_import")
+    json_option(p, "one result per PATH, as data, instead of the ids")
+    run_as(p, "cmd_core", "cmd_import")
 
     p = sub.add_parser("list", help="list bundles in the home")
     p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
-    _json(p)
-    _run(p, "cmd_core", "cmd_list")
+    json_option(p)
+    run_as(p, "cmd_core", "cmd_list")
 
     p = sub.add_parser("demo", help="open gage on a throwaway demo home")
     p.add_argument("--no-tui", action="store_true", help="make the demo home and print its path")
     p.add_argument("--dir", metavar="DIR", help="make the demo home here instead of a temporary folder")
-    _json(p, 'with --no-tui: print {"home"}')
-    _run(p, "cmd_core", "cmd_demo")
+    json_option(p, 'with --no-tui: print {"home"}')
+    run_as(p, "cmd_core", "cmd_demo")
 
     p = sub.add_parser("tui", help="open the interface (the default with no command)")
-    _run(p, "cmd_core", "cmd_tui")
+    run_as(p, "cmd_core", "cmd_tui")
 
 
 RETIRE_EXAMPLES = """\
@@ -157,9 +137,9 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here (required with --replace-with)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
-    _json(k)
+    json_option(k)
     add_passphrase_options(k)
-    _run(k, "cmd_keys", "cmd_retire")
+    run_as(k, "cmd_keys", "cmd_retire")
 
     k = ksub.add_parser(
         "upgrade",
@@ -167,37 +147,37 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     k.add_argument("--statement", metavar="FILE", help="also write the signed statement file here")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
-    _json(k)
-    _run(k, "cmd_keys", "cmd_upgrade")
+    json_option(k)
+    run_as(k, "cmd_keys", "cmd_upgrade")
 
     k = ksub.add_parser("countersign", help="sign, with this home's key, a statement that names it as a replacement; send it")
     k.add_argument("file", metavar="FILE", help="the statement file `gage key retire --replace-with` wrote")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle carrying the statement into DIR/<id>")
-    _json(k)
+    json_option(k)
     add_passphrase_options(k)
-    _run(k, "cmd_keys", "cmd_countersign")
+    run_as(k, "cmd_keys", "cmd_countersign")
 
     k = ksub.add_parser("apply", help="apply the key statement a bundle carries (import does this when one arrives)")
     k.add_argument("sources", nargs="+", metavar="ID|PATH", help="a bundle id (prefix) in this home, a bundle folder, or a statement file")
-    _json(k)
-    _run(k, "cmd_keys", "cmd_apply")
+    json_option(k)
+    run_as(k, "cmd_keys", "cmd_apply")
 
     k = ksub.add_parser("publish", help="make a new bundle carrying one of my retired keys' statements, to send again")
     k.add_argument("key", metavar="KEY", help="the retired key (key text, fingerprint, or 8+ hex digits)")
     k.add_argument("-o", "--output", metavar="DIR", help="also copy the bundle into DIR/<id>")
-    _json(k, "describe the bundle made, as `gage bundle --json` does")
+    json_option(k, "describe the bundle made, as `gage bundle --json` does")
     add_passphrase_options(k)
-    _run(k, "cmd_keys", "cmd_publish")
+    run_as(k, "cmd_keys", "cmd_publish")
 
     k = ksub.add_parser("protect", help="seal my secret key with a passphrase, or change the passphrase")
     add_passphrase_options(k, new=True)
-    _json(k, 'print {"key", "protected": true}')
-    _run(k, "cmd_passphrase", "cmd_protect")
+    json_option(k, 'print {"key", "protected": true}')
+    run_as(k, "cmd_passphrase", "cmd_protect")
 
     k = ksub.add_parser("unprotect", help="keep my secret key unsealed again (asks for the passphrase)")
     add_passphrase_options(k)
-    _json(k, 'print {"key", "protected": false}')
-    _run(k, "cmd_passphrase", "cmd_unprotect")
+    json_option(k, 'print {"key", "protected": false}')
+    run_as(k, "cmd_passphrase", "cmd_unprotect")
 
 
 # --- trust: pairing, contacts, the journal, verdicts, authority, forward, read (cmd_trust.py) ---
@@ -210,9 +190,11 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
+    p.add_argument("--directory", metavar="HANDLE", help="start from the key a relay's directory claims for HANDLE (needs gage[relay])")
+    p.add_argument("--relay", metavar="URL", help="with --directory: the relay whose directory to ask (default: this home's relay)")
     p.add_argument("--name", required=True, help="what you will call them here")
     p.add_argument("--mutual", action="store_true", help="both ways in one call: they run it with your key at the same time")
-    _run(p, "cmd_trust", "cmd_pair")
+    run_as(p, "cmd_trust", "cmd_pair")
 
     p = sub.add_parser(
         "contacts",
@@ -220,31 +202,31 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("action", nargs="?", choices=("list", "remove", "forget"), default="list")
     p.add_argument("name", nargs="?", help="NAME for remove; for forget, the candidate's key or fingerprint (a unique prefix will do)")
-    _json(p)
-    _run(p, "cmd_trust", "cmd_contacts")
+    json_option(p)
+    run_as(p, "cmd_trust", "cmd_contacts")
 
     p = sub.add_parser("journal", help="the append-only journal")
     jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
     j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
-    _json(j)
-    _run(j, "cmd_trust", "cmd_journal_verify")
+    json_option(j)
+    run_as(j, "cmd_trust", "cmd_journal_verify")
     j = jsub.add_parser("show", help="print the journal entries")
-    _json(j)
-    _run(j, "cmd_trust", "cmd_journal_show")
+    json_option(j)
+    run_as(j, "cmd_trust", "cmd_journal_show")
 
     p = sub.add_parser("verdict", help="what this home computes about a bundle")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
-    _json(p)
-    _run(p, "cmd_trust", "cmd_verdict")
+    json_option(p)
+    run_as(p, "cmd_trust", "cmd_verdict")
 
     p = sub.add_parser("authority", help="the authority file")
     asub = p.add_subparsers(dest="authority_command", metavar="ACTION", required=True)
     a = asub.add_parser("check", help="validate authority.toml")
-    _json(a, 'print {"path", "exists", "ok", "errors", "grants"}')
-    _run(a, "cmd_trust", "cmd_authority_check")
+    json_option(a, 'print {"path", "exists", "ok", "errors", "grants"}')
+    run_as(a, "cmd_trust", "cmd_authority_check")
     a = asub.add_parser("init", help="write a commented example authority.toml if there is none")
-    _json(a, 'print {"path"}')
-    _run(a, "cmd_trust", "cmd_authority_init")
+    json_option(a, 'print {"path"}')
+    run_as(a, "cmd_trust", "cmd_authority_init")
 
     p = sub.add_parser("forward", help="sign a bundle's payload anew for someone else; earlier hops become claims")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
@@ -255,15 +237,15 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="forward a bundle whose signer is not a confirmed, unretired contact; the hop then names the key as unverified",
     )
-    _json(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
+    json_option(p, "describe the bundle made, as `gage bundle --json` does, and the one forwarded")
     add_passphrase_options(p)
-    _run(p, "cmd_trust", "cmd_forward")
+    run_as(p, "cmd_trust", "cmd_forward")
 
     p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
-    _json(p, "the frame's fields and a description of each payload file")
-    _run(p, "cmd_trust", "cmd_read")
+    json_option(p, "the frame's fields and a description of each payload file")
+    run_as(p, "cmd_trust", "cmd_read")
 
 
 # --- the gate: accept, reject, watch (cmd_gate.py) ---------------------------------------------
@@ -275,17 +257,18 @@ def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--unverified", action="store_true", help="accept even though the sender is not a confirmed contact (journaled as such)"
     )
-    _json(p, 'print {"id", "state", "how", "verdict"} (a list of them for several ids)')
-    _run(p, "cmd_gate", "cmd_accept")
+    json_option(p, 'print {"id", "state", "how", "verdict"} (a list of them for several ids)')
+    run_as(p, "cmd_gate", "cmd_accept")
 
     p = sub.add_parser("reject", help="reject pending bundles")
     p.add_argument("ids", nargs="+", metavar="ID", help="bundle id or unique prefix (several: each is found before any is moved)")
     p.add_argument("--why", metavar="TEXT", help="the reason, kept in the journal")
-    _json(p, 'print {"id", "state", "why"} (a list of them for several ids)')
-    _run(p, "cmd_gate", "cmd_reject")
+    json_option(p, 'print {"id", "state", "why"} (a list of them for several ids)')
+    run_as(p, "cmd_gate", "cmd_reject")
 
     p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
     p.add_argument("--drop", action="append", default=[], metavar="DIR", help="a drop folder to watch (repeatable)")
+    p.add_argument("--mailbox", action="store_true", help="also fetch this home's relay mailbox as envelopes arrive (needs gage[relay])")
     p.add_argument(
         "--unattended",
         action="store_true",
@@ -296,8 +279,8 @@ def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("-v", "--verbose", action="store_true", help="also name each event's kind, bundle id and path")
     loud.add_argument("-q", "--quiet", action="store_true", help="only arrivals, decisions and errors")
-    _json(p, "one JSON object per line (time, kind, message, id, path)")
-    _run(p, "cmd_gate", "cmd_watch")
+    json_option(p, "one JSON object per line (time, kind, message, id, path)")
+    run_as(p, "cmd_gate", "cmd_watch")
 
 
 # --- A2A (cmd_a2a.py; serve and send load the SDK only when run) ------------------------------
@@ -329,19 +312,19 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     e.add_argument("--force", action="store_true", help="replace FILE if it exists")
     e.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to export (default: this home's A2A limit)")
-    _run(e, "cmd_a2a", "cmd_export")
+    run_as(e, "cmd_a2a", "cmd_export")
 
     i = asub.add_parser("import", help="land the bundles in an A2A Artifact, Message or Task in inbox/pending")
     i.add_argument("source", metavar="FILE", help="a JSON file, or - for standard input")
     i.add_argument("--protocol", choices=PROTOCOLS, help="read as this version (default: detected)")
     i.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes to take (default: this home's A2A limit)")
-    _json(i)
-    _run(i, "cmd_a2a", "cmd_import")
+    json_option(i)
+    run_as(i, "cmd_a2a", "cmd_import")
 
     c = asub.add_parser("card", help="this home's gage extension entry for an agent card, or a whole card with --url")
     c.add_argument("--url", metavar="URL", help="the URL the agent is served at: print a whole agent card")
-    _json(c)
-    _run(c, "cmd_a2a", "cmd_card")
+    json_option(c)
+    run_as(c, "cmd_a2a", "cmd_card")
 
     s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs the a2a extra; see the README)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -349,7 +332,7 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
     s.add_argument("--token-file", metavar="FILE", help="a file holding a bearer token every request must carry (required off loopback)")
     s.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
-    _run(s, "cmd_a2a", "cmd_serve")
+    run_as(s, "cmd_a2a", "cmd_serve")
 
     t = asub.add_parser("send", help="send a bundle to an A2A agent (needs the a2a extra; see the README)")
     t.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
@@ -358,8 +341,8 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--token-file", metavar="FILE", help="a bearer token for the agent")
     t.add_argument("--reply-to", metavar="URL", help="the URL of your own `gage a2a serve`, sent as a claim so the receiver can answer")
     t.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the largest bundle to send (default: this home's A2A limit)")
-    _json(t)
-    _run(t, "cmd_a2a", "cmd_send")
+    json_option(t)
+    run_as(t, "cmd_a2a", "cmd_send")
 
 
 # --- MCP (cmd_mcp.py; loads the SDK only when run) ---------------------------------------------
@@ -371,7 +354,7 @@ def _mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve this home to an agent over MCP on stdio: it reads through the frame (needs gage[mcp])",
         description="An MCP server on standard input and output. Its tools read; none accepts, rejects or trusts.",
     )
-    _run(p, "cmd_mcp", "cmd_mcp")
+    run_as(p, "cmd_mcp", "cmd_mcp")
 
 
 # --- the person's own tools: extract, completion, man (cmd_files.py) ---------------------------
@@ -383,12 +366,12 @@ def _files(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("dir", metavar="DIR", help="the folder to copy the payload into (made if missing)")
     p.add_argument("--pending", action="store_true", help="extract a pending bundle without accepting it")
     p.add_argument("--force", action="store_true", help="replace files that exist in DIR")
-    _json(p)
-    _run(p, "cmd_files", "cmd_extract")
+    json_option(p)
+    run_as(p, "cmd_files", "cmd_extract")
 
     p = sub.add_parser("completion", help="print shell completion for bash, zsh or fish")
     p.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
-    _run(p, "cmd_files", "cmd_completion")
+    run_as(p, "cmd_files", "cmd_completion")
 
     p = sub.add_parser("man", help="print the manual page (roff), to install for `man gage`")
-    _run(p, "cmd_files", "cmd_man")
+    run_as(p, "cmd_files", "cmd_man")

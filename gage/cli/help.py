@@ -28,6 +28,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.A2A_TRANSPORT: "a2a send: the connection failed",
     Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
     Exit.A2A_UNCONFIRMED: "a2a send: the agent answered but never confirmed the delivery",
+    Exit.RELAY: "the relay was unreachable, or refused or failed what was asked",
 }
 INTERRUPTED = 130
 
@@ -87,6 +88,16 @@ EXAMPLES: dict[str, list[str]] = {
     "a2a serve": ["gage a2a serve --port 8470"],
     "a2a send": ["gage a2a send 3f2a91c0 http://127.0.0.1:8470/"],
     "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client; see spec/mcp.md"],
+    "relay": ["gage relay dev --port 4222"],
+    "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --dir ./relay-store"],
+    "mailbox": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox fetch"],
+    "mailbox create": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox create --relay nats://hub:4222 --creds me.creds"],
+    "mailbox fetch": ["gage mailbox fetch", "gage mailbox fetch --json"],
+    "mailbox show": ["gage mailbox show --json"],
+    "deliver": ["gage deliver 3f2a91c0 --to bob", "gage deliver 3f2a91c0 --to bob --json"],
+    "directory": ["gage directory publish --handle alice", "gage directory lookup bob"],
+    "directory publish": ["gage directory publish --handle alice"],
+    "directory lookup": ["gage directory lookup bob --json"],
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from gage import __version__
-from gage.cli import commands
+from gage.cli import argtypes, commands
 from gage.cli.help import attach as attach_help
 from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             err("gage: usage: no command given, and no terminal to open the interface on")
             return int(Exit.USAGE)
         args.command = "tui"
-        args.func = commands.Lazy("cmd_core", "cmd_tui")
+        args.func = argtypes.Lazy("cmd_core", "cmd_tui")
     try:
         if _command_path(args) in PROGRESS:
             from gage.cli.progress import progress_line

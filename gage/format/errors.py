@@ -43,6 +43,7 @@ class Exit(IntEnum):
     A2A_TRANSPORT = 12  # gage.carriers.a2a.live: the network failed
     PASSPHRASE = 13  # gage.format.keyseal: a wrong passphrase, or none could be asked for
     A2A_UNCONFIRMED = 14  # gage.carriers.a2a.live: the agent answered, but never confirmed the delivery
+    RELAY = 15  # gage.carriers.relay: the relay was unreachable, or refused or failed what was asked
 
 
 class GageError(Exception):

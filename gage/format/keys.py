@@ -36,8 +36,10 @@ HYBRID_SIGNATURE_LEN = signing.HYBRID_SIG_LEN
 # What `manifest.sig` is read for at most: a hybrid signature (3373 bytes) with room to spare.
 SIGNATURE_CAP = signing.SIGNATURE_CAP
 KEYFILE_VERSION = 1
-# A hybrid key's text is 3984 characters; 8 KiB leave room for a 200-character name in any script.
-KEYFILE_LIMIT = 8192
+# A hybrid key's text is 3984 characters, and a key file may carry the home's sealing-key binding (spec/relay.md),
+# which names that key again and holds a hybrid signature (6746 hex digits): 32 KiB hold both and a 200-character
+# name in any script.
+KEYFILE_LIMIT = 32768
 # An identity file also keeps this home's retired keys and their statements.
 IDENTITY_LIMIT = 1 << 20
 MAX_CLAIMED_NAME = 200
@@ -416,9 +418,14 @@ class KeyFile:
 
     key: bytes
     name: str
+    # The sealing-key binding (gage/home/sealing.py) as carried, when the home has a mailbox: a claim too.
+    sealing: dict[str, str] | None = None
 
     def to_bytes(self) -> bytes:
-        return strictjson.dumps({"gage-key": KEYFILE_VERSION, "key": key_text(self.key), "name": self.name}) + b"\n"
+        obj: dict[str, Any] = {"gage-key": KEYFILE_VERSION, "key": key_text(self.key), "name": self.name}
+        if self.sealing is not None:
+            obj["sealing"] = self.sealing
+        return strictjson.dumps(obj) + b"\n"
 
     @classmethod
     def parse(cls, data: bytes, *, path: str | None = None) -> KeyFile:
@@ -434,7 +441,7 @@ class KeyFile:
         version = obj.get("gage-key")
         if version != KEYFILE_VERSION or isinstance(version, bool):  # true == 1 in Python
             raise MalformedError(f"not a gage key file of version {KEYFILE_VERSION}", path=path, field="gage-key")
-        extra = set(obj) - {"gage-key", "key", "name"}
+        extra = set(obj) - {"gage-key", "key", "name", "sealing"}
         if extra:
             raise MalformedError(f"unknown fields {sorted(extra)}", path=path)
         try:
@@ -444,4 +451,9 @@ class KeyFile:
         name = obj.get("name", "")
         if not isinstance(name, str) or len(name) > MAX_CLAIMED_NAME:
             raise MalformedError(f"name must be a string of at most {MAX_CLAIMED_NAME} characters", path=path, field="name")
-        return cls(key=key, name=name)
+        # A sealing key the owner carries in the file (spec/relay.md): kept as given here; whether
+        # it is well formed and bound is gage.home.sealing's to check (gage.home.identity.load_key_file).
+        carried = obj.get("sealing")
+        if carried is not None and not (isinstance(carried, dict) and all(isinstance(v, str) for v in carried.values())):
+            raise MalformedError("sealing must be an object of strings (a carried binding, spec/relay.md)", path=path, field="sealing")
+        return cls(key=key, name=name, sealing=carried)

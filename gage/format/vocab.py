@@ -44,6 +44,7 @@ Stage = Literal[
     "a2a-transport",
     "passphrase",
     "a2a-unconfirmed",
+    "relay",
 ]
 # The stages a bundle check reports, in the order they are checked.
 CheckStage = Literal["malformed", "signature", "tampered"]
@@ -66,6 +67,7 @@ Event = Literal[
     "key-countersigned",
     "key-statement-applied",
     "key-statement-refused",
+    "envelope-dropped",
 ]
 # The events an arrival is journaled under: `gage import`, or a carrier (watcher, A2A).
 ArrivalEvent = Literal["imported", "received"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from gage.bundle import atomic
 from gage.format.errors import GageIOError, MalformedError, RefusedError
 from gage.format.keys import IDENTITY_LIMIT, KEYFILE_LIMIT, Identity, KeyFile
-from gage.home import homefile
+from gage.home import homefile, sealing
 
 
 def save_identity(identity: Identity, path: Path) -> None:
@@ -54,4 +54,10 @@ def load_key_file(path: Path) -> KeyFile:
             data = f.read(KEYFILE_LIMIT + 1)
     except OSError as exc:
         raise GageIOError(f"cannot read key file: {exc.strerror}", path=str(path)) from exc
-    return KeyFile.parse(data, path=str(path))
+    kf = KeyFile.parse(data, path=str(path))
+    if kf.sealing is not None:
+        try:
+            sealing.parse_carried(kf.sealing)
+        except MalformedError as exc:
+            raise MalformedError(exc.message, path=str(path), field=exc.field) from exc
+    return kf

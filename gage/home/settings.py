@@ -16,6 +16,10 @@ pending_per_key = 100           # bundles in inbox/pending per key that is not a
 pending_bytes_per_key = 2147483648
 pending_unconfirmed = 1000      # bundles in inbox/pending from all such keys together
 pending_unconfirmed_bytes = 8589934592
+
+[relay]                         # this home's mailbox relay (spec/relay.md); written by `gage mailbox create`
+url = "nats://127.0.0.1:4222"
+creds = "/path/to/user.creds"   # optional: NATS credentials for a relay that asks for them
 ```
 """
 
@@ -68,6 +72,8 @@ assert {f.name for f in fields(Limits)} == set(LIMITS)
 class Settings:
     a2a_max_bytes: int = DEFAULT_A2A_MAX_BYTES
     limits: Limits = Limits()
+    relay_url: str | None = None
+    relay_creds: str | None = None
 
 
 class LimitError(RefusedError):
@@ -123,7 +129,7 @@ def parse(raw: bytes, p: Path) -> Settings:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MalformedError(f"is not valid TOML: {exc}", path=str(p)) from exc
-    unknown = sorted(set(doc) - {"a2a", "limits"})
+    unknown = sorted(set(doc) - {"a2a", "limits", "relay"})
     if unknown:
         raise MalformedError(f"unknown section {unknown[0]!r}", path=str(p))
     a2a = _table(doc, "a2a", {"max_bytes"}, p)
@@ -132,4 +138,9 @@ def parse(raw: bytes, p: Path) -> Settings:
         raise MalformedError("must be a whole number of bytes from 1024 to 2**40", path=str(p), field="a2a.max_bytes")
     table = _table(doc, "limits", set(LIMITS), p)
     limits = Limits(**{name: _whole(table, name, d, lo, hi, p, f"limits.{name}") for name, (d, lo, hi) in LIMITS.items()})
-    return Settings(a2a_max_bytes=value, limits=limits)
+    relay = _table(doc, "relay", {"url", "creds"}, p)
+    for name in ("url", "creds"):
+        v = relay.get(name)
+        if v is not None and (not isinstance(v, str) or not v or len(v) > 2000):
+            raise MalformedError("must be text of 1 to 2000 characters", path=str(p), field=f"relay.{name}")
+    return Settings(a2a_max_bytes=value, limits=limits, relay_url=relay.get("url"), relay_creds=relay.get("creds"))

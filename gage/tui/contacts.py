@@ -128,7 +128,7 @@ class ContactsScreen(Screen[None]):
         kind, _, ident = key.partition(":")
         if kind == "contact" and ident in self.contacts.confirmed:
             c = self.contacts.confirmed[ident]
-            detail.update(Content.assemble(*_contact_detail(c)))
+            detail.update(Content.assemble(*_contact_detail(c), *_where(self.app, c.key)))
         elif kind == "previous":
             owner = self.contacts.owner_of(bytes.fromhex(ident))
             found = self.contacts.retirement_of(bytes.fromhex(ident))
@@ -157,6 +157,7 @@ class ContactsScreen(Screen[None]):
                         "Claims the name \"",
                         safe.literal(cand.claimed_name, "bold yellow", limit=80),
                         "\" (unchecked). p starts the ceremony; d forgets it.",
+                        *_where(self.app, cand.key),
                     )
                 )
 
@@ -242,6 +243,20 @@ class ContactsScreen(Screen[None]):
             Content("It was never confirmed, so nothing you trust changes: bundles from it show as from an unknown key."),
         ]
         self.app.push_screen(ConfirmDialog("Forget candidate?", body, yes="Forget", no="Keep"), answered)
+
+
+def _where(app: object, key: bytes) -> list[Content | str]:
+    """The key's "where" (mailbox, A2A, drop folder): a claim, shown as one safe line."""
+    from gage.home import whereabouts
+
+    home = getattr(app, "home", None)
+    if home is None:
+        return []
+    try:
+        w = whereabouts.of(home, key)
+    except Exception:
+        return []
+    return ["\n", safe.one_line(w.summary(), limit=300)] if w is not None else []
 
 
 def my_keys_text(home: object) -> Content:

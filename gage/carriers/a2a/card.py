@@ -58,6 +58,16 @@ def card_extension(home: Home, limits: Limits | None = None) -> dict[str, Any]:
             f"this home's key is retired ({retired.reason}) with no successor here; make a new one with "
             "`gage key retire --new` before advertising a card"
         )
+    params: dict[str, Any] = {
+        "versions": list(VERSIONS),
+        "kinds": list(OBJECT_KINDS),
+        "protocols": list(PROTOCOLS),
+        "max_bytes": str(limits.max_bytes),
+        "max_manifest_bytes": str(MANIFEST_LIMIT),
+        "key": ident.key_text,
+        "name": ident.name,
+    }
+    params.update(_mailbox_params(home))
     return {
         "uri": EXTENSION_URI,
         "description": (
@@ -65,16 +75,23 @@ def card_extension(home: Home, limits: Limits | None = None) -> dict[str, Any]:
             "The key and name below are claims: confirm them with gage's word-pair ceremony."
         ),
         "required": False,
-        "params": {
-            "versions": list(VERSIONS),
-            "kinds": list(OBJECT_KINDS),
-            "protocols": list(PROTOCOLS),
-            "max_bytes": str(limits.max_bytes),
-            "max_manifest_bytes": str(MANIFEST_LIMIT),
-            "key": ident.key_text,
-            "name": ident.name,
-        },
+        "params": params,
     }
+
+
+def _mailbox_params(home: Home) -> dict[str, str]:
+    """The home's relay mailbox, when it has one (spec/relay.md section 2): the sealing-key
+    binding as carried, and the relay's URL. Claims, like the key beside them."""
+    from gage.home import sealing, settings
+
+    key = sealing.load(home.root, home.identity.key)
+    if key is None:
+        return {}
+    out = {"sealing_binding": key.binding.raw.decode("utf-8"), "sealing_signature": key.binding.signature.hex()}
+    relay = settings.load(home).relay_url
+    if relay:
+        out["relay"] = relay
+    return out
 
 
 def agent_card(home: Home, url: str, limits: Limits | None = None, *, bearer: bool = False) -> dict[str, Any]:
@@ -146,6 +163,8 @@ class CardClaim:
     key: bytes
     claimed_name: str
     source: str  # where the card came from: a file name or a URL
+    sealing: dict[str, str] | None = None  # the sealing-key binding as carried, if the card has one
+    relay: str | None = None
 
     @property
     def description(self) -> str:
@@ -187,7 +206,17 @@ def parse_card(data: bytes, source: str) -> CardClaim:
         raise MalformedError(
             f"must be a string of at most {MAX_CLAIMED_NAME} characters", path=source, field="capabilities.extensions.params.name"
         )
-    return CardClaim(agent_name=name[:MAX_CARD_NAME], key=key, claimed_name=claimed, source=source)
+    sealing_obj = None
+    if "sealing_binding" in params or "sealing_signature" in params:
+        from gage.home import sealing
+
+        carried = {"binding": params.get("sealing_binding"), "signature": params.get("sealing_signature")}
+        b = sealing.parse_carried(carried, field="capabilities.extensions.params.sealing")
+        sealing_obj = b.to_carried()
+    relay = params.get("relay")
+    if relay is not None and (not isinstance(relay, str) or len(relay) > 2000):
+        raise MalformedError("must be a URL", path=source, field="capabilities.extensions.params.relay")
+    return CardClaim(agent_name=name[:MAX_CARD_NAME], key=key, claimed_name=claimed, source=source, sealing=sealing_obj, relay=relay)
 
 
 def check_url(url: str) -> str:

@@ -1,0 +1,117 @@
+"""`gage deliver`: seal a bundle to a contact's sealing key and put it in their mailbox.
+
+Sealed only to a key bound by a key this home trusts: a confirmed contact's, whose sealing
+key is taken from the claim filed under the key the ceremony confirmed, and used only if
+that key signed the binding. To a candidate (a key never confirmed) only when the person
+says `--unconfirmed`, and the result says it was sealed to a claim. A directory or a card
+that swaps the sealing key therefore makes the delivery fail, never go to someone else.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gage.carriers.relay import config, mailbox, seal
+from gage.format.errors import RefusedError, UnknownKeyError, UsageError
+from gage.format.keys import key_text, short_fingerprint
+from gage.format.sanitize import visible
+from gage.home import whereabouts
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+
+
+@dataclass
+class Delivered:
+    id: str
+    to: str
+    key: bytes
+    confirmed: bool
+    mailbox: str
+    relay: str
+    bytes: int
+    via: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "to": self.to,
+            "key": key_text(self.key),
+            "recipient": "confirmed contact" if self.confirmed else "unconfirmed claim",
+            "mailbox": self.mailbox,
+            "relay": self.relay,
+            "bytes": self.bytes,
+            "via": self.via,
+            "fetched": False,
+        }
+
+    def summary(self) -> str:
+        who = visible(self.to, oneline=True)
+        line = f"{self.id[:12]}: delivered to {who}'s mailbox; not yet fetched"
+        if not self.confirmed:
+            line += f" (sealed to a CLAIM: key {short_fingerprint(self.key)} was never confirmed by the ceremony)"
+        return line
+
+
+def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, whereabouts.Where]:
+    """(signing key, confirmed?, where) for the name given to `--to`."""
+    contacts = Contacts.load(home.contacts_path)
+    c = contacts.by_name(to)
+    known = whereabouts.load(home)
+    if c is not None and c.status == "confirmed":
+        key, confirmed = c.key, True
+    elif c is not None:
+        raise RefusedError(f"{to}'s key is retired; pair with their new key before delivering to them")
+    else:
+        wanted = to.lower().removeprefix("ed25519:").replace("-", "")
+        cands = [k for k in contacts.candidates if len(wanted) >= 8 and k.hex().startswith(wanted)]
+        cands += [k for k, cand in contacts.candidates.items() if cand.claimed_name == to and k not in cands]
+        if not cands:
+            raise UnknownKeyError(f"no confirmed contact named {to!r}: `gage pair` first (or give a candidate with --unconfirmed)")
+        if len(cands) > 1:
+            raise UsageError(f"{to!r} matches {len(cands)} candidates; give more of the key")
+        if not unconfirmed:
+            raise RefusedError(
+                f"{to!r} is a candidate, not a confirmed contact: its key {short_fingerprint(cands[0])} is a claim. "
+                "Pair with them first, or give --unconfirmed to seal to the claim anyway"
+            )
+        key, confirmed = cands[0], False
+    where = known.get(key)
+    if where is None or where.sealing is None:
+        raise UnknownKeyError(f"no mailbox is known for {to!r}: pair from a key file that carries one, or `gage pair --directory`")
+    if where.sealing_key() is None:
+        raise RefusedError(
+            f"the sealing key on file for {to!r} is not bound by their key {short_fingerprint(key)} (its binding is not "
+            "signed by it): nothing was sealed"
+        )
+    if not where.mailbox_ok():
+        raise RefusedError(f"the mailbox on file for {to!r} is not the one their sealing key derives: nothing was sealed")
+    return key, confirmed, where
+
+
+def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: str | None) -> Delivered:
+    key, confirmed, where = recipient(home, to, unconfirmed=unconfirmed)
+    url = relay or where.relay or config.relay_url(home)
+    if not url:
+        raise UsageError(f"no relay is known for {to!r}: give --relay URL")
+    sealing_key = where.sealing_key()
+    assert sealing_key is not None and where.mailbox is not None
+    home.staging.mkdir(parents=True, exist_ok=True)
+    # A folder, not a file: reconcile tidies scratch folders a killed command leaves (tmp/build-*).
+    scratch = home.staging / f"build-relay-{secrets.token_hex(8)}"
+    scratch.mkdir(mode=0o700)
+    tmp = scratch / "envelope.age"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            seal.seal_bundle(bundle, sealing_key, f)
+        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=creds or config.relay_creds(home)))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return Delivered(
+        id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=url, bytes=ack["bytes"], via=ack["via"]
+    )

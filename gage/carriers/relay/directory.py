@@ -1,0 +1,91 @@
+"""The directory: a JetStream key-value bucket of signed records, one per handle, with history.
+
+Untrusted by construction (spec/relay.md section 5): it answers *where* and carries a
+*claim*. A record read here is checked (gage.carriers.relay.record.parse) and then only ever becomes
+a candidate key and a whereabouts claim; nothing the directory holds is read by the verdict,
+and nothing but the word-pair ceremony confirms its key. Whoever runs the directory can
+drop, replay or rewrite records: then a lookup fails, or offers a key that fails the compare.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nats.errors
+import nats.js.errors
+from nats.js import api
+
+from gage.carriers.relay import mailbox, record
+from gage.carriers.relay.errors import RelayError
+from gage.format.errors import GageError, NotFoundError, RefusedError
+from gage.home import sealing, whereabouts
+from gage.home.layout import Home
+from gage.trust import ceremony
+
+BUCKET = "GAGE_DIRECTORY"
+HISTORY = 16
+
+
+async def _kv(js: Any, *, create: bool) -> Any:
+    try:
+        return await js.key_value(BUCKET)
+    except (nats.js.errors.BucketNotFoundError, nats.js.errors.NotFoundError):
+        if not create:
+            raise NotFoundError("this relay has no gage directory (nobody has published to it)") from None
+        return await js.create_key_value(api.KeyValueConfig(bucket=BUCKET, history=HISTORY))
+
+
+async def put_raw(url: str, handle: str, data: bytes, *, creds: str | None = None) -> int:
+    """Write bytes under a handle, checked by nobody: what `publish` uses, and what a test's hostile directory does."""
+    async with mailbox.connected(url, creds) as nc:
+        kv = await _kv(nc.jetstream(), create=True)
+        try:
+            seq: int = await kv.put(handle, data)
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise RelayError(f"the directory did not take the record: {exc or type(exc).__name__}") from None
+        return seq
+
+
+async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
+    async with mailbox.connected(url, creds) as nc:
+        kv = await _kv(nc.jetstream(), create=False)
+        try:
+            entry = await kv.get(handle)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError, nats.js.errors.NotFoundError):
+            raise NotFoundError(f"the directory has no record for {handle!r}") from None
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise RelayError(f"the directory did not answer: {exc or type(exc).__name__}") from None
+        value: bytes = entry.value or b""
+        return value
+
+
+def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: str | None = None) -> record.Record:
+    """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
+    record.check_handle(handle)
+    me = home.identity
+    if me.current_retirement is not None:
+        raise RefusedError("this home's key is retired; it publishes nothing")
+    with home.lock():
+        key = sealing.ensure(home.root, me.secret)
+    rec = record.build(me.secret, handle, key.binding, relay_for_record)
+    mailbox.run(put_raw(url, handle, rec.to_bytes(), creds=creds))
+    return rec
+
+
+def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True) -> record.Record:
+    """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
+
+    Refused records are remembered nowhere. An accepted one's key is only a candidate.
+    """
+    record.check_handle(handle)
+    data = mailbox.run(get_raw(url, handle, creds=creds))
+    try:
+        rec = record.parse(data, handle=handle)
+    except GageError as exc:
+        exc.message = f"the directory's record for {handle!r}: {exc.message}"
+        raise
+    if remember and not home.identity.owns(rec.signing_key):
+        source = f"directory {url} handle {handle}"
+        ceremony.add_candidate(home, rec.signing_key, handle, source)
+        whereabouts.remember(home, whereabouts.from_binding(rec.binding, relay=rec.relay or url, source=source))
+    return rec

@@ -1,0 +1,106 @@
+"""Opening an envelope and landing its bundle in `inbox/pending`, through the one import.
+
+The only relay code that writes to a home. The envelope is opened into a scratch folder
+(`tmp/import-relay-*`, which reconcile tidies if a crash leaves it), and the bundle it holds
+lands through `store.import_bundle` with the receiver's limits, the journal and the
+candidate rule (`ceremony.remember_signer`) exactly as a folder import does. Nothing here
+accepts anything; a relay's say-so is journaled as a claim about where the bundle came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gage.carriers.relay import envelope, seal
+from gage.format.errors import GageError
+from gage.format.manifest import Manifest
+from gage.home import listing, sealing, settings
+from gage.home.layout import Home
+from gage.inbox import store
+from gage.trust import ceremony, retirement
+from gage.trust.limits import check_limits, check_pending
+
+
+@dataclass
+class Opened:
+    """What one envelope came to: a bundle landed (or already there), or a drop and why."""
+
+    id: str | None
+    state: str | None
+    new: bool
+    ok: bool
+    dropped: str | None = None  # why the envelope was dropped, when it was
+    stage: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "state": self.state,
+            "new": self.new,
+            "ok": self.ok,
+            "dropped": self.dropped,
+            "stage": self.stage,
+        }
+
+
+def _checker(home: Home, receiver: settings.Limits) -> Any:
+    def check(m: Manifest, sig: bytes) -> None:
+        check_limits(home, m, receiver)
+        if listing.find(home, m.id) is None and listing.decisions(home).get(m.id) is None:
+            check_pending(home, m, sig, receiver)
+
+    return check
+
+
+def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], digest: str) -> Opened:
+    """Open one sealed envelope from `src` and land its bundle. A refusal raises; the caller
+    decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
+    key = sealing.load(home.root, home.identity.key)
+    if key is None:
+        raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
+    limits = settings.load(home).limits
+    home.staging.mkdir(parents=True, exist_ok=True)
+    work = home.staging / f"import-relay-{secrets.token_hex(8)}"
+    try:
+        reader = envelope.Reader(work / "b", _checker(home, limits))
+        seal.open_into(src, key.identity, reader)
+        reader.finish()
+        res = store.import_bundle(home, work / "b", event="received", via="relay", transport={"carrier": "relay", **transport, "envelope": digest})
+        ceremony.remember_signer(home, res)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if res.new:
+        retirement.apply_arrivals(home, [res.id])
+    ok = res.check.ok if res.check is not None else True
+    return Opened(id=res.id, state=res.state, new=res.new, ok=ok)
+
+
+def drop(home: Home, exc: GageError, *, transport: dict[str, str], digest: str, again: bool) -> Opened:
+    """Journal an envelope that fails to open or holds no bundle, once, so it never stalls the mailbox.
+
+    `again`: the relay says it delivered this message before; then the journal is searched
+    for the same envelope first, so a crash between the journal line and the acknowledgement
+    does not journal it twice.
+    """
+    reason = str(exc)[:500]
+    if not (again and _journaled(home, digest)):
+        home.journal.append("envelope-dropped", envelope=digest, stage=exc.stage, message=reason, transport={"carrier": "relay", **transport})
+    return Opened(id=None, state=None, new=False, ok=False, dropped=reason, stage=exc.stage)
+
+
+def _journaled(home: Home, digest: str) -> bool:
+    return any(e.get("event") == "envelope-dropped" and e.get("envelope") == digest for e in home.journal.iter_entries())
+
+
+def digest_of_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

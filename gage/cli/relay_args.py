@@ -1,0 +1,87 @@
+"""The arguments of the relay commands (cmd_relay.py): `relay`, `mailbox`, `deliver`, `directory`.
+
+Apart from commands.py so the relay's parser is one block that merges alone; like it, this
+imports none of the code it names (gage/cli/commands.py explains why).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gage.cli.argtypes import json_option, port, positive, run_as
+
+RELAY_EXAMPLES = """\
+examples:
+  gage relay dev --port 4222                                 # a local relay, for trying gage
+  gage mailbox create --relay nats://127.0.0.1:4222          # this home's mailbox
+  gage directory publish --handle alice                      # handle -> mailbox (a claim)
+  gage pair --directory bob --name bob                       # the ceremony, from the directory's claim
+  gage deliver 3f2a --to bob                                 # sealed to bob's bound sealing key
+  gage mailbox fetch                                         # take envelopes into pending
+  gage watch --mailbox                                       # the same, live
+"""
+
+
+def _creds(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--creds", metavar="FILE", help="NATS credentials for a relay that asks for them")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "relay",
+        help="a local NATS JetStream relay for trying gage across homes (needs gage[relay] and nats-server)",
+        epilog=RELAY_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rsub = p.add_subparsers(dest="relay_command", metavar="ACTION", required=True)
+    d = rsub.add_parser("dev", help="run nats-server with JetStream on 127.0.0.1; prints the URL; Ctrl-C stops it")
+    d.add_argument("--port", type=port, default=4222, help="port (default 4222; 0 picks a free one)")
+    d.add_argument("--dir", metavar="DIR", help="keep the relay's store here (default: a scratch folder)")
+    json_option(d, "print the URL and the store folder as one JSON object, then run until stopped")
+    run_as(d, "cmd_relay", "cmd_relay_dev")
+
+    p = sub.add_parser("mailbox", help="this home's mailbox on a relay: create, fetch, show (needs gage[relay])", epilog=RELAY_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    msub = p.add_subparsers(dest="mailbox_command", metavar="ACTION", required=True)
+    c = msub.add_parser("create", help="make this home's mailbox on a relay and record the relay in settings.toml")
+    c.add_argument("--relay", required=True, metavar="URL", help="the relay, e.g. nats://127.0.0.1:4222")
+    _creds(c)
+    c.add_argument("--max-msgs", type=positive, default=10_000, metavar="N", help="envelopes the mailbox holds at most (default 10000)")
+    c.add_argument("--max-bytes", type=positive, default=1 << 30, metavar="N", help="bytes the mailbox holds at most (default 1 GiB)")
+    c.add_argument("--replicas", type=positive, default=1, metavar="N", help="copies the relay keeps (a JetStream cluster; default 1)")
+    json_option(c)
+    run_as(c, "cmd_relay", "cmd_mailbox_create")
+    f = msub.add_parser("fetch", help="take the envelopes waiting, land their bundles in pending, then acknowledge them")
+    f.add_argument("--relay", metavar="URL", help="default: the relay in settings.toml")
+    _creds(f)
+    f.add_argument("--limit", type=positive, metavar="N", help="take at most N envelopes")
+    json_option(f)
+    run_as(f, "cmd_relay", "cmd_mailbox_fetch")
+    s = msub.add_parser("show", help="this home's mailbox address, relay and sealing key")
+    json_option(s)
+    run_as(s, "cmd_relay", "cmd_mailbox_show")
+
+    p = sub.add_parser("deliver", help="seal a bundle to a contact and put it in their mailbox (needs gage[relay])")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--to", required=True, metavar="NAME", help="a confirmed contact (or, with --unconfirmed, a candidate's key or claimed name)")
+    p.add_argument("--relay", metavar="URL", help="default: where their mailbox is, else this home's relay")
+    p.add_argument("--unconfirmed", action="store_true", help="seal to a candidate's key, a claim the ceremony never confirmed")
+    _creds(p)
+    json_option(p)
+    run_as(p, "cmd_relay", "cmd_deliver")
+
+    p = sub.add_parser("directory", help="a relay's directory: publish your handle, look one up (a claim; needs gage[relay])")
+    dsub = p.add_subparsers(dest="directory_command", metavar="ACTION", required=True)
+    pub = dsub.add_parser("publish", help="publish a record signed by this home's key: handle -> mailbox, sealing key, signing key")
+    pub.add_argument("--handle", required=True, metavar="NAME")
+    pub.add_argument("--relay", metavar="URL", help="default: this home's relay")
+    pub.add_argument("--advertise", metavar="URL", help="the relay URL the record names, if others reach it by another address")
+    _creds(pub)
+    json_option(pub)
+    run_as(pub, "cmd_relay", "cmd_directory_publish")
+    lk = dsub.add_parser("lookup", help="what the directory says for a handle, marked unconfirmed; kept as a candidate")
+    lk.add_argument("handle", metavar="NAME")
+    lk.add_argument("--relay", metavar="URL", help="default: this home's relay")
+    _creds(lk)
+    json_option(lk)
+    run_as(lk, "cmd_relay", "cmd_directory_lookup")

@@ -1,0 +1,332 @@
+"""This home's X25519 sealing key, and the signed binding that ties it to the signing key.
+
+A sealing key lets others seal envelopes that only this home can open (age, X25519
+recipients: spec/relay.md section 2). It is a different key from the Ed25519 signing key,
+so a leak or a rotation of one never is the other; what joins them is a *binding*: a small
+versioned statement, signed by the signing key, that names both. A sender trusts a sealing
+key only as far as it trusts the signing key that bound it, so a directory or a card that
+swaps the sealing key has to forge a signature by a key the ceremony confirmed.
+
+This module is core code (PyNaCl only, no age library): the binding must be readable and
+checkable wherever a key file or a contact is read. Keys are written in age's own text
+forms (bech32 `age1...` and `AGE-SECRET-KEY-1...`), so `age -d -i` opens what is sealed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nacl.exceptions
+import nacl.public
+import nacl.signing
+
+from gage.bundle import atomic
+from gage.format import signing, strictjson
+from gage.format.errors import MalformedError, RefusedError
+from gage.format.keys import key_text, parse_key
+from gage.format.manifest import now_text, time_problem
+from gage.home import homefile
+
+BINDING_VERSION = 1
+FILE_VERSION = 1
+# The signing key signs the binding under its own context: never a manifest signature, a
+# key statement or a directory record (spec/relay.md section 2).
+BINDING_CONTEXT = b"gage/sealing-binding/v1\x00"
+BINDING_LIMIT = 8192  # a binding names the signing key: 3984 characters for a hybrid one
+FILE_NAME = "sealing.json"
+FILE_LIMIT = 32768  # sealing.json: the identity and the carried binding, with a hybrid signature
+
+RECIPIENT_HRP = "age"
+IDENTITY_HRP = "age-secret-key-"
+BINDING_FIELDS = {"gage-sealing-binding", "signing_key", "sealing_key", "bound_at"}
+# A binding's signature as hex: Ed25519, or hybrid (Ed25519 then ML-DSA-65).
+SIGNATURE_HEX = (2 * signing.ED25519_SIG_LEN, 2 * signing.HYBRID_SIG_LEN)
+CARRIED_FIELDS = {"binding", "signature"}
+
+# --- bech32 (BIP 173), as age writes its keys --------------------------------------------
+
+_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _polymod(values: list[int]) -> int:
+    chk = 1
+    for v in values:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i in range(5):
+            chk ^= _GEN[i] if (top >> i) & 1 else 0
+    return chk
+
+
+def _hrp_expand(hrp: str) -> list[int]:
+    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+
+
+def _convert(data: bytes | list[int], frombits: int, tobits: int, pad: bool) -> list[int] | None:
+    acc = bits = 0
+    out: list[int] = []
+    maxv = (1 << tobits) - 1
+    for value in data:
+        acc = (acc << frombits) | value
+        bits += frombits
+        while bits >= tobits:
+            bits -= tobits
+            out.append((acc >> bits) & maxv)
+    if pad:
+        if bits:
+            out.append((acc << (tobits - bits)) & maxv)
+    elif bits >= frombits or ((acc << (tobits - bits)) & maxv):
+        return None
+    return out
+
+
+def bech32_encode(hrp: str, data: bytes) -> str:
+    five = _convert(data, 8, 5, True)
+    assert five is not None
+    check = _polymod(_hrp_expand(hrp) + five + [0] * 6) ^ 1
+    five += [(check >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(_CHARSET[d] for d in five)
+
+
+def bech32_decode(text: str, hrp: str) -> bytes | None:
+    """The bytes of a bech32 string with this human-readable part, or None. One case only."""
+    if text.lower() != text and text.upper() != text:
+        return None
+    low = text.lower()
+    sep = low.rfind("1")
+    if sep < 1 or low[:sep] != hrp or len(low) - sep < 7:
+        return None
+    try:
+        data = [_CHARSET.index(c) for c in low[sep + 1 :]]
+    except ValueError:
+        return None
+    if _polymod(_hrp_expand(hrp) + data) != 1:
+        return None
+    raw = _convert(data[:-6], 5, 8, False)
+    return bytes(raw) if raw is not None else None
+
+
+def parse_recipient(text: object, *, field: str = "sealing_key") -> bytes:
+    """The 32 bytes of an age X25519 recipient (`age1...`, lower case)."""
+    if not isinstance(text, str) or not text.startswith("age1") or text != text.lower():
+        raise MalformedError("a sealing key is an age X25519 recipient: `age1` and bech32, lower case", field=field)
+    raw = bech32_decode(text, RECIPIENT_HRP)
+    if raw is None or len(raw) != 32:
+        raise MalformedError("not a valid age X25519 recipient (bad bech32 or length)", field=field)
+    return raw
+
+
+def recipient_text(public: bytes) -> str:
+    return bech32_encode(RECIPIENT_HRP, public)
+
+
+def identity_text(secret: bytes) -> str:
+    """age's identity form: upper-case bech32 with the `AGE-SECRET-KEY-` prefix."""
+    return bech32_encode(IDENTITY_HRP, secret).upper()
+
+
+# --- the binding -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """`signing_key` says `sealing_key` is its sealing key, as of `bound_at` (its claim)."""
+
+    raw: bytes  # the exact bytes signed
+    signing_key: bytes
+    sealing_key: str  # age1...
+    bound_at: str
+    signature: bytes
+
+    def verifies(self) -> bool:
+        return binding_verifies(self.signing_key, self.raw, self.signature)
+
+    def to_carried(self) -> dict[str, str]:
+        """The form carried in a key file, a card and a directory record."""
+        return {"binding": self.raw.decode("utf-8"), "signature": self.signature.hex()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signing_key": key_text(self.signing_key),
+            "sealing_key": self.sealing_key,
+            "bound_at": self.bound_at,
+            "signed": self.verifies(),
+        }
+
+
+def sign_binding(signer: signing.SecretKey | nacl.signing.SigningKey, raw: bytes) -> bytes:
+    """The one place a sealing-key binding is signed, by gage's one signing rule (gage.format.signing):
+    Ed25519, and ML-DSA-65 beside it for a hybrid identity. The statement names the signer's whole
+    key, so a hybrid signature cannot be cut down to its Ed25519 half."""
+    return signing.sign(signer, BINDING_CONTEXT, raw)
+
+
+def binding_verifies(key: bytes, raw: bytes, signature: bytes) -> bool:
+    """The one place a binding signature is checked: True only for `key`'s signature over `raw`
+    (both halves for a hybrid key)."""
+    return signing.verifies(key, BINDING_CONTEXT, raw, signature)
+
+
+def parse_binding_statement(raw: bytes) -> tuple[bytes, str, str]:
+    """(signing key, sealing key, bound_at) from the exact statement bytes; closed schema."""
+    if len(raw) > BINDING_LIMIT:
+        raise MalformedError(f"a binding is at most {BINDING_LIMIT} bytes", field="binding")
+    obj = strictjson.loads(raw, limit=BINDING_LIMIT, what="binding")
+    if not isinstance(obj, dict):
+        raise MalformedError("a binding is a JSON object", field="binding")
+    v = obj.get("gage-sealing-binding")
+    if v != BINDING_VERSION or isinstance(v, bool):
+        raise MalformedError(f"unknown binding version {v!r}; this gage reads version {BINDING_VERSION}", field="binding.gage-sealing-binding")
+    if set(obj) != BINDING_FIELDS:
+        extra = sorted(set(obj) ^ BINDING_FIELDS)
+        raise MalformedError(f"a binding has exactly the fields {sorted(BINDING_FIELDS)} (not {extra})", field="binding")
+    signer = parse_key(obj["signing_key"], field="binding.signing_key")
+    parse_recipient(obj["sealing_key"], field="binding.sealing_key")
+    problem = time_problem(obj["bound_at"])
+    if problem is not None:
+        raise MalformedError(problem, field="binding.bound_at")
+    return signer, str(obj["sealing_key"]), str(obj["bound_at"])
+
+
+def parse_carried(obj: Any, *, field: str = "sealing") -> Binding:
+    """A binding as carried in a key file, card or record. Checks the format, not the signature."""
+    if not isinstance(obj, dict) or set(obj) != CARRIED_FIELDS:
+        raise MalformedError(f"must be an object with exactly {sorted(CARRIED_FIELDS)}", field=field)
+    text, sig = obj["binding"], obj["signature"]
+    if not isinstance(text, str):
+        raise MalformedError("must be the binding's exact text", field=f"{field}.binding")
+    if not isinstance(sig, str) or len(sig) not in SIGNATURE_HEX or any(c not in "0123456789abcdef" for c in sig):
+        raise MalformedError(
+            f"must be {2 * signing.ED25519_SIG_LEN} (Ed25519) or {2 * signing.HYBRID_SIG_LEN} (hybrid) lower-case hex digits",
+            field=f"{field}.signature",
+        )
+    raw = text.encode("utf-8")
+    try:
+        signer_key, sealing, bound_at = parse_binding_statement(raw)
+    except MalformedError as exc:
+        raise MalformedError(exc.message, field=f"{field}.{exc.field}" if exc.field else field) from exc
+    return Binding(raw=raw, signing_key=signer_key, sealing_key=sealing, bound_at=bound_at, signature=bytes.fromhex(sig))
+
+
+def build_binding(signer: signing.SecretKey | nacl.signing.SigningKey, sealing_key: str, bound_at: str | None = None) -> Binding:
+    when = bound_at or now_text()
+    public = signing.SecretKey.of(signer).public
+    raw = strictjson.dumps(
+        {
+            "gage-sealing-binding": BINDING_VERSION,
+            "signing_key": key_text(public),
+            "sealing_key": sealing_key,
+            "bound_at": when,
+        }
+    )
+    parse_binding_statement(raw)  # a writer never makes what a reader refuses
+    return Binding(
+        raw=raw,
+        signing_key=public,
+        sealing_key=sealing_key,
+        bound_at=when,
+        signature=sign_binding(signer, raw),
+    )
+
+
+# --- this home's sealing key ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SealingKey:
+    """The X25519 secret (in age's text form) and the binding the signing key made for it."""
+
+    secret: bytes
+    binding: Binding
+
+    @property
+    def identity(self) -> str:
+        return identity_text(self.secret)
+
+    @property
+    def recipient(self) -> str:
+        return self.binding.sealing_key
+
+
+def path_of(root: Path) -> Path:
+    return root / FILE_NAME
+
+
+def _public(secret: bytes) -> bytes:
+    return bytes(nacl.public.PrivateKey(secret).public_key)
+
+
+def load(root: Path, signing_key: bytes) -> SealingKey | None:
+    """This home's sealing key, or None if it has none yet. A file that does not belong to the
+    current signing key (a key retired since) is treated as none: a new one is bound."""
+    p = path_of(root)
+    raw = homefile.read_bytes(p, "sealing key", FILE_LIMIT)
+    if raw is None:
+        return None
+    try:
+        obj = strictjson.loads(raw, limit=FILE_LIMIT, what="sealing key")
+        if not isinstance(obj, dict) or obj.get("gage-sealing-key") != FILE_VERSION or set(obj) != {"gage-sealing-key", "identity", "sealing"}:
+            raise MalformedError("not a gage sealing key file (version 1)")
+        ident = obj["identity"]
+        secret = bech32_decode(ident, IDENTITY_HRP) if isinstance(ident, str) else None
+        if secret is None or len(secret) != 32:
+            raise MalformedError("identity is not an age X25519 identity")
+        binding = parse_carried(obj["sealing"])
+    except MalformedError as exc:
+        raise MalformedError(f"sealing key file is damaged: {exc.message}", path=str(p)) from exc
+    mode = os.stat(p).st_mode & 0o777
+    if mode & 0o077:
+        raise RefusedError(f"sealing key is readable by others (mode {mode:o}); run chmod 600 on it", path=str(p))
+    if recipient_text(_public(secret)) != binding.sealing_key or not binding.verifies():
+        raise MalformedError("sealing key file is damaged: the binding does not match the key", path=str(p))
+    if binding.signing_key != signing_key:
+        return None
+    return SealingKey(secret=secret, binding=binding)
+
+
+def ensure(root: Path, signer: signing.SecretKey) -> SealingKey:
+    """This home's sealing key, made and bound on first use (call under the home lock); `signer` is
+    the identity's secret (gage.home.unlock.signing_identity's `.secret`)."""
+    have = load(root, signer.public)
+    if have is not None:
+        return have
+    private = nacl.public.PrivateKey.generate()
+    secret = bytes(private)
+    binding = build_binding(signer, recipient_text(bytes(private.public_key)))
+    obj = {"gage-sealing-key": FILE_VERSION, "identity": identity_text(secret), "sealing": binding.to_carried()}
+    atomic.write_bytes(path_of(root), strictjson.dumps(obj) + b"\n", mode=0o600)
+    return SealingKey(secret=secret, binding=binding)
+
+
+def binding_digest(b: Binding) -> str:
+    return hashlib.sha256(b.raw).hexdigest()
+
+
+# --- the mailbox address ----------------------------------------------------------------------
+
+MAILBOX_CONTEXT = b"gage/mailbox/v1\x00"
+MAILBOX_PREFIX = "mb"
+
+
+def mailbox_address(sealing_key: str) -> str:
+    """A home's mailbox on a relay, derived from its sealing key (spec/relay.md section 1).
+
+    A hash, not the key: the relay needs a name for a subject and never the key itself; and
+    anyone holding the sealing key computes the same address, so a record that pairs a key
+    with another address is caught by the reader (gage.carriers.relay.directory).
+    """
+    return MAILBOX_PREFIX + hashlib.sha256(MAILBOX_CONTEXT + parse_recipient(sealing_key)).hexdigest()[:40]
+
+
+def is_mailbox_address(text: object) -> bool:
+    return (
+        isinstance(text, str)
+        and len(text) == len(MAILBOX_PREFIX) + 40
+        and text.startswith(MAILBOX_PREFIX)
+        and all(c in "0123456789abcdef" for c in text[len(MAILBOX_PREFIX) :])
+    )

@@ -1,0 +1,183 @@
+"""Where a contact (or a candidate) can be reached: a claim kept beside the confirmed key.
+
+A mailbox on a relay (with the sealing key that opens envelopes sent there, and the
+signed binding that ties it to the signing key), an A2A URL, a drop folder. Each came
+from somewhere (a key file, a directory record, a card, the person) and says so. None of
+it is trust: nothing here is read by the verdict, and a contact's key is confirmed only by
+the ceremony. A sealing key is used only when its binding verifies under the key it is
+filed under, so a claim that swaps the sealing key cannot be sealed to by mistake.
+
+Kept in `where.json` in the home (gage writes it atomically, under the home lock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gage.bundle import atomic
+from gage.format import strictjson
+from gage.format.errors import MalformedError
+from gage.format.keys import key_text, parse_key
+from gage.format.manifest import now_text
+from gage.home import homefile, sealing
+from gage.home.layout import Home
+
+FILE = "where.json"
+VERSION = 1
+LIMIT = 8 << 20
+MAX_TEXT = 2000
+
+
+@dataclass(frozen=True)
+class Where:
+    """The claimed whereabouts of one signing key."""
+
+    key: bytes
+    mailbox: str | None = None
+    relay: str | None = None
+    sealing: sealing.Binding | None = None
+    a2a: str | None = None
+    drop: str | None = None
+    source: str = ""
+    seen_at: str = ""
+
+    def sealing_key(self) -> str | None:
+        """The sealing key to seal to, only if its binding is signed by the key this is filed under."""
+        b = self.sealing
+        if b is None or b.signing_key != self.key or not b.verifies():
+            return None
+        return b.sealing_key
+
+    def mailbox_ok(self) -> bool:
+        """The mailbox is the one the bound sealing key derives (a record cannot point elsewhere)."""
+        k = self.sealing_key()
+        return k is not None and self.mailbox == sealing.mailbox_address(k)
+
+    def summary(self) -> str:
+        """One line for people (untrusted parts included: the caller makes it safe to show)."""
+        parts = []
+        if self.mailbox:
+            state = "" if self.mailbox_ok() else " (NOT bound by this key: deliver refuses it)"
+            parts.append(f"mailbox {self.mailbox}" + (f" on {self.relay}" if self.relay else "") + state)
+        if self.a2a:
+            parts.append(f"A2A {self.a2a}")
+        if self.drop:
+            parts.append(f"drop folder {self.drop}")
+        where = "; ".join(parts) or "nowhere known"
+        return f"where (a claim, from {self.source or 'unknown'}): {where}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": key_text(self.key),
+            "status": "claim",
+            "mailbox": self.mailbox,
+            "relay": self.relay,
+            "sealing_key": self.sealing.sealing_key if self.sealing else None,
+            "sealing_bound": self.sealing_key() is not None,
+            "a2a": self.a2a,
+            "drop": self.drop,
+            "source": self.source,
+            "seen_at": self.seen_at,
+        }
+
+    def _store(self) -> dict[str, Any]:
+        return {
+            "mailbox": self.mailbox,
+            "relay": self.relay,
+            "sealing": self.sealing.to_carried() if self.sealing else None,
+            "a2a": self.a2a,
+            "drop": self.drop,
+            "source": self.source,
+            "seen_at": self.seen_at,
+        }
+
+
+def _text(obj: dict[str, Any], name: str) -> str | None:
+    v = obj.get(name)
+    if v is None:
+        return None
+    if not isinstance(v, str) or len(v) > MAX_TEXT:
+        raise MalformedError(f"{name} must be text of at most {MAX_TEXT} characters", field=name)
+    return v
+
+
+def load(home: Home) -> dict[bytes, Where]:
+    p = home.root / FILE
+    raw = homefile.read_bytes(p, "whereabouts", LIMIT)
+    if raw is None:
+        return {}
+    try:
+        obj = strictjson.loads(raw, limit=LIMIT, what="whereabouts")
+        if not isinstance(obj, dict) or obj.get("gage-where") != VERSION or not isinstance(obj.get("keys"), dict):
+            raise MalformedError("not a gage whereabouts file (version 1)")
+        out: dict[bytes, Where] = {}
+        for k, v in obj["keys"].items():
+            key = parse_key(k)
+            if not isinstance(v, dict):
+                raise MalformedError(f"{k}: must be an object")
+            b = v.get("sealing")
+            out[key] = Where(
+                key=key,
+                mailbox=_text(v, "mailbox"),
+                relay=_text(v, "relay"),
+                sealing=sealing.parse_carried(b) if b is not None else None,
+                a2a=_text(v, "a2a"),
+                drop=_text(v, "drop"),
+                source=_text(v, "source") or "",
+                seen_at=_text(v, "seen_at") or "",
+            )
+    except MalformedError as exc:
+        raise MalformedError(f"whereabouts file is damaged: {exc}", path=str(p)) from exc
+    return out
+
+
+def of(home: Home, key: bytes) -> Where | None:
+    return load(home).get(key)
+
+
+def remember(home: Home, where: Where) -> Where:
+    """Keep the claim for `where.key`, over the earlier one field by field (a None keeps what was there)."""
+    with home.lock():
+        known = load(home)
+        before = known.get(where.key)
+        if before is not None and _older(where, before):
+            # A replayed record (a directory serving an old one): keep the newer binding and its mailbox.
+            where = Where(**{**where.__dict__, "sealing": before.sealing, "mailbox": before.mailbox})
+        if before is not None:
+            where = Where(
+                key=where.key,
+                mailbox=where.mailbox if where.mailbox is not None else before.mailbox,
+                relay=where.relay if where.relay is not None else before.relay,
+                sealing=where.sealing if where.sealing is not None else before.sealing,
+                a2a=where.a2a if where.a2a is not None else before.a2a,
+                drop=where.drop if where.drop is not None else before.drop,
+                source=where.source or before.source,
+                seen_at=where.seen_at or now_text(),
+            )
+        elif not where.seen_at:
+            where = Where(**{**where.__dict__, "seen_at": now_text()})
+        known[where.key] = where
+        doc = {"gage-where": VERSION, "keys": {key_text(k): w._store() for k, w in sorted(known.items())}}
+        atomic.write_bytes(home.root / FILE, strictjson.dumps(doc) + b"\n", mode=0o600)
+    return where
+
+
+def _older(new: Where, before: Where) -> bool:
+    """`new` carries another binding, no newer than the one `before` holds, both bound by this key.
+
+    Times are to the second: of two bindings made in the same second, the first seen stays."""
+    if new.sealing is None or before.sealing is None or before.sealing_key() is None or new.sealing_key() is None:
+        return False
+    return new.sealing.raw != before.sealing.raw and new.sealing.bound_at <= before.sealing.bound_at
+
+
+def from_binding(binding: sealing.Binding, *, relay: str | None, source: str) -> Where:
+    """The claim a carried binding makes: the mailbox its sealing key derives, on `relay`."""
+    return Where(
+        key=binding.signing_key,
+        mailbox=sealing.mailbox_address(binding.sealing_key),
+        relay=relay,
+        sealing=binding,
+        source=source,
+    )

@@ -1,0 +1,106 @@
+"""Run spec/vectors/relay.json against gage's relay code (spec/relay.md)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyrage import x25519
+
+from gage.carriers.relay import envelope, record, seal
+from gage.carriers.relay.envelope import EnvelopeError
+from gage.format.errors import MalformedError, RefusedError
+from gage.format.keys import parse_key
+from gage.home import sealing
+
+SPEC = Path(__file__).resolve().parent.parent / "spec" / "vectors"
+V: dict[str, Any] = json.loads((SPEC / "relay.json").read_text())
+
+# What gage's messages say for each refusal the vectors name.
+WHY = {
+    "magic": "not a gage envelope",
+    "link": "a link",
+    "absolute": "absolute path",
+    "dotdot": "'..'",
+    "duplicate": "duplicate",
+    "order": "where the manifest lists",
+    "unlisted": "does not list",
+    "size": "the manifest says",
+    "missing": "ends before",
+    "truncated": "ends early",
+    "trailing": "after the end",
+    "signature-length": "a bundle signature is 64",
+    "manifest": "malformed",
+}
+
+
+def test_the_vectors_are_current() -> None:
+    res = subprocess.run([sys.executable, str(SPEC / "generate_relay.py"), "--check"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("who", sorted(V["keys"]))
+def test_keys_and_addresses(who: str) -> None:
+    k = V["keys"][who]
+    secret, public = bytes.fromhex(k["x25519_secret"]), bytes.fromhex(k["x25519_public"])
+    assert sealing.identity_text(secret) == k["identity"] and sealing.recipient_text(public) == k["recipient"]
+    assert sealing.parse_recipient(k["recipient"]) == public
+    assert str(x25519.Identity.from_str(k["identity"]).to_public()) == k["recipient"]  # age agrees
+    assert sealing.mailbox_address(k["recipient"]) == k["mailbox"]
+
+
+@pytest.mark.parametrize("b", V["bindings"], ids=lambda b: b["of"])
+def test_bindings_verify_and_parse(b: dict[str, str]) -> None:
+    parsed = sealing.parse_carried({"binding": b["binding"], "signature": b["signature"]})
+    assert parsed.verifies()
+    assert parsed.signing_key == parse_key(V["keys"][b["of"]]["signing_key"])
+    assert parsed.sealing_key == V["keys"][b["of"]]["recipient"]
+
+
+@pytest.mark.parametrize("b", V["bad_bindings"], ids=lambda b: b["why"])
+def test_bad_bindings_do_not_verify(b: dict[str, str]) -> None:
+    assert not sealing.binding_verifies(parse_key(b["signing_key"]), b["binding"].encode(), bytes.fromhex(b["signature"]))
+
+
+def test_the_envelope_opens_to_the_bundle(tmp_path: Path) -> None:
+    e = V["envelope"]
+    m = envelope.read_bytes(base64.b64decode(e["plaintext_b64"]), tmp_path / "b")
+    assert m.id == e["bundle_id"]
+    assert (tmp_path / "b" / "manifest.json").read_bytes() == base64.b64decode(e["manifest_b64"])
+    assert (tmp_path / "b" / "manifest.sig").read_bytes().hex() == e["signature_hex"]
+    for f in e["files"]:
+        assert (tmp_path / "b" / "payload" / f["path"]).read_bytes() == base64.b64decode(f["data_b64"])
+
+
+@pytest.mark.parametrize("r", V["refused"], ids=lambda r: r["why"])
+def test_refused_plaintexts(r: dict[str, str], tmp_path: Path) -> None:
+    assert set(WHY) == {x["why"] for x in V["refused"]}
+    with pytest.raises(EnvelopeError, match=WHY[r["why"]].replace(".", r"\.")):
+        envelope.read_bytes(base64.b64decode(r["plaintext_b64"]), tmp_path / "b")
+
+
+def test_the_sealed_envelope_opens_with_bobs_identity(tmp_path: Path) -> None:
+    reader = envelope.Reader(tmp_path / "b")
+    seal.open_into(io.BytesIO(base64.b64decode(V["sealed"]["age_b64"])), V["keys"]["bob"]["identity"], reader)
+    assert reader.finish().id == V["envelope"]["bundle_id"]
+    with pytest.raises(seal.OpenError):
+        seal.open_into(io.BytesIO(base64.b64decode(V["sealed"]["age_b64"])), V["keys"]["alice"]["identity"], envelope.Reader(tmp_path / "c"))
+
+
+@pytest.mark.parametrize("r", V["records"], ids=lambda r: r["name"])
+def test_records(r: dict[str, str]) -> None:
+    data = base64.b64decode(r["data_b64"])
+    if r["expect"] == "valid":
+        rec = record.parse(data, handle=r["handle"])
+        assert rec.signing_key == parse_key(r["signing_key"]) and rec.binding.sealing_key == r["sealing_key"] and rec.mailbox == r["mailbox"]
+        return
+    err = {"refused": RefusedError, "malformed": MalformedError}[r["expect"]]
+    with pytest.raises(err) as caught:
+        record.parse(data, handle=r["handle"])
+    assert type(caught.value) is err  # a refusal is not reported as malformed, nor the other way
