@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from textual import work
+from textual.actions import parse as parse_action
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
@@ -165,7 +166,10 @@ class GageApp(App[int]):
         group = getattr(screen, "GROUP", None)
         if group:
             for k in palette_entries(group):
-                yield SystemCommand(f"{k.label} ({k.key.split(',')[0]})", k.help, partial(screen.run_action, k.action))
+                # The same question the footer asks: only what applies to the selected bundle.
+                _, name, params = parse_action(k.action)
+                if screen.check_action(name, params):
+                    yield SystemCommand(f"{k.label} ({k.key.split(',')[0]})", k.help, partial(screen.run_action, k.action))
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit", "Keys"):
                 yield command

@@ -36,6 +36,7 @@ from ..frame import PREVIEW_LIMIT, Field, fields, payload_status
 from ..store import Stored
 from ..verdict import Verdict, compute
 from . import decide, export, files, safe, via
+from .applies import BUNDLE_ACTIONS, applies
 from .bindings import bindings_for
 from .payload_view import FileList, Preview, PreviewLines, read_preview
 
@@ -66,7 +67,7 @@ class BundleScreen(Screen[None]):
             payload = Vertical(id="payload")
             payload.border_title = PAYLOAD_TITLE
             yield payload
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # Ctrl+P still opens it; the space is for keys
 
     async def on_mount(self) -> None:
         self.query_one("#frame", Vertical).mount(Static("Checking the bundle…", markup=False, classes="loading"))
@@ -289,10 +290,17 @@ class BundleScreen(Screen[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide accept and reject for a bundle in your outbox: you made it, there is nothing to decide."""
-        if action in ("accept", "reject") and self.verdict is not None and self.verdict.state == "outbox":
+        """Offer exactly what applies to this bundle (gage.tui.applies): nothing to decide on
+        while it is being checked, on an invalid bundle, or on one already decided or yours;
+        the file keys only when there is more than one file to preview."""
+        v = self.verdict
+        if action == "file":
+            return v is not None and v.manifest is not None and len(v.manifest.files) > 1 and self.previewing()
+        if action not in BUNDLE_ACTIONS or action == "export":
+            return True  # export says why it cannot, even with no verdict shown
+        if v is None:
             return False
-        return True
+        return applies(action, v.state, v)
 
     def action_back(self) -> None:
         self.app.pop_screen()

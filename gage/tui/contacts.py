@@ -26,6 +26,7 @@ from . import background, safe
 from .bindings import bindings_for
 from .dialogs import ConfirmDialog
 from .messages import ContactsChanged
+from .table_keys import RowKeys
 
 
 class ContactsScreen(Screen[None]):
@@ -45,7 +46,7 @@ class ContactsScreen(Screen[None]):
             id="contacts-intro",
         )
         yield Static("", markup=False, id="contacts-me")
-        yield DataTable(id="contacts-table", cursor_type="row", zebra_stripes=True)
+        yield RowKeys(id="contacts-table", cursor_type="row", zebra_stripes=True)
         yield Static("", markup=False, id="contacts-detail")
         yield Footer()
 
@@ -169,7 +170,7 @@ class ContactsScreen(Screen[None]):
     def action_pair(self) -> None:
         key = self.current_key()
         if key is None or self.contacts is None or not key.startswith("candidate:"):
-            self.app.notify("Highlight a candidate key to pair with, or press k for a key file.", markup=False)
+            self.app.notify("Highlight a candidate key to pair with, or press f for a key file.", markup=False)
             return
         cand = self.contacts.candidates.get(bytes.fromhex(key.partition(":")[2]))
         if cand is not None:

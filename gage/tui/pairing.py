@@ -59,7 +59,7 @@ def _cannot_pair(owner: str, key: bytes, reason: str, replacement: bytes | None)
         " a retired key cannot be confirmed again."
     )
     if replacement is None:
-        return out + f" The statement named no new key: pair with {owner}'s new key from their key file (k), on a call."
+        return out + f" The statement named no new key: pair with {owner}'s new key from their key file (f in Contacts), on a call."
     return out + f" It named the new key {short_fingerprint(replacement)}: p on one of their bundles, or its row in Contacts, pairs with that."
 
 

@@ -201,7 +201,8 @@ async def test_the_outbox_tab_lists_the_bundles_you_made(world: World, tmp_path:
         assert " Accept " not in text
         await pilot.press("escape", "1")
         await pilot.pause()
-        assert app.inbox.state == "pending" and " Accept " in screen_text(app)  # back for what arrived
+        # Back for what arrived (the first row is invalid: reject applies, accept does not).
+        assert app.inbox.state == "pending" and " Reject " in screen_text(app)
 
 
 def test_the_new_keys_are_in_the_help() -> None:
