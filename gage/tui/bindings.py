@@ -60,8 +60,8 @@ BUNDLE: tuple[Key, ...] = (
     Key("x", "export", "Export", "Export this bundle as an A2A artifact file."),
     Key("o", "folder", "Folder", "Show (and copy) the folder that holds this accepted bundle's files."),
     Key("s", "save", "Save", "Save a checked copy of this bundle's files in a folder you choose."),
-    Key("n", "file(1)", "Next file", "Preview the next file of this bundle (one file is previewed at a time)."),
-    Key("N", "file(-1)", "Prev file", "Preview the previous file of this bundle."),
+    Key("n", "file(1)", "Next", "Preview the next file of this bundle (one file is previewed at a time)."),
+    Key("N", "file(-1)", "Prev", "Preview the previous file of this bundle."),
 )
 
 CEREMONY: tuple[Key, ...] = (

@@ -44,6 +44,11 @@ FRAME_TITLE = "gage frame · written by gage, not by the sender"
 PAYLOAD_TITLE = "payload · the sender's files, shown literally"
 MAX_PROBLEMS = 20  # problems and notes shown in the frame; `gage verdict ID --json` lists them all
 LOAD_GROUP = "bundle-load"
+COMPACT_BELOW = 34  # terminal rows under which the frame is drawn compactly (compact_fields)
+CUT_SEVERITIES = ("normal", "good")  # values cut to one line when compact; warnings never are
+NEVER_CUT = ("authority", "subject")  # what the sender may ask, and its words: always whole
+QUIET = {("problems", "none"), ("chain", "none")}  # lines that say nothing is wrong: left out when compact
+MERGED = {"kind": "created", "seen": "addressed"}  # quiet lines that share one when compact
 PREVIEW_GROUP = "bundle-preview"
 
 
@@ -130,7 +135,9 @@ class BundleScreen(Screen[None]):
             frame.set_class(name == v.verdict, f"verdict-{name}")
             bar.set_class(name == v.verdict, f"verdict-{name}")
         bar.update(self.summary(v))
-        await frame.mount_all(self.frame_widgets(v, frame_fields))
+        self._last = result
+        self.set_class(self.compact(), "compact")
+        await frame.mount_all(self.frame_widgets(v, frame_fields, compact=self.compact()))
         await payload.mount_all(self.payload_widgets(v))
         if self.previewing():
             self.load_preview(0)
@@ -217,17 +224,27 @@ class BundleScreen(Screen[None]):
             via.summary_part(v),
         )
 
+    def compact(self) -> bool:
+        """A short terminal (80x24): the frame is drawn compactly, so the first payload lines show."""
+        return self.app.size.height < COMPACT_BELOW
+
+    async def on_resize(self) -> None:
+        last = getattr(self, "_last", None)
+        if last is not None and self.has_class("compact") != self.compact():
+            await self._show(last)
+
     @staticmethod
-    def frame_widgets(v: Verdict, frame_fields: list[Field] | None = None) -> list[Widget]:
+    def frame_widgets(v: Verdict, frame_fields: list[Field] | None = None, *, compact: bool = False) -> list[Widget]:
         out: list[Widget] = []
         shown: dict[str, int] = {}
-        for f in fields(v) if frame_fields is None else frame_fields:
+        all_fields = fields(v) if frame_fields is None else frame_fields
+        for f in compact_fields(all_fields) if compact else all_fields:
             if f.label in ("problem", "note"):
                 # A bundle can have a problem per file (10,000): the frame shows a bounded few.
                 shown[f.label] = shown.get(f.label, 0) + 1
                 if shown[f.label] > MAX_PROBLEMS:
                     continue
-            out.append(_field(f.label, f.value, f.severity))
+            out.append(_field(f.label, f.value, f.severity, cut=compact and f.severity in CUT_SEVERITIES and f.label not in NEVER_CUT))
         for label, n in shown.items():
             if n > MAX_PROBLEMS:
                 more = f"… and {n - MAX_PROBLEMS} more ({n} in all): `gage verdict ID --json` lists every one"
@@ -266,7 +283,7 @@ class BundleScreen(Screen[None]):
         if v.state == "pending":
             out.append(
                 Static(
-                    "NOT ACCEPTED: you are reviewing a pending bundle. Nothing in it has been acted on.",
+                    "NOT ACCEPTED: a pending bundle, under review. Nothing in it was acted on.",
                     markup=False,
                     classes="payload-banner sev-warn",
                 )
@@ -277,7 +294,7 @@ class BundleScreen(Screen[None]):
         n = len(m.files)
         out.append(
             Static(
-                f"{n} file{'s' if n != 1 else ''}, {m.total_size} bytes. n / N (or ↑ ↓ in the list): preview the next or previous file.",
+                f"{n} file{'s' if n != 1 else ''}, {m.total_size} bytes · n / N (or ↑ ↓ in the list): next or previous file",
                 markup=False,
                 classes="files-head",
             )
@@ -333,9 +350,36 @@ class BundleScreen(Screen[None]):
         files.save(self, self.bundle_id)
 
 
-def _field(label: str, value: str, severity: str) -> Widget:
+def _field(label: str, value: str, severity: str, *, cut: bool = False) -> Widget:
     return Horizontal(
         Static(label + ":", markup=False, classes="flabel"),
-        Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}"),
+        Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}" + (" cut" if cut else "")),
         classes="field",
     )
+
+
+def compact_fields(frame_fields: list[Field]) -> list[Field]:
+    """The frame for a short terminal: nothing that warns is dropped or cut.
+
+    Lines that say nothing is wrong ("problems: none", "chain: none") go; two quiet lines
+    share one (kind and created, seen and addressed); quiet values are cut to one line
+    (`_field(cut=True)`, CUT_SEVERITIES). A warning or a problem is always shown whole.
+    """
+    out: list[Field] = []
+    by_label = {f.label: f for f in frame_fields}
+    for f in frame_fields:
+        if f.severity == "normal" and (f.label, f.value.split(" ")[0]) in QUIET:
+            continue
+        partner = MERGED.get(f.label)
+        if partner is not None:
+            other = by_label.get(partner)
+            if other is not None and f.severity == other.severity == "normal":
+                out.append(Field(f.label, f"{f.value}  ·  {other.label}: {other.value}", "normal"))
+                continue
+        if f.label in MERGED.values():
+            first = next(k for k, v in MERGED.items() if v == f.label)
+            mate = by_label.get(first)
+            if mate is not None and f.severity == mate.severity == "normal":
+                continue  # shown on its partner's line
+        out.append(f)
+    return out

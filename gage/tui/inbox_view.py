@@ -251,6 +251,8 @@ class InboxView(Base):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer exactly what applies to the highlighted bundle (gage.tui.applies), or to the
         marked ones for accept and reject: the footer, the palette and the keys all ask here."""
+        if action == "open" and self.focused is self.query_one("#inbox-filter", Input):
+            return False  # Enter in the filter goes back to the rows; it opens nothing
         if action == "clear_filter":
             return self.lens.active or bool(self.lens.marked) or self.query_one("#inbox-filter", Input).display
         if action in ("accept", "reject") and self.lens.marked:

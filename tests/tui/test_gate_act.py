@@ -190,7 +190,7 @@ async def test_the_footer_offers_exactly_what_applies(world: World) -> None:
         await pilot.pause()
         assert isinstance(app.screen, BundleScreen)
         text = footer(app)
-        assert "Accept" not in text and "Reject" not in text and "Next file" in text
+        assert "Accept" not in text and "Reject" not in text and "n Next" in text
 
 
 async def test_a_dialogs_footer_shows_the_dialogs_keys(world: World) -> None:
