@@ -29,14 +29,15 @@ GLOBAL: tuple[Key, ...] = (
     Key("q", "app.quit", "Quit", "Leave gage. Nothing pending is accepted by quitting.", show=False),
     Key("question_mark", "app.help", "Help", "Show every key and what the verdicts mean.", display="?"),
     Key("c", "app.contacts", "Contacts", "Your confirmed contacts and the candidate keys you have seen."),
+    Key("m", "app.me", "Me", "My own four word-pairs (to read to someone pairing with me) and my public key file to export."),
     Key("ctrl+p", "app.command_palette", "Commands", "Search every command by name.", show=False, palette=False),
 )
 
 INBOX: tuple[Key, ...] = (
     # priority: the table has its own (hidden) Enter binding, which would hide "Open" from the footer.
     Key("enter", "open", "Open", "Open the highlighted bundle: the frame, then its files.", priority=True),
-    Key("a", "accept", "Accept", "Accept the highlighted bundle (asks first if the sender is not confirmed)."),
-    Key("r", "reject", "Reject", "Reject the highlighted bundle, with an optional reason."),
+    Key("a", "accept", "Accept", "Accept the highlighted bundle, or the marked ones: one confirmation names them, with Cancel focused."),
+    Key("r", "reject", "Reject", "Reject the highlighted bundle, or the marked ones, after one confirmation with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with the highlighted sender, or from a key file."),
     # In the footer only where they apply (gage.tui.applies), so it fits 80 columns.
     Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file."),
@@ -54,8 +55,8 @@ INBOX: tuple[Key, ...] = (
 
 BUNDLE: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
-    Key("a", "accept", "Accept", "Accept this bundle (asks first if the sender is not confirmed)."),
-    Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
+    Key("a", "accept", "Accept", "Accept this bundle, after one confirmation (Cancel has the focus: Tab to Accept, then Enter)."),
+    Key("r", "reject", "Reject", "Reject this bundle, after one confirmation with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
     Key("x", "export", "Export", "Export this bundle as an A2A artifact file."),
     Key("o", "folder", "Folder", "Show (and copy) the folder that holds this accepted bundle's files."),

@@ -26,6 +26,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
@@ -50,6 +51,7 @@ NEVER_CUT = ("authority", "subject")  # what the sender may ask, and its words: 
 QUIET = {("problems", "none"), ("chain", "none")}  # lines that say nothing is wrong: left out when compact
 MERGED = {"kind": "created", "seen": "addressed"}  # quiet lines that share one when compact
 PREVIEW_GROUP = "bundle-preview"
+STATUS_SECONDS = 6  # a message on the status line stays this long (unless it says otherwise)
 
 
 class BundleScreen(Screen[None]):
@@ -61,9 +63,11 @@ class BundleScreen(Screen[None]):
         self.bundle_id = bundle_id
         self.verdict: Verdict | None = None
         self.preview: Preview | None = None  # the one file previewed now
+        self._status_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", markup=False, id="bundle-status")  # in the header's place while it shows
         yield Static("", markup=False, id="verdict-bar")
         with VerticalScroll(id="bundle-body"):
             frame = Vertical(id="frame")
@@ -74,7 +78,25 @@ class BundleScreen(Screen[None]):
             yield payload
         yield Footer(compact=True, show_command_palette=False)  # Ctrl+P still opens it; the space is for keys
 
+    def status(self, message: str, title: str, severity: str, timeout: float | None) -> None:
+        """A message for this screen, on one line in the header's place: toasts would cover the payload
+        (gage.tui.app.notify sends them here; they are not drawn as toasts on this screen)."""
+        line = self.query_one("#bundle-status", Static)
+        style = {"error": "bold $text-error", "warning": "$text-warning"}.get(severity, "$text-success")
+        line.update(Content.assemble(Content.styled(f"{title}: " if title else "", style + " bold"), safe.literal(message, style, limit=400)))
+        line.display = True
+        self.query_one(Header).display = False  # the line takes the header's place: the payload keeps its room
+        if self._status_timer is not None:
+            self._status_timer.stop()
+        self._status_timer = self.set_timer(timeout or STATUS_SECONDS, self._clear_status)
+
+    def _clear_status(self) -> None:
+        self._status_timer = None
+        self.query_one("#bundle-status", Static).display = False
+        self.query_one(Header).display = True
+
     async def on_mount(self) -> None:
+        self.query_one("#bundle-status", Static).display = False
         self.query_one("#frame", Vertical).mount(Static("Checking the bundle…", markup=False, classes="loading"))
         await self.reload()
         self.query_one("#bundle-body").focus()

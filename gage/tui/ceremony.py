@@ -58,6 +58,10 @@ def pair_marks(expected: WordPairs, value: str) -> list[str]:
     """For each pair: "match", "mismatch", or "open" (not fully typed yet)."""
     typed = parse_spoken(value)
     still_typing = bool(value) and not _SEP.match(value[-1])
+    # The word being typed counts as typed once it is a whole word of its list: the last
+    # pair once stayed "waiting" after all eight words, as nothing follows the eighth.
+    if still_typing and typed:
+        still_typing = typed[-1] not in (EVEN if (len(typed) - 1) % 2 == 0 else ODD)
     marks = []
     for i, pair in enumerate(expected):
         got = typed[2 * i : 2 * i + 2]

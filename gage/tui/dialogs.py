@@ -65,6 +65,9 @@ class KeyFileDialog(ModalScreen[Path | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
+    def __init__(self) -> None:
+        super().__init__(classes="dialog")  # centred like every dialog (it was drawn top left)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
             box.border_title = "Pair from a key file"

@@ -158,7 +158,9 @@ def pair_from_file(app: App[Any]) -> None:
             start_ceremony(app, kf.key, kf.name, source)
 
         def failed(message: str) -> None:
-            app.notify(message, title="Not a key file", severity="error", markup=False, timeout=8)
+            # A missing file is not "not a key file": say which it is.
+            title = "Not a key file" if path.exists() else "No such file"
+            app.notify(message, title=title, severity="error", markup=False, timeout=8)
 
         background.change(app, "key file", load, loaded, failed, small=True)
 
