@@ -63,9 +63,10 @@ class GageApp(App[int]):
         timeout: float | None = None,
         markup: bool = True,
     ) -> None:
-        """As Textual's, and a screen that keeps a status line (the bundle view, where a toast
+        """As Textual's, with markup always off, and a screen that keeps a status line (the bundle view, where a toast
         would cover the payload) shows the message there instead of a toast."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        del markup  # never markup: a message may quote a file name or a subject (gage.tui.safe)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         status = getattr(self.screen, "status", None)
         if callable(status) and threading.get_ident() == self._thread_id:
             status(message, title, severity, timeout)

@@ -39,17 +39,13 @@ from ..verdict import Verdict, compute
 from . import decide, export, files, safe, via
 from .applies import BUNDLE_ACTIONS, applies
 from .bindings import bindings_for
+from .frame_compact import COMPACT_BELOW, CUT_SEVERITIES, NEVER_CUT, compact_fields
 from .payload_view import FileList, Preview, PreviewLines, read_preview
 
 FRAME_TITLE = "gage frame · written by gage, not by the sender"
 PAYLOAD_TITLE = "payload · the sender's files, shown literally"
 MAX_PROBLEMS = 20  # problems and notes shown in the frame; `gage verdict ID --json` lists them all
 LOAD_GROUP = "bundle-load"
-COMPACT_BELOW = 34  # terminal rows under which the frame is drawn compactly (compact_fields)
-CUT_SEVERITIES = ("normal", "good")  # values cut to one line when compact; warnings never are
-NEVER_CUT = ("authority", "subject")  # what the sender may ask, and its words: always whole
-QUIET = {("problems", "none"), ("chain", "none")}  # lines that say nothing is wrong: left out when compact
-MERGED = {"kind": "created", "seen": "addressed"}  # quiet lines that share one when compact
 PREVIEW_GROUP = "bundle-preview"
 STATUS_SECONDS = 6  # a message on the status line stays this long (unless it says otherwise)
 
@@ -378,30 +374,3 @@ def _field(label: str, value: str, severity: str, *, cut: bool = False) -> Widge
         Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}" + (" cut" if cut else "")),
         classes="field",
     )
-
-
-def compact_fields(frame_fields: list[Field]) -> list[Field]:
-    """The frame for a short terminal: nothing that warns is dropped or cut.
-
-    Lines that say nothing is wrong ("problems: none", "chain: none") go; two quiet lines
-    share one (kind and created, seen and addressed); quiet values are cut to one line
-    (`_field(cut=True)`, CUT_SEVERITIES). A warning or a problem is always shown whole.
-    """
-    out: list[Field] = []
-    by_label = {f.label: f for f in frame_fields}
-    for f in frame_fields:
-        if f.severity == "normal" and (f.label, f.value.split(" ")[0]) in QUIET:
-            continue
-        partner = MERGED.get(f.label)
-        if partner is not None:
-            other = by_label.get(partner)
-            if other is not None and f.severity == other.severity == "normal":
-                out.append(Field(f.label, f"{f.value}  ·  {other.label}: {other.value}", "normal"))
-                continue
-        if f.label in MERGED.values():
-            first = next(k for k, v in MERGED.items() if v == f.label)
-            mate = by_label.get(first)
-            if mate is not None and f.severity == mate.severity == "normal":
-                continue  # shown on its partner's line
-        out.append(f)
-    return out

@@ -20,7 +20,7 @@ from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from .. import ceremony
-from ..keys import key_text, short_fingerprint
+from ..fingerprint import display_fingerprint
 from ..wordlist import EVEN, ODD
 from ..words import PAIRS, WordPairs, derive, parse_spoken
 from . import background, safe
@@ -98,8 +98,8 @@ class CeremonyScreen(Screen[bool]):
         yield Static(
             Content.assemble(
                 Content.styled("Pairing with key ", "bold"),
-                Content.styled(short_fingerprint(self.key), "bold yellow"),
-                f"  ({key_text(self.key)[:30]}…)\n",
+                Content.styled(display_fingerprint(self.key), "bold yellow"),
+                "\n",
                 "It claims the name \"",
                 safe.literal(self.claimed_name, "bold", limit=80),
                 "\" (unchecked), from ",

@@ -44,20 +44,20 @@ def help_rows() -> list[tuple[str, str, str]]:
 def help_widgets() -> list[Widget]:
     out: list[Widget] = []
     for group, keys in GROUPS.items():
-        out.append(Static(Content.styled(TITLES[group], "bold underline"), classes="help-title"))
+        out.append(Static(Content.styled(TITLES[group], "bold underline"), markup=False, classes="help-title"))
         for k in keys:
             out.append(
                 Horizontal(
-                    Static(Content.styled(key_name(k), "bold $accent"), classes="help-key"),
+                    Static(Content.styled(key_name(k), "bold $accent"), markup=False, classes="help-key"),
                     Static(k.help, markup=False, classes="help-what"),
                     classes="help-row",
                 )
             )
-    out.append(Static(Content.styled("Verdicts (computed by gage on your machine)", "bold underline"), classes="help-title"))
+    out.append(Static(Content.styled("Verdicts (computed by gage on your machine)", "bold underline"), markup=False, classes="help-title"))
     for name, style in VERDICT_STYLES:
         out.append(
             Horizontal(
-                Static(Content.styled(name, style), classes="help-key"),
+                Static(Content.styled(name, style), markup=False, classes="help-key"),
                 Static(VERDICT_MEANING[name], markup=False, classes="help-what"),
                 classes="help-row",
             )

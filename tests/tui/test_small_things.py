@@ -130,3 +130,18 @@ async def test_an_invalid_rows_sender_is_not_in_the_confirmed_green(world: World
         verified = cells(app.inbox.rows[world.ids["review"]])["sender"]
         assert "alice" in invalid.plain and "green" in str(verified.style)
         assert "green" not in str(invalid.style)
+
+
+async def test_contacts_and_the_ceremony_show_96_bit_fingerprints(world: World) -> None:
+    from gage.fingerprint import display_fingerprint
+
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        text = screen_text(app)
+        assert display_fingerprint(world.alice.key) in text and display_fingerprint(world.home.identity.key) in text
+        await pilot.press("escape")
+        app.start_ceremony(world.stranger.key, "alice", "test")
+        await pilot.pause()
+        assert display_fingerprint(world.stranger.key) in screen_text(app)
