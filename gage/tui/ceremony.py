@@ -20,7 +20,7 @@ from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from .. import ceremony
-from ..fingerprint import display_fingerprint
+from ..keys import short_fingerprint
 from ..wordlist import EVEN, ODD
 from ..words import PAIRS, WordPairs, derive, parse_spoken
 from . import background, safe
@@ -98,7 +98,7 @@ class CeremonyScreen(Screen[bool]):
         yield Static(
             Content.assemble(
                 Content.styled("Pairing with key ", "bold"),
-                Content.styled(display_fingerprint(self.key), "bold yellow"),
+                Content.styled(short_fingerprint(self.key), "bold yellow"),
                 "\n",
                 "It claims the name \"",
                 safe.literal(self.claimed_name, "bold", limit=80),

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from .. import ceremony
 from ..contacts import Contact, Contacts, Retirement
 from ..errors import GageError
-from ..fingerprint import display_fingerprint
+from ..keys import short_fingerprint
 from . import background, safe
 from .bindings import bindings_for
 from .dialogs import ConfirmDialog
@@ -74,7 +74,7 @@ class ContactsScreen(Screen[None]):
             table.add_row(
                 _status_text(c.retired),
                 Text(safe.one_line(c.name, limit=64)),
-                Text(display_fingerprint(c.key)),
+                Text(short_fingerprint(c.key)),
                 Text(safe.one_line(c.confirmed_at)),
                 Text(safe.one_line(c.method) if c.retired is None else _retired_how(c.retired)),
                 key=f"contact:{c.name}",
@@ -83,7 +83,7 @@ class ContactsScreen(Screen[None]):
                 table.add_row(
                     _status_text(prev.retirement),
                     Text(f"  {safe.one_line(c.name, limit=50)} (before)", style="dim"),
-                    Text(display_fingerprint(prev.key), style="dim"),
+                    Text(short_fingerprint(prev.key), style="dim"),
                     Text(safe.one_line(prev.confirmed_at), style="dim"),
                     Text(_retired_how(prev.retirement), style="dim"),
                     key=f"previous:{prev.key.hex()}",
@@ -91,14 +91,14 @@ class ContactsScreen(Screen[None]):
         for cand in sorted(self.contacts.candidates.values(), key=lambda c: (c.seen_at, c.key)):
             if cand.replaces is not None:
                 name = Text(f"{safe.one_line(cand.replaces_contact, limit=50)}'s new key?", style="yellow")
-                how = Text("named by the retired key " + display_fingerprint(cand.replaces) + "; p to pair")
+                how = Text("named by the retired key " + short_fingerprint(cand.replaces) + "; p to pair")
             else:
                 name = Text(f"\"{safe.one_line(cand.claimed_name, limit=60)}\"?", style="yellow")
                 how = Text("seen in " + safe.one_line(cand.source, limit=80))
             table.add_row(
                 Text("candidate", style="bold yellow"),
                 name,
-                Text(display_fingerprint(cand.key)),
+                Text(short_fingerprint(cand.key)),
                 Text(safe.one_line(cand.seen_at)),
                 how,
                 key=f"candidate:{cand.key.hex()}",
@@ -137,7 +137,7 @@ class ContactsScreen(Screen[None]):
                 detail.update(
                     Content.assemble(
                         Content.styled(safe.one_line(owner.name), "bold"),
-                        f"'s previous key {display_fingerprint(bytes.fromhex(ident))}: {_retired_sentence(found[1])}",
+                        f"'s previous key {short_fingerprint(bytes.fromhex(ident))}: {_retired_sentence(found[1])}",
                     )
                 )
         elif kind == "candidate":
@@ -147,7 +147,7 @@ class ContactsScreen(Screen[None]):
                     Content.assemble(
                         "Named as ",
                         Content.styled(safe.one_line(cand.replaces_contact), "bold"),
-                        f"'s new key by their retired key {display_fingerprint(cand.replaces)}; it claims the name \"",
+                        f"'s new key by their retired key {short_fingerprint(cand.replaces)}; it claims the name \"",
                         safe.literal(cand.claimed_name, "bold yellow", limit=80),
                         "\". Not trusted until the ceremony: p starts it (use their name); d forgets it.",
                     )
@@ -227,7 +227,7 @@ class ContactsScreen(Screen[None]):
                 if not forgotten:
                     self.app.notify("That key is no longer a candidate.", severity="warning", markup=False)
                 else:
-                    self.app.notify(f"Forgot candidate key {display_fingerprint(key)}.", title="Forgotten", markup=False)
+                    self.app.notify(f"Forgot candidate key {short_fingerprint(key)}.", title="Forgotten", markup=False)
                 self.app.post_message(ContactsChanged(claimed))
 
             def failed(message: str) -> None:
@@ -238,7 +238,7 @@ class ContactsScreen(Screen[None]):
 
         body = [
             safe.trusted(
-                "Forget the candidate key [b]$fp[/b] that claims the name \"$claim\"?", fp=display_fingerprint(key), claim=claimed
+                "Forget the candidate key [b]$fp[/b] that claims the name \"$claim\"?", fp=short_fingerprint(key), claim=claimed
             ),
             Content("It was never confirmed, so nothing you trust changes: bundles from it show as from an unknown key."),
         ]
@@ -248,16 +248,16 @@ class ContactsScreen(Screen[None]):
 def my_keys_text(home: object) -> Content:
     """This home's own key, and the keys it retired (spec/keys.md section 6): what `gage id` shows."""
     ident = home.identity  # type: ignore[attr-defined]
-    parts: list[Content | str] = [Content.styled("Me: ", "bold"), safe.one_line(ident.name), f" ({display_fingerprint(ident.key)})"]
+    parts: list[Content | str] = [Content.styled("Me: ", "bold"), safe.one_line(ident.name), f" ({short_fingerprint(ident.key)})"]
     current = ident.current_retirement
     if current is not None:
         parts.append(Content.styled(f"; my key is RETIRED ({current.reason}) with no successor here", "bold red"))
     for r in ident.retired:
         if r.key == ident.key:
             continue
-        nxt = f", replaced by {display_fingerprint(r.replacement)}" if r.replacement else ""
+        nxt = f", replaced by {short_fingerprint(r.replacement)}" if r.replacement else ""
         style = "red" if r.reason == "compromised" else "dim"
-        parts.append(Content.styled(f"; retired key {display_fingerprint(r.key)}: {r.reason}{nxt}", style))
+        parts.append(Content.styled(f"; retired key {short_fingerprint(r.key)}: {r.reason}{nxt}", style))
     return Content.assemble(*parts)
 
 
@@ -278,7 +278,7 @@ def _retired_sentence(r: Retirement) -> str:
     else:
         out += " What it signed stays verified, shown as signed with their previous key."
     if r.replacement is not None:
-        out += f" It named the new key {display_fingerprint(r.replacement)}."
+        out += f" It named the new key {short_fingerprint(r.replacement)}."
     return out
 
 

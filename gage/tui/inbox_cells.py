@@ -14,7 +14,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.content import Content
 
-from ..fingerprint import display_fingerprint
+from ..keys import short_fingerprint
 from ..sanitize import clip, quoted
 from ..verdict import Verdict
 from . import safe, via
@@ -94,7 +94,7 @@ def short_sender(v: Verdict) -> str:
     s = v.sender
     if s.name is not None or s.key is None or s.is_me or not s.signature_ok or s.retired is not None:
         return s.describe()
-    return f"{display_fingerprint(s.key)} {s.status}"
+    return f"{short_fingerprint(s.key)} {s.status}"
 
 
 def cells(row: Row, *, subject: bool = True) -> dict[str, Text]:

@@ -19,8 +19,7 @@ from textual.content import Content
 from ..ceremony import add_candidate
 from ..contacts import Contacts
 from ..errors import GageError
-from ..fingerprint import display_fingerprint
-from ..keys import KeyFile, parse_key
+from ..keys import KeyFile, parse_key, short_fingerprint
 from ..verdict import Verdict
 from . import background, safe
 from .ceremony import CeremonyScreen
@@ -56,12 +55,12 @@ def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str) ->
 
 def _cannot_pair(owner: str, key: bytes, reason: str, replacement: bytes | None) -> str:
     out = (
-        f"The key {display_fingerprint(key)} is {owner}'s, retired as {reason} by their own statement:"
+        f"The key {short_fingerprint(key)} is {owner}'s, retired as {reason} by their own statement:"
         " a retired key cannot be confirmed again."
     )
     if replacement is None:
         return out + f" The statement named no new key: pair with {owner}'s new key from their key file (f in Contacts), on a call."
-    return out + f" It named the new key {display_fingerprint(replacement)}: p on one of their bundles, or its row in Contacts, pairs with that."
+    return out + f" It named the new key {short_fingerprint(replacement)}: p on one of their bundles, or its row in Contacts, pairs with that."
 
 
 def pair_with_sender(app: App[Any], v: Verdict | None) -> None:
@@ -122,20 +121,20 @@ def offer_replacement(app: App[Any], v: Verdict) -> None:
         return
     known = contacts.by_key(new)
     if known is not None and known.retired is None:
-        _say(app, f"{owner}'s new key {display_fingerprint(new)} is already confirmed, as {safe.one_line(known.name)}.")
+        _say(app, f"{owner}'s new key {short_fingerprint(new)} is already confirmed, as {safe.one_line(known.name)}.")
         return
     body = [
-        Content(f"The key {display_fingerprint(key)} that signed this bundle is {owner}'s, retired as {reason} by their own statement."),
+        Content(f"The key {short_fingerprint(key)} that signed this bundle is {owner}'s, retired as {reason} by their own statement."),
         Content("A retired key cannot be confirmed again."),
         Content(
-            f"The statement named a new key, {display_fingerprint(new)}. Pair with that one now? Nothing is trusted"
+            f"The statement named a new key, {short_fingerprint(new)}. Pair with that one now? Nothing is trusted"
             " until the words they read you match."
         ),
     ]
 
     def answered(yes: bool | None) -> None:
         if yes:
-            start_ceremony(app, new, str(r.get("contact") or ""), f"named as the new key by the retired key {display_fingerprint(key)}")
+            start_ceremony(app, new, str(r.get("contact") or ""), f"named as the new key by the retired key {short_fingerprint(key)}")
 
     app.push_screen(ConfirmDialog("Pair with their new key?", body, yes="Pair with the new key", no="Cancel", danger=False), answered)
 

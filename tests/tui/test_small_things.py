@@ -132,16 +132,19 @@ async def test_an_invalid_rows_sender_is_not_in_the_confirmed_green(world: World
         assert "green" not in str(invalid.style)
 
 
-async def test_contacts_and_the_ceremony_show_96_bit_fingerprints(world: World) -> None:
-    from gage.fingerprint import display_fingerprint
+async def test_contacts_and_the_ceremony_show_a_keys_fingerprint_whole(world: World) -> None:
+    """The key column fits a 96-bit fingerprint (gage's short_fingerprint once issue 18's command-line
+    part lands), and the ceremony names the key on one line, so the screen does not scroll at 80x24."""
+    from gage.keys import short_fingerprint
 
     app = TestApp(world.home)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
         await pilot.pause()
+        assert app.screen.query_one("#contacts-table").columns["key"].width >= 29  # 6 groups of 4 hex digits
         text = screen_text(app)
-        assert display_fingerprint(world.alice.key) in text and display_fingerprint(world.home.identity.key) in text
+        assert short_fingerprint(world.alice.key) in text and short_fingerprint(world.home.identity.key) in text
         await pilot.press("escape")
         app.start_ceremony(world.stranger.key, "alice", "test")
         await pilot.pause()
-        assert display_fingerprint(world.stranger.key) in screen_text(app)
+        assert short_fingerprint(world.stranger.key) in screen_text(app).splitlines()[1]
