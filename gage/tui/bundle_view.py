@@ -283,7 +283,7 @@ class BundleScreen(Screen[None]):
                 )
             )
         else:
-            out.append(Static("a: accept · r: reject", markup=False, classes="action-line"))
+            out.append(Static("a: accept (after one confirmation) · r: reject", markup=False, classes="action-line"))
         return out
 
     @staticmethod

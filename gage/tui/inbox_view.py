@@ -107,6 +107,7 @@ class InboxView(Base):
         self.show_lens()
         self.show_empty()
         self.show_detail()
+        self.refresh_bindings()  # what applies follows the row now highlighted
 
     def shown(self, bid: str) -> bool:
         return bid in self.query_one(InboxTable).rows
