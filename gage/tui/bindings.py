@@ -29,7 +29,8 @@ GLOBAL: tuple[Key, ...] = (
     Key("q", "app.quit", "Quit", "Leave gage. Nothing pending is accepted by quitting.", show=False),
     Key("question_mark", "app.help", "Help", "Show every key and what the verdicts mean.", display="?"),
     Key("c", "app.contacts", "Contacts", "Your confirmed contacts and the candidate keys you have seen."),
-    Key("m", "app.me", "Me", "My own four word-pairs (to read to someone pairing with me) and my public key file to export."),
+    # Not in the footer (the inbox's is full at 80 columns); Contacts' "Me" line, help and the palette name it.
+    Key("m", "app.me", "Me", "My own four word-pairs (to read to someone pairing with me) and my public key file to export.", show=False),
     Key("ctrl+p", "app.command_palette", "Commands", "Search every command by name.", show=False, palette=False),
 )
 
@@ -46,7 +47,8 @@ INBOX: tuple[Key, ...] = (
     Key("slash", "filter", "Filter", "Filter the rows as you type: words of the subject, sender or kind, or an id prefix.", display="/"),
     Key("v", "verdict_filter", "Verdicts", "Show only verified, only unverified, only invalid, or only strangers' bundles (v again: the next).", show=False),
     Key("space", "mark", "Mark", "Mark or unmark the highlighted bundle; a and r then act on every marked one, after one confirmation.", show=False, display="Space"),
-    Key("escape", "clear_filter", "Clear", "Clear the filter (and, pressed again, the marks).", display="Esc"),
+    # Not in the footer: the filter's own line says "Esc clears" while a filter or marks are on.
+    Key("escape", "clear_filter", "Clear", "Clear the filter (and, pressed again, the marks).", display="Esc", show=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
     Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
     Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),

@@ -249,6 +249,7 @@ def my_keys_text(home: object) -> Content:
     """This home's own key, and the keys it retired (spec/keys.md section 6): what `gage id` shows."""
     ident = home.identity  # type: ignore[attr-defined]
     parts: list[Content | str] = [Content.styled("Me: ", "bold"), safe.one_line(ident.name), f" ({short_fingerprint(ident.key)})"]
+    parts.append(Content.styled("  m: my words, export my key", "dim"))
     current = ident.current_retirement
     if current is not None:
         parts.append(Content.styled(f"; my key is RETIRED ({current.reason}) with no successor here", "bold red"))

@@ -204,3 +204,16 @@ async def test_a_dialogs_footer_shows_the_dialogs_keys(world: World) -> None:
         assert not isinstance(app.screen, BundleScreen | ConfirmDialog)
         text = footer(app)
         assert "Cancel" in text and "Accept" not in text and "Back" not in text
+
+
+async def test_the_footer_fits_80_columns_with_every_key_that_applies(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await go_to(pilot, app, world.ids["hostile"])  # the most keys apply: accept, reject, pair, save
+        await pilot.press("v", "v")  # and a filter is on: Esc clears it
+        await pilot.pause()
+        assert app.inbox.current_id() == world.ids["hostile"]
+        text = footer(app)
+        for label in ("Open", "Accept", "Reject", "Pair", "Export", "Save", "Filter", "Help", "Contacts"):
+            assert label in text, text
+        assert "Esc clears" in screen_text(app)  # the filter's line says how to clear it
