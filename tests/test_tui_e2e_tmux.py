@@ -90,6 +90,8 @@ def test_review_accept_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.keys("Enter")
         tmux.wait(lambda s: "gage frame" in s and "VERIFIED" in s, "the bundle view")
         tmux.keys("a")
+        tmux.wait(lambda s: "Accept this bundle?" in s, "the one confirmation")
+        tmux.keys("BTab", "Enter")  # Cancel has the focus: Shift+Tab to Accept, then Enter
         deadline = time.monotonic() + 20
         def state() -> str | None:
             # Mid-move the bundle sits under the gate's staging name, where find() does not look.

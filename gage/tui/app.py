@@ -9,13 +9,16 @@ to know about another.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 from textual import work
+from textual.actions import parse as parse_action
 from textual.app import App, ComposeResult, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
@@ -56,6 +59,33 @@ class GageApp(App[int]):
 
     def now(self) -> datetime:
         return self._clock()
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """As Textual's, with markup always off, and a screen that keeps a status line (the bundle view, where a toast
+        would cover the payload) shows the message there instead of a toast."""
+        del markup  # never markup: a message may quote a file name or a subject (gage.tui.safe)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        status = getattr(self.screen, "status", None)
+        if callable(status) and threading.get_ident() == self._thread_id:
+            status(message, title, severity, timeout)
+
+    def _refresh_notifications(self) -> None:
+        """Textual draws the notifications as toasts on the screen shown; not on a screen with a
+        status line (notify, above), where they would cover the payload."""
+        try:
+            on_status_line = callable(getattr(self.screen, "status", None))
+        except Exception:  # noqa: BLE001 - no screen yet
+            on_status_line = False
+        if not on_status_line:
+            super()._refresh_notifications()
 
     def on_mount(self) -> None:
         # A damaged home file (hand-edited contacts.toml, an authority.toml that is a folder,
@@ -150,12 +180,22 @@ class GageApp(App[int]):
         """Hide keys that make no sense where the person is (Contacts while on Contacts)."""
         if action == "contacts" and isinstance(self.screen, ContactsScreen | CeremonyScreen):
             return False
+        if action == "me" and isinstance(self.screen, CeremonyScreen):
+            return False
         return True
 
     def action_contacts(self) -> None:
         if isinstance(self.screen, ModalScreen | ContactsScreen | CeremonyScreen):
             return
         self.push_screen(ContactsScreen())
+
+    def action_me(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen):
+            return  # the ceremony shows my words itself
+        from gage.tui.files import _cwd
+        from gage.tui.me import MeDialog
+
+        self.push_screen(MeDialog(_cwd()))
 
     def action_help(self) -> None:
         if isinstance(self.screen, ModalScreen):
@@ -171,7 +211,10 @@ class GageApp(App[int]):
         group = getattr(screen, "GROUP", None)
         if group:
             for k in palette_entries(group):
-                yield SystemCommand(f"{k.label} ({k.key.split(',')[0]})", k.help, partial(screen.run_action, k.action))
+                # The same question the footer asks: only what applies to the selected bundle.
+                _, name, params = parse_action(k.action)
+                if screen.check_action(name, params):
+                    yield SystemCommand(f"{k.label} ({k.key.split(',')[0]})", k.help, partial(screen.run_action, k.action))
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit", "Keys"):
                 yield command

@@ -25,22 +25,30 @@ class Key:
 
 
 GLOBAL: tuple[Key, ...] = (
-    Key("q", "app.quit", "Quit", "Leave gage. Nothing pending is accepted by quitting."),
+    # Not in the footer (it fits 80 columns with every bundle key); help and the palette list it.
+    Key("q", "app.quit", "Quit", "Leave gage. Nothing pending is accepted by quitting.", show=False),
     Key("question_mark", "app.help", "Help", "Show every key and what the verdicts mean.", display="?"),
     Key("c", "app.contacts", "Contacts", "Your confirmed contacts and the candidate keys you have seen."),
+    # Not in the footer (the inbox's is full at 80 columns); Contacts' "Me" line, help and the palette name it.
+    Key("m", "app.me", "Me", "My own four word-pairs (to read to someone pairing with me) and my public key file to export.", show=False),
     Key("ctrl+p", "app.command_palette", "Commands", "Search every command by name.", show=False, palette=False),
 )
 
 INBOX: tuple[Key, ...] = (
     # priority: the table has its own (hidden) Enter binding, which would hide "Open" from the footer.
     Key("enter", "open", "Open", "Open the highlighted bundle: the frame, then its files.", priority=True),
-    Key("a", "accept", "Accept", "Accept the highlighted bundle (asks first if the sender is not confirmed)."),
-    Key("r", "reject", "Reject", "Reject the highlighted bundle, with an optional reason."),
+    Key("a", "accept", "Accept", "Accept the highlighted bundle, or the marked ones: one confirmation names them, with Cancel focused."),
+    Key("r", "reject", "Reject", "Reject the highlighted bundle, or the marked ones, after one confirmation with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with the highlighted sender, or from a key file."),
-    # Not in the footer: at 80 columns it would push Contacts off; help and the palette list it.
-    Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file.", show=False),
-    Key("o", "folder", "Folder", "Show (and copy) the folder that holds an accepted bundle's files.", show=False),
-    Key("s", "save", "Save files", "Save a checked copy of the highlighted bundle's files in a folder you choose.", show=False),
+    # In the footer only where they apply (gage.tui.applies), so it fits 80 columns.
+    Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file."),
+    Key("o", "folder", "Folder", "Show (and copy) the folder that holds an accepted bundle's files."),
+    Key("s", "save", "Save", "Save a checked copy of the highlighted bundle's files in a folder you choose."),
+    Key("slash", "filter", "Filter", "Filter the rows as you type: words of the subject, sender or kind, or an id prefix.", display="/"),
+    Key("v", "verdict_filter", "Verdicts", "Show only verified, only unverified, only invalid, or only strangers' bundles (v again: the next).", show=False),
+    Key("space", "mark", "Mark", "Mark or unmark the highlighted bundle; a and r then act on every marked one, after one confirmation.", show=False, display="Space"),
+    # Not in the footer: the filter's own line says "Esc clears" while a filter or marks are on.
+    Key("escape", "clear_filter", "Clear", "Clear the filter (and, pressed again, the marks).", display="Esc", show=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
     Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
     Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),
@@ -49,14 +57,14 @@ INBOX: tuple[Key, ...] = (
 
 BUNDLE: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
-    Key("a", "accept", "Accept", "Accept this bundle (asks first if the sender is not confirmed)."),
-    Key("r", "reject", "Reject", "Reject this bundle, with an optional reason."),
+    Key("a", "accept", "Accept", "Accept this bundle, after one confirmation (Cancel has the focus: Tab to Accept, then Enter)."),
+    Key("r", "reject", "Reject", "Reject this bundle, after one confirmation with an optional reason."),
     Key("p", "pair", "Pair", "Start the word-pair ceremony with this bundle's sender key."),
-    Key("x", "export", "Export", "Export this bundle as an A2A artifact file.", show=False),
-    Key("o", "folder", "Folder", "Show (and copy) the folder that holds this accepted bundle's files.", show=False),
-    Key("s", "save", "Save files", "Save a checked copy of this bundle's files in a folder you choose.", show=False),
-    Key("n", "file(1)", "Next file", "Preview the next file of this bundle (one file is previewed at a time).", show=False),
-    Key("N", "file(-1)", "Previous file", "Preview the previous file of this bundle.", show=False),
+    Key("x", "export", "Export", "Export this bundle as an A2A artifact file."),
+    Key("o", "folder", "Folder", "Show (and copy) the folder that holds this accepted bundle's files."),
+    Key("s", "save", "Save", "Save a checked copy of this bundle's files in a folder you choose."),
+    Key("n", "file(1)", "Next", "Preview the next file of this bundle (one file is previewed at a time)."),
+    Key("N", "file(-1)", "Prev", "Preview the previous file of this bundle."),
 )
 
 CEREMONY: tuple[Key, ...] = (
@@ -67,7 +75,7 @@ CEREMONY: tuple[Key, ...] = (
 CONTACTS: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
     Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
-    Key("k", "pair_file", "Key file", "Start a pairing from a public key file."),
+    Key("f", "pair_file", "Key file", "Start a pairing from a public key file."),
     Key(
         "d,delete",
         "remove",

@@ -26,6 +26,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
@@ -36,7 +37,14 @@ from gage.home.listing import Stored
 from gage.trust.frame import PREVIEW_LIMIT, Field, fields, payload_status
 from gage.trust.verdict import Verdict, compute
 from gage.tui import decide, export, files, safe, via
+from gage.tui.applies import BUNDLE_ACTIONS, applies
 from gage.tui.bindings import bindings_for
+from gage.tui.frame_compact import (
+    COMPACT_BELOW,
+    CUT_SEVERITIES,
+    NEVER_CUT,
+    compact_fields,
+)
 from gage.tui.payload_view import FileList, Preview, PreviewLines, read_preview
 
 FRAME_TITLE = "gage frame · written by gage, not by the sender"
@@ -44,6 +52,7 @@ PAYLOAD_TITLE = "payload · the sender's files, shown literally"
 MAX_PROBLEMS = 20  # problems and notes shown in the frame; `gage verdict ID --json` lists them all
 LOAD_GROUP = "bundle-load"
 PREVIEW_GROUP = "bundle-preview"
+STATUS_SECONDS = 6  # a message on the status line stays this long (unless it says otherwise)
 
 
 class BundleScreen(Screen[None]):
@@ -55,9 +64,11 @@ class BundleScreen(Screen[None]):
         self.bundle_id = bundle_id
         self.verdict: Verdict | None = None
         self.preview: Preview | None = None  # the one file previewed now
+        self._status_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", markup=False, id="bundle-status")  # in the header's place while it shows
         yield Static("", markup=False, id="verdict-bar")
         with VerticalScroll(id="bundle-body"):
             frame = Vertical(id="frame")
@@ -66,9 +77,27 @@ class BundleScreen(Screen[None]):
             payload = Vertical(id="payload")
             payload.border_title = PAYLOAD_TITLE
             yield payload
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # Ctrl+P still opens it; the space is for keys
+
+    def status(self, message: str, title: str, severity: str, timeout: float | None) -> None:
+        """A message for this screen, on one line in the header's place: toasts would cover the payload
+        (gage.tui.app.notify sends them here; they are not drawn as toasts on this screen)."""
+        line = self.query_one("#bundle-status", Static)
+        style = {"error": "bold $text-error", "warning": "$text-warning"}.get(severity, "$text-success")
+        line.update(Content.assemble(Content.styled(f"{title}: " if title else "", style + " bold"), safe.literal(message, style, limit=400)))
+        line.display = True
+        self.query_one(Header).display = False  # the line takes the header's place: the payload keeps its room
+        if self._status_timer is not None:
+            self._status_timer.stop()
+        self._status_timer = self.set_timer(timeout or STATUS_SECONDS, self._clear_status)
+
+    def _clear_status(self) -> None:
+        self._status_timer = None
+        self.query_one("#bundle-status", Static).display = False
+        self.query_one(Header).display = True
 
     async def on_mount(self) -> None:
+        self.query_one("#bundle-status", Static).display = False
         self.query_one("#frame", Vertical).mount(Static("Checking the bundle…", markup=False, classes="loading"))
         await self.reload()
         self.query_one("#bundle-body").focus()
@@ -129,7 +158,9 @@ class BundleScreen(Screen[None]):
             frame.set_class(name == v.verdict, f"verdict-{name}")
             bar.set_class(name == v.verdict, f"verdict-{name}")
         bar.update(self.summary(v))
-        await frame.mount_all(self.frame_widgets(v, frame_fields))
+        self._last = result
+        self.set_class(self.compact(), "compact")
+        await frame.mount_all(self.frame_widgets(v, frame_fields, compact=self.compact()))
         await payload.mount_all(self.payload_widgets(v))
         if self.previewing():
             self.load_preview(0)
@@ -216,17 +247,27 @@ class BundleScreen(Screen[None]):
             via.summary_part(v),
         )
 
+    def compact(self) -> bool:
+        """A short terminal (80x24): the frame is drawn compactly, so the first payload lines show."""
+        return self.app.size.height < COMPACT_BELOW
+
+    async def on_resize(self) -> None:
+        last = getattr(self, "_last", None)
+        if last is not None and self.has_class("compact") != self.compact():
+            await self._show(last)
+
     @staticmethod
-    def frame_widgets(v: Verdict, frame_fields: list[Field] | None = None) -> list[Widget]:
+    def frame_widgets(v: Verdict, frame_fields: list[Field] | None = None, *, compact: bool = False) -> list[Widget]:
         out: list[Widget] = []
         shown: dict[str, int] = {}
-        for f in fields(v) if frame_fields is None else frame_fields:
+        all_fields = fields(v) if frame_fields is None else frame_fields
+        for f in compact_fields(all_fields) if compact else all_fields:
             if f.label in ("problem", "note"):
                 # A bundle can have a problem per file (10,000): the frame shows a bounded few.
                 shown[f.label] = shown.get(f.label, 0) + 1
                 if shown[f.label] > MAX_PROBLEMS:
                     continue
-            out.append(_field(f.label, f.value, f.severity))
+            out.append(_field(f.label, f.value, f.severity, cut=compact and f.severity in CUT_SEVERITIES and f.label not in NEVER_CUT))
         for label, n in shown.items():
             if n > MAX_PROBLEMS:
                 more = f"… and {n - MAX_PROBLEMS} more ({n} in all): `gage verdict ID --json` lists every one"
@@ -247,7 +288,7 @@ class BundleScreen(Screen[None]):
                 )
             )
         else:
-            out.append(Static("a: accept · r: reject", markup=False, classes="action-line"))
+            out.append(Static("a: accept (after one confirmation) · r: reject", markup=False, classes="action-line"))
         return out
 
     @staticmethod
@@ -265,7 +306,7 @@ class BundleScreen(Screen[None]):
         if v.state == "pending":
             out.append(
                 Static(
-                    "NOT ACCEPTED: you are reviewing a pending bundle. Nothing in it has been acted on.",
+                    "NOT ACCEPTED: a pending bundle, under review. Nothing in it was acted on.",
                     markup=False,
                     classes="payload-banner sev-warn",
                 )
@@ -276,7 +317,7 @@ class BundleScreen(Screen[None]):
         n = len(m.files)
         out.append(
             Static(
-                f"{n} file{'s' if n != 1 else ''}, {m.total_size} bytes. n / N (or ↑ ↓ in the list): preview the next or previous file.",
+                f"{n} file{'s' if n != 1 else ''}, {m.total_size} bytes · n / N (or ↑ ↓ in the list): next or previous file",
                 markup=False,
                 classes="files-head",
             )
@@ -289,10 +330,17 @@ class BundleScreen(Screen[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide accept and reject for a bundle in your outbox: you made it, there is nothing to decide."""
-        if action in ("accept", "reject") and self.verdict is not None and self.verdict.state == "outbox":
+        """Offer exactly what applies to this bundle (gage.tui.applies): nothing to decide on
+        while it is being checked, on an invalid bundle, or on one already decided or yours;
+        the file keys only when there is more than one file to preview."""
+        v = self.verdict
+        if action == "file":
+            return v is not None and v.manifest is not None and len(v.manifest.files) > 1 and self.previewing()
+        if action not in BUNDLE_ACTIONS or action == "export":
+            return True  # export says why it cannot, even with no verdict shown
+        if v is None:
             return False
-        return True
+        return applies(action, v.state, v)
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -325,9 +373,9 @@ class BundleScreen(Screen[None]):
         files.save(self, self.bundle_id)
 
 
-def _field(label: str, value: str, severity: str) -> Widget:
+def _field(label: str, value: str, severity: str, *, cut: bool = False) -> Widget:
     return Horizontal(
         Static(label + ":", markup=False, classes="flabel"),
-        Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}"),
+        Static(safe.literal(value, limit=2000), markup=False, classes=f"fvalue sev-{severity}" + (" cut" if cut else "")),
         classes="field",
     )

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import short_fingerprint
 from gage.format.wordlist import EVEN, ODD
 from gage.format.words import PAIRS, WordPairs, derive, parse_spoken
 from gage.trust import ceremony
@@ -58,6 +58,10 @@ def pair_marks(expected: WordPairs, value: str) -> list[str]:
     """For each pair: "match", "mismatch", or "open" (not fully typed yet)."""
     typed = parse_spoken(value)
     still_typing = bool(value) and not _SEP.match(value[-1])
+    # The word being typed counts as typed once it is a whole word of its list: the last
+    # pair once stayed "waiting" after all eight words, as nothing follows the eighth.
+    if still_typing and typed:
+        still_typing = typed[-1] not in (EVEN if (len(typed) - 1) % 2 == 0 else ODD)
     marks = []
     for i, pair in enumerate(expected):
         got = typed[2 * i : 2 * i + 2]
@@ -95,7 +99,7 @@ class CeremonyScreen(Screen[bool]):
             Content.assemble(
                 Content.styled("Pairing with key ", "bold"),
                 Content.styled(short_fingerprint(self.key), "bold yellow"),
-                f"  ({key_text(self.key)[:30]}…)\n",
+                "\n",
                 "It claims the name \"",
                 safe.literal(self.claimed_name, "bold", limit=80),
                 "\" (unchecked), from ",

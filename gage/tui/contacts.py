@@ -26,6 +26,7 @@ from gage.tui import background, safe
 from gage.tui.bindings import bindings_for
 from gage.tui.dialogs import ConfirmDialog
 from gage.tui.messages import ContactsChanged
+from gage.tui.table_keys import RowKeys
 
 
 class ContactsScreen(Screen[None]):
@@ -45,16 +46,16 @@ class ContactsScreen(Screen[None]):
             id="contacts-intro",
         )
         yield Static("", markup=False, id="contacts-me")
-        yield DataTable(id="contacts-table", cursor_type="row", zebra_stripes=True)
+        yield RowKeys(id="contacts-table", cursor_type="row", zebra_stripes=True)
         yield Static("", markup=False, id="contacts-detail")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("Status", width=10, key="status")
-        table.add_column("Name", width=22, key="name")
-        table.add_column("Key", width=14, key="key")
-        table.add_column("When", width=20, key="when")
+        table.add_column("Name", width=14, key="name")
+        table.add_column("Key", width=29, key="key")
+        table.add_column("When", width=10, key="when")  # the date; the detail line has the time
         table.add_column("How", key="how")
         self.reload()
         table.focus()
@@ -170,7 +171,7 @@ class ContactsScreen(Screen[None]):
     def action_pair(self) -> None:
         key = self.current_key()
         if key is None or self.contacts is None or not key.startswith("candidate:"):
-            self.app.notify("Highlight a candidate key to pair with, or press k for a key file.", markup=False)
+            self.app.notify("Highlight a candidate key to pair with, or press f for a key file.", markup=False)
             return
         cand = self.contacts.candidates.get(bytes.fromhex(key.partition(":")[2]))
         if cand is not None:
@@ -263,6 +264,7 @@ def my_keys_text(home: object) -> Content:
     """This home's own key, and the keys it retired (spec/keys.md section 6): what `gage id` shows."""
     ident = home.identity  # type: ignore[attr-defined]
     parts: list[Content | str] = [Content.styled("Me: ", "bold"), safe.one_line(ident.name), f" ({short_fingerprint(ident.key)})"]
+    parts.append(Content.styled("  m: my words, export my key", "dim"))
     current = ident.current_retirement
     if current is not None:
         parts.append(Content.styled(f"; my key is RETIRED ({current.reason}) with no successor here", "bold red"))

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from textual.content import Content
 from textual.screen import Screen
 
+from gage.format.errors import GageError
 from gage.inbox import gate
 from gage.trust.frame import VERDICT_MEANING
 from gage.trust.verdict import Verdict
 from gage.tui import background, safe
-from gage.tui.dialogs import ConfirmDialog, ReasonDialog
+from gage.tui.gate_dialog import GateAnswer, GateDialog, bundle_line
 from gage.tui.messages import BundleDecided
 
 Done = Callable[[str], None]  # called with the new state after a successful move
@@ -76,7 +77,8 @@ def _advice(v: Verdict) -> str:
 
 
 def accept(screen: Screen, v: Verdict, done: Done | None = None) -> None:
-    """Accept `v`'s bundle: refuse invalid ones, ask about unverified ones, then call the gate."""
+    """Accept `v`'s bundle: refuse invalid ones, then one deliberate confirmation (Cancel
+    focused, no letter key: gage.tui.gate_dialog), then the gate."""
     app = screen.app
     if v.id is None:
         app.notify("This bundle's manifest cannot be read, so it cannot be accepted.", severity="error", markup=False)
@@ -85,39 +87,95 @@ def accept(screen: Screen, v: Verdict, done: Done | None = None) -> None:
     if reason is not None:
         app.notify(safe.one_line(reason, limit=500), title="Not accepted", severity="error", markup=False)
         return
-    bundle_id = v.id
+    unverified = v.verdict == "unverified"
 
-    def run(unverified: bool) -> None:
-        # In a worker: the gate re-checks every byte and waits for the home lock (gage.tui.background).
-        def accepted(result: gate.AcceptResult) -> None:
-            how = " (unverified)" if unverified else ""
-            app.notify(f"Accepted {bundle_id[:12]}{how}.", title="Accepted", markup=False)
-            app.post_message(BundleDecided(result.id, "accepted"))
-            if done:
-                done("accepted")
+    def answered(answer: GateAnswer | None) -> None:
+        if answer is not None:
+            _accept_all(screen, [v], done)
 
-        def failed(message: str) -> None:
-            app.notify(message, title="Not accepted", severity="error", markup=False, timeout=8)
+    if unverified:
+        title, act, notes = "Accept from an unconfirmed sender?", "Accept unverified", unverified_body(v)
+    else:
+        title, act = "Accept this bundle?", "Accept"
+        notes = [Content(VERDICT_MEANING["verified"] + ". Accepting moves it out of pending; there is no undo.")]
+    app.push_screen(GateDialog(title, [v], act=act, notes=notes), answered)
 
-        home = app.home  # type: ignore[attr-defined]
-        background.change(app, f"accept {bundle_id[:12]}", lambda: gate.accept(home, bundle_id, unverified=unverified), accepted, failed)
 
-    if v.verdict == "unverified":
+def accept_many(screen: Screen, verdicts: list[Verdict], done: Done | None = None) -> None:
+    """Accept several marked bundles in one confirmed act; the dialog lists every one.
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                run(True)
-
-        screen.app.push_screen(
-            ConfirmDialog("Accept from an unconfirmed sender?", unverified_body(v), yes="Accept unverified", no="Cancel"),
-            answered,
-        )
+    Bundles that cannot be accepted (invalid, no longer pending) are named and left out;
+    those from unconfirmed senders are counted in the dialog and accepted marked unverified.
+    """
+    app = screen.app
+    ok = [v for v in verdicts if v.id is not None and why_not_acceptable(v) is None]
+    left_out = [v for v in verdicts if v not in ok]
+    if not ok:
+        app.notify("None of the marked bundles can be accepted (invalid, or not pending).", title="Not accepted", severity="error", markup=False)
         return
-    run(False)
+    notes: list[Content] = []
+    strangers = sum(1 for v in ok if v.verdict == "unverified")
+    if strangers:
+        notes.append(
+            Content.styled(
+                f"{strangers} of them {'is' if strangers == 1 else 'are'} from a sender you have NOT confirmed:"
+                " accepted marked unverified.",
+                "bold $warning",
+            )
+        )
+    for v in left_out:
+        notes.append(Content.assemble(Content.styled("left out: ", "bold"), bundle_line(v)))
+    notes.append(Content("Accepting moves them out of pending; there is no undo."))
+
+    def answered(answer: GateAnswer | None) -> None:
+        if answer is not None:
+            _accept_all(screen, ok, done)
+
+    n = len(ok)
+    app.push_screen(GateDialog(f"Accept these {n} bundles?" if n > 1 else "Accept this bundle?", ok, act=f"Accept {n}", notes=notes), answered)
+
+
+def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> None:
+    """In a worker: the gate re-checks every byte and waits for the home lock (gage.tui.background)."""
+    app = screen.app
+    home = app.home  # type: ignore[attr-defined]
+    wanted = [(str(v.id), v.verdict == "unverified") for v in verdicts]
+
+    def work() -> tuple[list[tuple[str, bool]], list[str]]:
+        moved: list[tuple[str, bool]] = []
+        failures: list[str] = []
+        for bundle_id, unverified in wanted:
+            try:
+                result = gate.accept(home, bundle_id, unverified=unverified)
+            except (GageError, OSError) as exc:
+                failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
+                continue
+            moved.append((result.id, unverified))
+        return moved, failures
+
+    def finished(result: tuple[list[tuple[str, bool]], list[str]]) -> None:
+        moved, failures = result
+        for bundle_id, _unverified in moved:
+            app.post_message(BundleDecided(bundle_id, "accepted"))
+        if len(moved) == 1:
+            how = " (unverified)" if moved[0][1] else ""
+            app.notify(f"Accepted {moved[0][0][:12]}{how}.", title="Accepted", markup=False)
+        elif moved:
+            app.notify(f"Accepted {len(moved)} bundles.", title="Accepted", markup=False)
+        if failures:
+            app.notify("; ".join(failures), title="Not accepted", severity="error", markup=False, timeout=8)
+        if moved and done:
+            done("accepted")
+
+    def failed(message: str) -> None:
+        app.notify(message, title="Not accepted", severity="error", markup=False, timeout=8)
+
+    label = wanted[0][0][:12] if len(wanted) == 1 else f"{len(wanted)} bundles"
+    background.change(app, f"accept {label}", work, finished, failed)
 
 
 def reject(screen: Screen, v: Verdict, done: Done | None = None) -> None:
-    """Reject `v`'s bundle after asking for an optional reason."""
+    """Reject `v`'s bundle: one deliberate confirmation with an optional reason."""
     app = screen.app
     if v.id is None:
         app.notify("This bundle's manifest cannot be read; remove the folder by hand.", severity="error", markup=False)
@@ -125,23 +183,55 @@ def reject(screen: Screen, v: Verdict, done: Done | None = None) -> None:
     if v.state != "pending":
         app.notify(f"Only pending bundles can be rejected; this one is {v.state}.", severity="warning", markup=False)
         return
-    bundle_id = v.id
-    subject = v.manifest.subject if v.manifest and v.manifest.subject is not None else ""
+    reject_many(screen, [v], done)
 
-    def answered(why: str | None) -> None:
-        if why is None:
+
+def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = None) -> None:
+    """Reject one or several pending bundles in one confirmed act, with one optional reason."""
+    app = screen.app
+    ok = [v for v in verdicts if v.id is not None and v.state == "pending"]
+    if not ok:
+        app.notify("None of the marked bundles is pending, so none can be rejected.", severity="warning", markup=False)
+        return
+    left_out = [Content.assemble(Content.styled("left out: ", "bold"), bundle_line(v)) for v in verdicts if v not in ok]
+    n = len(ok)
+    ids = [str(v.id) for v in ok]
+    home = app.home  # type: ignore[attr-defined]
+
+    def answered(answer: GateAnswer | None) -> None:
+        if answer is None:
             return
-        def rejected(_: object) -> None:
-            app.notify(f"Rejected {bundle_id[:12]}.", title="Rejected", markup=False)
-            app.post_message(BundleDecided(bundle_id, "rejected"))
-            if done:
+        why = answer.why or None
+
+        def work() -> tuple[list[str], list[str]]:
+            moved: list[str] = []
+            failures: list[str] = []
+            for bundle_id in ids:
+                try:
+                    gate.reject(home, bundle_id, why=why)
+                except (GageError, OSError) as exc:
+                    failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
+                    continue
+                moved.append(bundle_id)
+            return moved, failures
+
+        def finished(result: tuple[list[str], list[str]]) -> None:
+            moved, failures = result
+            for bundle_id in moved:
+                app.post_message(BundleDecided(bundle_id, "rejected"))
+            if moved:
+                what = moved[0][:12] if len(moved) == 1 else f"{len(moved)} bundles"
+                app.notify(f"Rejected {what}.", title="Rejected", markup=False)
+            if failures:
+                app.notify("; ".join(failures), title="Not rejected", severity="error", markup=False, timeout=8)
+            if moved and done:
                 done("rejected")
 
         def failed(message: str) -> None:
             app.notify(message, title="Not rejected", severity="error", markup=False, timeout=8)
 
-        home = app.home  # type: ignore[attr-defined]
-        background.change(app, f"reject {bundle_id[:12]}", lambda: gate.reject(home, bundle_id, why=why or None), rejected, failed)
+        label = ids[0][:12] if n == 1 else f"{n} bundles"
+        background.change(app, f"reject {label}", work, finished, failed)
 
-    body = safe.trusted("[b]$id[/b]  \"$subject\"", id=bundle_id[:12], subject=subject)
-    app.push_screen(ReasonDialog(body), answered)
+    title = "Reject this bundle?" if n == 1 else f"Reject these {n} bundles?"
+    app.push_screen(GateDialog(title, ok, act="Reject" if n == 1 else f"Reject {n}", notes=left_out, reason=True), answered)

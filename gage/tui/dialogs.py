@@ -1,8 +1,10 @@
-"""Modal dialogs: confirm a risky act, give a reason, name a key file, export a bundle.
+"""Modal dialogs: confirm a risky act, name a key file, export a bundle (the gate's own
+confirmation is gage.tui.gate_dialog).
 
 Bodies are `Content` (built by gage.tui.safe), so a claimed name or subject quoted in a
 dialog is shown literally. Every dialog works from the keyboard alone: Enter takes the
-focused button, Escape cancels, and the safe choice has the focus first.
+focused button, Escape cancels, and the safe choice has the focus first. Each has its own
+footer, so the keys shown are the dialog's, not those of the screen under it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, RadioButton, RadioSet, Static
+from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
 
 from gage.tui import safe
 
@@ -45,6 +47,7 @@ class ConfirmDialog(ModalScreen[bool]):
             with Horizontal(id="dialog-buttons"):
                 yield Button(self._yes, id="yes", variant="error" if self._danger else "primary")
                 yield Button(self._no, id="no", variant="default")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -57,47 +60,13 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(value)
 
 
-class ReasonDialog(ModalScreen[str | None]):
-    """Reject, with an optional reason that goes into the journal. None means cancelled."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, subject: Content) -> None:
-        super().__init__(classes="dialog")
-        self._subject = subject
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog-box") as box:
-            box.border_title = "Reject this bundle?"
-            yield Static(self._subject, markup=False, classes="dialog-line")
-            yield Static("Reason (optional; kept in your journal), then Enter:", markup=False, classes="dialog-line")
-            yield Input(placeholder="why (optional)", id="reason")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Reject", id="yes", variant="error")
-                yield Button("Cancel", id="no", variant="default")
-
-    def on_mount(self) -> None:
-        self.query_one("#reason", Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(event.value.strip())
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "yes":
-            self.dismiss(self.query_one("#reason", Input).value.strip())
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
 class KeyFileDialog(ModalScreen[Path | None]):
     """Ask for the path of a public key file to start a pairing from."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog")  # centred like every dialog (it was drawn top left)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
@@ -112,6 +81,7 @@ class KeyFileDialog(ModalScreen[Path | None]):
             with Horizontal(id="dialog-buttons"):
                 yield Button("Open", id="yes", variant="primary")
                 yield Button("Cancel", id="no", variant="default")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#keyfile", Input).focus()
@@ -189,6 +159,7 @@ class ExportDialog(ModalScreen[ExportChoice | None]):
             with Horizontal(id="dialog-buttons"):
                 yield Button("Export", id="yes", variant="primary")
                 yield Button("Cancel", id="no", variant="default")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#export-problem", Static).display = False

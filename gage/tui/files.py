@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Footer, Input, Static
 
 from gage.bundle import PAYLOAD
 from gage.format.errors import NotFoundError
@@ -39,7 +39,7 @@ SHOWN_STATES = ("accepted", "outbox")
 class FolderDialog(ModalScreen[None]):
     """The payload folder's path, in a field that can be selected and copied; `c` copies it."""
 
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("c", "copy", "Copy", show=False)]
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("c", "copy", "Copy")]
 
     def __init__(self, bundle_id: str, path: Path) -> None:
         super().__init__(classes="dialog")
@@ -64,6 +64,7 @@ class FolderDialog(ModalScreen[None]):
             with Horizontal(id="dialog-buttons"):
                 yield Button("Copy path", id="yes", variant="primary")
                 yield Button("Close", id="no", variant="default")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -113,6 +114,7 @@ class SaveDialog(ModalScreen[Path | None]):
             with Horizontal(id="dialog-buttons"):
                 yield Button("Save", id="yes", variant="primary")
                 yield Button("Cancel", id="no", variant="default")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#save-problem", Static).display = False

@@ -1,13 +1,19 @@
-"""The help screen: every key, generated from gage.tui.bindings, and what verdicts mean."""
+"""The help screen: every key, generated from gage.tui.bindings, and what verdicts mean.
+
+Each key is a row of two columns (the key, then what it does), so a long sentence wraps
+under its own column at any width instead of under the key; paragraphs carry no hard
+line breaks, so they re-wrap evenly at 80 columns and at 200.
+"""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widget import Widget
+from textual.widgets import Footer, Static
 
 from gage.trust.frame import VERDICT_MEANING
 from gage.tui.bindings import GROUPS, key_name
@@ -19,27 +25,53 @@ TITLES = {
     "ceremony": "Pairing (word-pair ceremony)",
     "contacts": "Contacts",
 }
+VERDICT_STYLES = (("verified", "bold green"), ("unverified", "bold yellow"), ("invalid", "bold red"))
+NOTES = (
+    "The frame (top of a bundle) is drawn by gage; the payload below it is the sender's and is shown literally.",
+    "Nothing arrives accepted: only accepting, confirmed in a dialog that opens with Cancel focused, moves a bundle"
+    " out of pending. Space marks several bundles; a or r then acts on all of them, after one confirmation.",
+    "A2A in the Via column: it arrived over A2A. Who the transport says sent it is a claim; the signature decides,"
+    " and A2A! (and a red transport line in the frame) means they disagree.",
+    "The mouse works too: click tabs, rows and buttons. Ctrl+P searches all commands.",
+)
 
 
-def help_content() -> Content:
-    """The whole help text, from the same table the footer and the palette use."""
-    parts: list[Content | str] = []
+def help_rows() -> list[tuple[str, str, str]]:
+    """(section, key, what it does) for every key, from the same table the footer and the palette use."""
+    return [(group, key_name(k), k.help) for group, keys in GROUPS.items() for k in keys]
+
+
+def help_widgets() -> list[Widget]:
+    out: list[Widget] = []
     for group, keys in GROUPS.items():
-        parts.append(Content.styled(TITLES[group] + "\n", "bold underline"))
+        out.append(Static(Content.styled(TITLES[group], "bold underline"), markup=False, classes="help-title"))
         for k in keys:
-            parts.append(Content.assemble(Content.styled(f"  {key_name(k):<9}", "bold $accent"), f" {k.help}\n"))
-        parts.append("\n")
-    parts.append(Content.styled("Verdicts (computed by gage on your machine)\n", "bold underline"))
-    for name, style in (("verified", "bold green"), ("unverified", "bold yellow"), ("invalid", "bold red")):
-        parts.append(Content.assemble(Content.styled(f"  {name:<11}", style), f"{VERDICT_MEANING[name]}\n"))
-    parts.append(
-        "\nThe frame (top of a bundle) is drawn by gage; the payload below it is the sender's and is shown\n"
-        "literally. Nothing arrives accepted: only a/accept moves a bundle out of pending.\n"
-        "A2A in the Via column: it arrived over A2A. Who the transport says sent it is a claim; the\n"
-        "signature decides, and A2A! (and a red transport line in the frame) means they disagree.\n"
-        "The mouse works too: click tabs, rows and buttons. Ctrl+P searches all commands."
-    )
-    return Content.assemble(*parts)
+            out.append(
+                Horizontal(
+                    Static(Content.styled(key_name(k), "bold $accent"), markup=False, classes="help-key"),
+                    Static(k.help, markup=False, classes="help-what"),
+                    classes="help-row",
+                )
+            )
+    out.append(Static(Content.styled("Verdicts (computed by gage on your machine)", "bold underline"), markup=False, classes="help-title"))
+    for name, style in VERDICT_STYLES:
+        out.append(
+            Horizontal(
+                Static(Content.styled(name, style), markup=False, classes="help-key"),
+                Static(VERDICT_MEANING[name], markup=False, classes="help-what"),
+                classes="help-row",
+            )
+        )
+    for note in NOTES:
+        out.append(Static(note, markup=False, classes="help-note"))
+    return out
+
+
+def help_text() -> str:
+    """The whole help as plain text (what the screen shows, for tests and search)."""
+    lines = [f"{TITLES[g]}: {key} {what}" for g, key, what in help_rows()]
+    lines += [f"{n}: {VERDICT_MEANING[n]}" for n, _ in VERDICT_STYLES]
+    return "\n".join([*lines, *NOTES])
 
 
 class HelpScreen(ModalScreen[None]):
@@ -52,7 +84,8 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-box") as box:
             box.border_title = "gage · keys"
             box.border_subtitle = "Esc closes"
-            yield Static(help_content(), markup=False, id="help-text")
+            yield from help_widgets()
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

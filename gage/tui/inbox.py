@@ -18,21 +18,26 @@ Nothing periodic grows with the inbox: ages are redrawn only for the rows in vie
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from functools import partial
 
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
+from textual.widgets import Footer, Header, Input, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
 from gage.home.checkcache import CheckCache
 from gage.home.layout import ALL_STATES, Home
-from gage.tui import decide, export, files, via
 from gage.tui.bindings import bindings_for
-from gage.tui.inbox_cells import age_cell, age_text, cells, detail, row_cells
+from gage.tui.inbox_cells import age_cell, age_text, row_cells
+from gage.tui.inbox_lens import LABELS, Lens
+from gage.tui.inbox_preview import PreviewPane
 from gage.tui.inbox_sync import LazyChecks, SyncRequest, Wanted, sync
 from gage.tui.inbox_table import InboxTable
+from gage.tui.inbox_view import InboxView
 from gage.tui.livefacts import LiveFacts
 from gage.tui.messages import RowsArrived, SyncDone, VerdictsReady
 from gage.tui.rows import Row
@@ -40,18 +45,11 @@ from gage.tui.rows import Row
 ROWS_GROUP = "inbox-rows"
 VIEWS = ALL_STATES  # the tabs: the inbox's three states, then the outbox
 TAB_LABEL = {"pending": "1 Pending", "accepted": "2 Accepted", "rejected": "3 Rejected", "outbox": "4 Outbox"}
-EMPTY = {
-    "pending": "Nothing is waiting for you. New bundles appear here the moment they arrive.",
-    "accepted": "Nothing accepted yet.",
-    "rejected": "Nothing rejected.",
-    "outbox": "You have made no bundles yet. `gage bundle` makes one; it is kept here.",
-}
-INBOX_ONLY = ("accept", "reject")  # deciding is for what arrived: these leave the footer in the outbox
 REBUILD_AFTER = 16  # rows leaving at once past which the table is filled again instead
 __all__ = ["InboxScreen", "age_text"]
 
 
-class InboxScreen(Screen[None]):
+class InboxScreen(InboxView, Screen[None]):
     BINDINGS = bindings_for("inbox")
     GROUP = "inbox"
 
@@ -69,6 +67,8 @@ class InboxScreen(Screen[None]):
         self._dirty: set[str] = set()  # rows whose files changed since the last run started
         self._after: tuple[str, str] | None = None  # (id, action) waiting for that row's verdict
         self.loads = 0  # first rows shown so far (one per full load)
+        self.lens = Lens()  # the filter and the marks (gage.tui.inbox_lens)
+        self._columns: list[str] = []  # the table's columns now (gage.tui.inbox_lens.layout)
 
     @property
     def cache(self) -> CheckCache:
@@ -82,21 +82,26 @@ class InboxScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Tabs(*(Tab(TAB_LABEL[s], id=s) for s in VIEWS), id="states")
-        yield InboxTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="inbox-empty", markup=False)
+        yield Input(placeholder="filter: words of the subject, sender or kind, or an id prefix (Esc clears)", id="inbox-filter", compact=True)
+        with Horizontal(id="inbox-main"):
+            yield InboxTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="inbox-empty", markup=False)
+            yield PreviewPane(id="inbox-pane")
+        yield Static("", id="inbox-lens", markup=False)
         yield Static("", id="inbox-detail", markup=False)
         yield Static("", id="inbox-via", markup=False)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # Ctrl+P still opens it; the space is for keys
 
     def on_mount(self) -> None:
         table = self.query_one(InboxTable)
-        table.add_column("Verdict", width=12, key="verdict")
-        table.add_column("Sender", width=28, key="sender")
-        table.add_column("Via", width=4, key="via")
-        table.add_column("Kind", width=14, key="kind")
-        table.add_column("Age", width=4, key="age")
-        table.add_column("Subject", key="subject")
+        widths = self._widths()
+        self._columns = list(widths)
+        for k in self._columns:
+            table.add_column(LABELS[k], width=widths[k], key=k)
         self.query_one("#inbox-empty", Static).display = False
+        self.query_one("#inbox-filter", Input).display = False
+        self.query_one("#inbox-lens", Static).display = False
+        self.query_one(PreviewPane).display = self._pane_shown()
         self._start_sync()
         table.focus()
         self.watch(table, "scroll_y", self._view_moved, init=False)
@@ -206,40 +211,46 @@ class InboxScreen(Screen[None]):
         for s in VIEWS:
             self.query_one(Tabs).query_one(f"#{s}", Tab).label = f"{TAB_LABEL[s]} ({message.counts.get(s, 0)})"
         keep = self.current_id()
-        old_order = list(self.rows)
+        old_order = list(self.shown_ids())
         old_index = table.cursor_row
         old_y = table.scroll_y
         if message.replace:
             table.clear()
             self.rows = {}
         self._remove(table, message.removed)
+        self.forget_marks(message.removed)
         self._add(table, message.rows)
         first = message.replace or not table.loaded
-        target = table.cursor_target(self.rows, keep, old_order, old_index)
+        shown = self.shown_ids()
+        target = table.cursor_target(shown, keep, old_order, old_index)
+        if keep is not None and keep not in shown and not message.replace and target is not None:
+            self.announce_left(keep, target)
         table.loaded, table.early = True, 0
-        if target is not None and (first or target != table.cursor_row or keep not in self.rows):
+        if target is not None and (first or target != table.cursor_row or keep not in shown):
             table.move_cursor(row=target)
             if old_y and not message.replace:
                 table.call_after_refresh(table.restore_scroll, old_y)
         if message.replace:
             self.loads += 1
-        empty = self.query_one("#inbox-empty", Static)
-        empty.update(EMPTY[self.state])
-        empty.display = not self.rows
-        table.display = bool(self.rows)
+        self.show_empty()
+        self.show_lens()
         if table.display and self.focused is None:
             table.focus()
         self.show_detail()
+        self.refresh_bindings()
         self.refresh_ages()
 
     def _add(self, table: InboxTable, rows: list[Row]) -> None:
         if not rows:
             return
         now = self.app.now()  # type: ignore[attr-defined]
-        last = next(reversed(self.rows.values())).order if self.rows else None
+        last = self._last_shown(table)
         for row in rows:
             self.rows[row.id] = row
-        table.add_rows((row.id, row_cells(row, now)) for row in rows)
+        rows = [r for r in rows if self.lens.shows(r)]
+        if not rows:
+            return
+        table.add_rows((row.id, self.cells_of(row, now)) for row in rows)
         if last is not None and max(r.order for r in rows) > last:
             # Some arrived above rows already shown: put every row in its place.
             table.sort("age", key=lambda cell: cell.order, reverse=True)
@@ -251,14 +262,23 @@ class InboxScreen(Screen[None]):
             return
         for bid in gone:
             del self.rows[bid]
+        gone = [i for i in gone if i in table.rows]
         if len(gone) > REBUILD_AFTER:
             # Each removal renumbers every row: past a few, adding the rest again is cheaper.
             table.clear()
             now = self.app.now()  # type: ignore[attr-defined]
-            table.add_rows((row.id, row_cells(row, now)) for row in self.rows.values())
+            table.add_rows((row.id, self.cells_of(row, now)) for row in self.rows.values() if self.lens.shows(row))
             return
         for bid in gone:
             table.remove_row(bid)
+
+    def _last_shown(self, table: InboxTable) -> tuple[datetime, str] | None:
+        """The arrival order of the last (oldest) row the table shows."""
+        if table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(Coordinate(table.row_count - 1, 0)).row_key.value
+        row = self.rows.get(str(key))
+        return row.order if row is not None else None
 
     def on_verdicts_ready(self, message: VerdictsReady) -> None:
         """Fill in the verdicts of rows already shown, the whole batch at once: the table is
@@ -269,6 +289,7 @@ class InboxScreen(Screen[None]):
         gone = []
         current = self.current_id()
         changes = {}
+        refilter = False
         for bid, v in message.verdicts.items():
             row = self.rows.get(bid)
             if row is None:
@@ -278,58 +299,33 @@ class InboxScreen(Screen[None]):
                 continue
             # A row drawn from its manifest's claims already shows these words as its subject.
             same = row.verdict is None and row.kind is not None and v.manifest is not None and v.manifest.subject == row.subject
+            was = self.lens.shows(row) if self.lens.active else True
             row.verdict, row.stale = v, False
-            changes[bid] = cells(row, subject=not same)
+            if self.lens.active and self.lens.shows(row) != was:
+                refilter = True  # its verdict decides the filter now
+            if bid in table.rows:
+                changes[bid] = self.changed_cells(row, subject=not same)
         table.set_cells(changes)
+        if refilter:
+            self.refill()
         if gone:
-            keep, old_order, old_index = current, list(self.rows), table.cursor_row
+            keep, old_order, old_index = current, list(self.shown_ids()), table.cursor_row
             self._remove(table, gone)
-            target = table.cursor_target(self.rows, keep, old_order, old_index)
+            shown = self.shown_ids()
+            target = table.cursor_target(shown, keep, old_order, old_index)
             if target is not None:
                 table.move_cursor(row=target)
-            table.display = bool(self.rows)
-            self.query_one("#inbox-empty", Static).display = not self.rows
+                if keep is not None and keep not in shown:
+                    self.announce_left(keep, target)
+            self.show_empty()
         if current in message.verdicts:
             self.show_detail()
+            self.refresh_bindings()
         if self._after is not None and self._after[0] in message.verdicts:
             bid, action = self._after
             self._after = None
             if self.current_id() == bid and self.app.screen is self and self.rows[bid].verdict is not None:
                 getattr(self, f"action_{action}")()
-
-    @staticmethod
-    def cells(row: Row, now: object) -> list:  # kept for callers of the old API
-        return row_cells(row, now)  # type: ignore[arg-type]
-
-    def current_id(self) -> str | None:
-        table = self.query_one(InboxTable)
-        if not self.rows or table.row_count == 0:
-            return None
-        try:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        except Exception:  # noqa: BLE001 - no cursor row (empty table)
-            return None
-        return str(key.value) if key.value is not None else None
-
-    def current(self) -> Row | None:
-        bid = self.current_id()
-        return self.rows.get(bid) if bid else None
-
-    def show_detail(self) -> None:
-        """Under the table: the highlighted bundle's id, full subject and claimed name."""
-        row = self.current()
-        via_line = self.query_one("#inbox-via", Static)
-        via_line.update(via.detail_line(row.verdict) if row and row.verdict else "")
-        self.query_one("#inbox-detail", Static).update(detail(row) if row else "")
-
-    # --- events and actions -------------------------------------------------------------
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_detail()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        self.action_open()
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab.id and event.tab.id != self.state:
@@ -339,59 +335,15 @@ class InboxScreen(Screen[None]):
             table = self.query_one(InboxTable)
             table.clear()
             self.rows = {}
+            self.lens.marked.clear()  # marks are of one tab's rows; the filter words stay
             self._dirty.clear()
             self._after = None
             table.loaded, table.early = False, 0
             self.show_detail()
+            self.show_lens()
             self._full = True
             self._start_sync()  # any run for the old tab is cancelled (an exclusive worker)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide accept and reject while the outbox is shown: nothing there is yours to decide on."""
-        if action in INBOX_ONLY and self.state == "outbox":
-            return False
-        return True
-
-    def action_show(self, state: str) -> None:
-        self.query_one(Tabs).active = state
-
-    def action_open(self) -> None:
-        row = self.current()
-        if row is not None:
-            self.app.open_bundle(row.id)  # type: ignore[attr-defined]
-
-    def _checked(self, action: str) -> Row | None:
-        """The highlighted row if its verdict is known; else the action waits for it (first in line)."""
-        row = self.current()
-        if row is None or row.verdict is not None:
-            return row
-        self._after = (row.id, action)
-        self.wanted.set([row.id, *self.wanted.get()])
-        self.app.notify("Still checking this bundle; that happens as soon as its verdict is ready.", markup=False, timeout=3)
-        self._request()
-        return None
-
-    def action_accept(self) -> None:
-        row = self._checked("accept")
-        if row is not None and row.verdict is not None:
-            decide.accept(self, row.verdict)
-
-    def action_reject(self) -> None:
-        row = self._checked("reject")
-        if row is not None and row.verdict is not None:
-            decide.reject(self, row.verdict)
-
-    def action_pair(self) -> None:
-        if self.current() is not None and self._checked("pair") is None:
-            return
-        row = self.current()
-        self.app.pair_with_sender(row.verdict if row else None)  # type: ignore[attr-defined]
-
-    def action_export(self) -> None:
-        export.start(self, self.current_id())
-
-    def action_folder(self) -> None:
-        files.show_folder(self, self.current_id())
-
-    def action_save(self) -> None:
-        files.save(self, self.current_id())
+    @staticmethod
+    def cells(row: Row, now: object) -> list:  # kept for callers of the old API
+        return row_cells(row, now)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.content import Content
 
+from gage.format.keys import short_fingerprint
 from gage.format.sanitize import clip, quoted
 from gage.trust.verdict import Verdict
 from gage.tui import safe, via
@@ -23,6 +24,7 @@ VERDICT_STYLE = {"verified": "bold green", "unverified": "bold yellow", "invalid
 VERDICT_MARK = {"verified": "✔ verified", "unverified": "? unverified", "invalid": "✘ invalid"}
 SENDER_STYLE = {"confirmed": "green", "candidate": "yellow", "unknown": "yellow"}
 BAD_STYLE = "bold red"  # a compromised key, or a key a bad signature only names
+INVALID_SENDER_STYLE = "red"  # a signer whose bundle is invalid (tampered payload): not the confirmed green
 MINE_MARK, MINE_STYLE = "✎ mine", "bold"
 CHECKING_MARK, CHECKING_STYLE = "… checking", "dim"
 CELL_KEYS = ("verdict", "sender", "via", "kind", "age", "subject")
@@ -63,6 +65,8 @@ def sender_style(v: Verdict) -> str:
     s = v.sender
     if s.is_me:
         return ""
+    if v.verdict == "invalid" and s.signature_ok:
+        return INVALID_SENDER_STYLE  # a good signature over a broken bundle: never the confirmed green
     if not s.signature_ok:
         return BAD_STYLE if s.key is not None else ""
     if s.retired is not None:
@@ -81,7 +85,16 @@ def _mark(v: Verdict) -> Text:
 
 
 def _subject(subject: str | None) -> Text:
-    return Text(safe.one_line(subject if subject is not None else "(no subject)", limit=120))
+    return Text(safe.one_line(subject if subject is not None else "(no subject)", limit=120), overflow="ellipsis")
+
+
+def short_sender(v: Verdict) -> str:
+    """The sender column's words: a name where the verdict has one, else the key's fingerprint
+    first (a narrow column still shows it), then what it is; the detail line has the full label."""
+    s = v.sender
+    if s.name is not None or s.key is None or s.is_me or not s.signature_ok or s.retired is not None:
+        return s.describe()
+    return f"{short_fingerprint(s.key)} {s.status}"
 
 
 def cells(row: Row, *, subject: bool = True) -> dict[str, Text]:
@@ -100,9 +113,9 @@ def cells(row: Row, *, subject: bool = True) -> dict[str, Text]:
     m = v.manifest
     out = {
         "verdict": _mark(v),
-        "sender": Text(safe.one_line(v.sender.describe(), limit=40), style=sender_style(v)),
+        "sender": Text(safe.one_line(short_sender(v), limit=40), style=sender_style(v), overflow="ellipsis"),
         "via": via.marker(v),
-        "kind": Text(m.kind if m else "?"),
+        "kind": Text(m.kind if m else "?", overflow="ellipsis"),
     }
     if subject:
         out["subject"] = _subject(m.subject if m else None)
@@ -138,5 +151,7 @@ def detail(row: Row) -> Content:
         Content.styled(f"{row.id[:12]}  ", "bold"),
         Content.styled(f"{how}  ", "bold reverse") if how else "",
         Content(safe.one_line(m.subject if m and m.subject is not None else "(no subject)")),
+        "\nfrom ",
+        Content.styled(safe.one_line(v.sender.label(), limit=60), sender_style(v)),
         Content.styled(claim, "yellow"),
     )

@@ -37,6 +37,8 @@ from textual.widgets._data_table import (
 )
 from textual.widgets._data_table import Row as TableRow
 
+from gage.tui.table_keys import RowKeys
+
 
 class _RowsInOrder(Sequence[Any]):
     """A DataTable's rows in display order, looked up on demand instead of copied.
@@ -73,7 +75,7 @@ class _RowsInOrder(Sequence[Any]):
         """DataTable.clear() clears its cached line list; there is nothing here to clear."""
 
 
-class InboxTable(DataTable[Any]):
+class InboxTable(RowKeys):
     """The inbox's table. Until a tab's first rows arrive it counts Up and Down presses
     and the screen applies them to the rows once shown, so keys typed while a large
     inbox loads are not lost. Rows are all one line high (`_RowsInOrder`)."""

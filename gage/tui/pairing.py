@@ -60,7 +60,7 @@ def _cannot_pair(owner: str, key: bytes, reason: str, replacement: bytes | None)
         " a retired key cannot be confirmed again."
     )
     if replacement is None:
-        return out + f" The statement named no new key: pair with {owner}'s new key from their key file (k), on a call."
+        return out + f" The statement named no new key: pair with {owner}'s new key from their key file (f in Contacts), on a call."
     return out + f" It named the new key {short_fingerprint(replacement)}: p on one of their bundles, or its row in Contacts, pairs with that."
 
 
@@ -158,7 +158,9 @@ def pair_from_file(app: App[Any]) -> None:
             start_ceremony(app, kf.key, kf.name, source)
 
         def failed(message: str) -> None:
-            app.notify(message, title="Not a key file", severity="error", markup=False, timeout=8)
+            # A missing file is not "not a key file": say which it is.
+            title = "Not a key file" if path.exists() else "No such file"
+            app.notify(message, title=title, severity="error", markup=False, timeout=8)
 
         background.change(app, "key file", load, loaded, failed, small=True)
 

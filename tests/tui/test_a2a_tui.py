@@ -27,7 +27,7 @@ from gage.inbox import send
 from gage.tui import export, safe
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.dialogs import ExportChoice, ExportDialog
-from gage.tui.help import help_content
+from gage.tui.help import help_text
 
 SIZE = (100, 60)
 EVIL = "[bold]evil[/bold]"
@@ -202,11 +202,12 @@ async def test_the_outbox_tab_lists_the_bundles_you_made(world: World, tmp_path:
         assert " Accept " not in text
         await pilot.press("escape", "1")
         await pilot.pause()
-        assert app.inbox.state == "pending" and " Accept " in screen_text(app)  # back for what arrived
+        # Back for what arrived (the first row is invalid: reject applies, accept does not).
+        assert app.inbox.state == "pending" and " Reject " in screen_text(app)
 
 
 def test_the_new_keys_are_in_the_help() -> None:
-    text = help_content().plain
+    text = help_text()
     assert "Show the bundles you made (your outbox)." in text
     assert "as an A2A artifact file" in text and "A2A in the Via column" in text
 

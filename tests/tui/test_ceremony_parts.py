@@ -30,8 +30,10 @@ def test_pair_marks_follow_what_is_typed() -> None:
     assert pair_marks(EXPECTED, "aardvark adviser ") == ["mismatch", "open", "open", "open"]
     typed = "aardvark adroitness absurd adviser accrue aggregate acme aftermath"
     assert pair_marks(EXPECTED, typed + " ") == ["match", "match", "mismatch", "mismatch"]
-    # The last word may still be being typed: its pair stays open until a separator (or Enter).
-    assert pair_marks(EXPECTED, typed.upper().replace(" ", "-")) == ["match", "match", "mismatch", "open"]
+    # The last word counts once it is a whole word of its list (nothing follows the eighth word);
+    # before that it may still be being typed, and its pair stays open.
+    assert pair_marks(EXPECTED, typed.upper().replace(" ", "-")) == ["match", "match", "mismatch", "mismatch"]
+    assert pair_marks(EXPECTED, typed[: -len("math")]) == ["match", "match", "mismatch", "open"]
 
 
 async def test_right_arrow_takes_the_completion(world: World) -> None:

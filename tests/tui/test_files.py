@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuikit import TestApp, World
+import pytest
+from tuikit import TestApp, World, screen_text
 
 from gage.bundle import PAYLOAD
+from gage.format.errors import GageError
 from gage.home import listing
 from gage.inbox import gate
+from gage.inbox.extract import extract
 from gage.tui.bindings import GROUPS
 from gage.tui.dialogs import ConfirmDialog
 from gage.tui.files import FolderDialog, SaveDialog
@@ -46,7 +49,7 @@ async def test_o_shows_the_folder_of_an_accepted_bundle_only(world: World) -> No
         await pilot.press("o")
         await pilot.pause()
         assert not isinstance(app.screen, FolderDialog)  # pending: not for use yet
-        assert any("accept it first" in str(n.message) for n in app._notifications)
+        assert "Folder" not in screen_text(app).splitlines()[-1]  # nor offered in the footer
         gate.accept(world.home, bid)
         await pilot.press("2")
         await pilot.pause()
@@ -114,8 +117,13 @@ async def test_s_refuses_a_tampered_bundle_and_writes_nothing(world: World, tmp_
     app = TestApp(world.home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         _select(app, bid)
-        await _save_to(pilot, app, dest)
-        await pilot.press("y")
         await pilot.pause()
-        assert not (dest / "invoice.txt").exists()
-        assert any(n.title == "Not saved" for n in app._notifications)
+        assert "Save" not in screen_text(app).splitlines()[-1]  # not offered for an invalid bundle
+        await pilot.press("s")
+        await pilot.pause()
+        assert not isinstance(app.screen, SaveDialog)
+        assert not dest.exists()
+    # Were it asked for anyway, the extract itself refuses the tampered bundle and writes nothing.
+    with pytest.raises(GageError):
+        extract(world.home, listing.find(world.home, bid), dest, allow_pending=True)
+    assert not (dest / "invoice.txt").exists()

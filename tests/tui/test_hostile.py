@@ -34,7 +34,8 @@ from gage.tui import safe
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
-from gage.tui.dialogs import ConfirmDialog, KeyFileDialog, ReasonDialog
+from gage.tui.dialogs import KeyFileDialog
+from gage.tui.gate_dialog import GateDialog
 
 NASTY = [
     pytest.param("[@click=app.pwned]x[/]", id="click-action"),
@@ -119,11 +120,11 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
 
         await pilot.press("a")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmDialog)
+        assert isinstance(app.screen, GateDialog)
         assert_clean(app, nasty)
         await pilot.press("escape", "r")
         await pilot.pause()
-        assert isinstance(app.screen, ReasonDialog)
+        assert isinstance(app.screen, GateDialog)
         assert_clean(app, nasty)
         await pilot.press("escape", "p")
         await pilot.pause()
@@ -134,7 +135,7 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
         assert isinstance(app.screen, ContactsScreen)
         assert_clean(app, nasty[:200])  # the candidate's claimed name
 
-        await pilot.press("k")
+        await pilot.press("f")
         await pilot.pause()
         assert isinstance(app.screen, KeyFileDialog)
         app.screen.query_one("#keyfile").value = str(keyfile)
@@ -142,7 +143,7 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, CeremonyScreen)
         assert_clean(app, nasty[:200], keyfile.name)
-        await pilot.press("escape", "k")
+        await pilot.press("escape", "f")
         await pilot.pause()
         app.screen.query_one("#keyfile").value = str(badfile)
         await pilot.press("enter")

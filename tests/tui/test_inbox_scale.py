@@ -21,6 +21,7 @@ from gage.home import checkcache, listing
 from gage.inbox import rows as rows_mod
 from gage.inbox import store
 from gage.tui import inbox_sync as sync_mod
+from gage.tui.gate_dialog import GateDialog
 from gage.tui.inbox_table import InboxTable
 from gage.tui.livefacts import LiveFacts
 
@@ -42,6 +43,10 @@ def count_checks(monkeypatch: pytest.MonkeyPatch, hold: threading.Event | None =
     return seen
 
 
+def table_cell(app: TestApp, bid: str, column: str) -> str:
+    return app.inbox.query_one(InboxTable).get_cell(bid, column).plain
+
+
 async def test_rows_show_before_their_verdicts_as_claims_marked_checking(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     hold = threading.Event()
     count_checks(monkeypatch, hold)
@@ -52,14 +57,18 @@ async def test_rows_show_before_their_verdicts_as_claims_marked_checking(world: 
         assert all(r.verdict is None for r in app.inbox.rows.values())
         text = screen_text(app)
         assert text.count("checking") >= 4
-        assert 'claims "alice"' in text  # the stranger's claim is a claim, never a name gage vouches for
+        senders = [table_cell(app, bid, "sender") for bid in app.inbox.rows]
+        assert 'claims "alice"' in senders  # the stranger's claim is a claim, never a name gage vouches for
         assert "✔ verified" not in text
         assert not app.pwned  # the hostile subject is literal text
         table = app.inbox.query_one(InboxTable)
         table.move_cursor(row=table.get_row_index(world.ids["review"]))
-        await pilot.press("a")  # waits for the verdict, then acts
+        await pilot.press("a")  # waits for the verdict, then asks
         assert listing.find(world.home, world.ids["review"]).state == "pending"
+        assert not isinstance(app.screen, GateDialog)
         hold.set()
+        assert await wait_for(lambda: isinstance(app.screen, GateDialog) and world.ids["review"][:12] in screen_text(app)) is not None
+        await pilot.press("shift+tab", "enter")
         assert await wait_for(lambda: getattr(listing.find(world.home, world.ids["review"]), "state", None) == "accepted")
         assert await wait_for(lambda: not app.inbox.loading)
         assert "checking" not in screen_text(app)
@@ -287,8 +296,6 @@ async def test_a_batch_of_verdicts_lands_with_the_right_cells_in_one_message(
     big_home: World, monkeypatch: pytest.MonkeyPatch  # noqa: F811
 ) -> None:
     from gage.tui import inbox as inbox_mod
-    from gage.tui.inbox_cells import row_cells
-
     monkeypatch.setattr(sync_mod, "BATCH_SECONDS", 3600.0)  # the whole fill in one batch, however slow the machine
     batches: list[int] = []
     real = inbox_mod.InboxScreen.on_verdicts_ready
@@ -308,6 +315,6 @@ async def test_a_batch_of_verdicts_lands_with_the_right_cells_in_one_message(
         for bid, row in app.inbox.rows.items():
             assert row.verdict is not None and row.verdict.verdict == "verified"
             shown = table.get_row(bid)
-            assert [(c.plain, str(c.style)) for c in shown] == [(c.plain, str(c.style)) for c in row_cells(row, now)]
+            assert [(c.plain, str(c.style)) for c in shown] == [(c.plain, str(c.style)) for c in app.inbox.cells_of(row, now)]
         text = screen_text(app)
         assert "checking" not in text and "✔ verified" in text

@@ -34,6 +34,7 @@ from gage.inbox import gate, send, store
 from gage.inbox import rows as rows_mod
 from gage.tui import inbox_sync as sync_mod
 from gage.tui.bundle_view import BundleScreen
+from gage.tui.gate_dialog import GateDialog
 from gage.tui.help import HelpScreen
 from gage.tui.rows import load_rows
 
@@ -120,8 +121,10 @@ async def test_a_key_pressed_during_a_reload_acts_on_the_highlighted_bundle(worl
         app.inbox.reload()
         await asyncio.sleep(0.05)
         assert app.inbox.loading and new.name not in app.inbox.rows  # the reload is in flight
-        await pilot.press("a")  # verified: accepted at once, no dialog
-        assert listing.find(world.home, review).state == "accepted"
+        await pilot.press("a")  # the dialog names the highlighted bundle; one deliberate confirmation
+        assert isinstance(app.screen, GateDialog) and review[:12] in screen_text(app)
+        await pilot.press("shift+tab", "enter")
+        assert await wait_for(lambda: listing.find(world.home, review).state == "accepted") is not None
         assert listing.find(world.home, new.name).state == "pending"
         release.set()
         await until_loaded(app)

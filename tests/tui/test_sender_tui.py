@@ -23,6 +23,7 @@ from gage.trust import retirement
 from gage.tui import decide
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.dialogs import ConfirmDialog
+from gage.tui.gate_dialog import GateDialog
 from gage.tui.inbox import InboxScreen
 
 SIZE = (140, 40)
@@ -104,7 +105,7 @@ async def test_the_accept_dialog_never_calls_a_compromised_key_new(make_home, tm
         assert "COMPROMISED" in body and "alice" in body
         await pilot.press("a")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmDialog)
+        assert isinstance(app.screen, GateDialog)
         assert "never seen before" not in screen_text(app)
 
 

@@ -107,3 +107,36 @@ def test_world_is_deterministic(tmp_path: Path) -> None:
     a = build_world(tmp_path / "a")
     b = build_world(tmp_path / "b")
     assert a.ids == b.ids
+
+
+WIDE = (160, 45)
+
+
+def test_inbox_wide_with_preview_pane(snap_compare, world: World) -> None:
+    """At 160x45 the list has a preview pane beside it: the frame, then the first lines."""
+    assert snap_compare(TestApp(world.home), terminal_size=WIDE, run_before=_keys("down"))
+
+
+def test_bundle_view_wide(snap_compare, world: World) -> None:
+    app = TestApp(world.home)
+    assert snap_compare(app, terminal_size=WIDE, run_before=_open(app, world.ids["review"]))
+
+
+def test_accept_dialog_from_the_inbox(snap_compare, world: World) -> None:
+    """The gate's one confirmation: the bundle named, Cancel focused, the dialog's own footer."""
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("down", "down", "a"))
+
+
+def test_accept_dialog_wide(snap_compare, world: World) -> None:
+    assert snap_compare(TestApp(world.home), terminal_size=WIDE, run_before=_keys("down", "down", "a"))
+
+
+def test_inbox_filtered_and_marked(snap_compare, world: World) -> None:
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("space", "v", "v"))
+
+
+def test_empty_inbox_says_how_bundles_get_in(snap_compare, tmp_path: Path) -> None:
+    from tuikit import make_home
+
+    home = make_home(tmp_path / "empty", "you", 1)
+    assert snap_compare(TestApp(home), terminal_size=SIZE, run_before=_keys())

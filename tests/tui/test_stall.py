@@ -207,6 +207,8 @@ async def test_accept_runs_in_a_worker(world: World, monkeypatch) -> None:
         table.move_cursor(row=table.get_row_index(bid))
         await pilot.press("a")
         await pilot.pause()
+        await pilot.press("shift+tab", "enter")  # the one deliberate confirmation
+        await pilot.pause()
         assert listing.find(world.home, bid).state == "accepted"
     assert threads and threads[0] is not threading.main_thread()
 
@@ -222,6 +224,8 @@ async def test_accept_while_a_watcher_holds_the_home_gives_up_and_says_why(world
         await pilot.pause()
         with lock_held(world.home, 5):
             await pilot.press("a")
+            await pilot.pause()
+            await pilot.press("shift+tab", "enter")
             before = app.inbox.current_id()
             await pilot.press("down")  # answered while the accept waits for the lock
             assert app.inbox.current_id() != before
@@ -232,6 +236,8 @@ async def test_accept_while_a_watcher_holds_the_home_gives_up_and_says_why(world
             assert any("Waiting for the home" in m for m in said), said
             assert listing.find(world.home, bid).state == "pending"
         await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("shift+tab", "enter")
         await pilot.pause()
         assert listing.find(world.home, bid).state == "accepted"
 
