@@ -20,7 +20,8 @@ from typing import Any
 
 from gage.format import strictjson
 from gage.format.errors import MalformedError
-from gage.format.keys import KEYFILE_LIMIT, KeyFile
+from gage.format.keyfile import KeyFile
+from gage.format.keys import KEYFILE_LIMIT
 from gage.format.manifest import (
     MAX_COMPONENT,
     MAX_PATH,

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is read from /proc (Linux)")
 def test_bench_serve_memory_runs_at_a_tiny_size() -> None:
     res = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_serve_memory.py"), "--counts", "1,5", "--max-bytes", "4096", "--no-pad", "--lock-seconds", "3"],
+        [sys.executable, str(ROOT / "bench" / "bench_serve_memory.py"), "--counts", "1,5", "--max-bytes", "65536", "--no-pad", "--lock-seconds", "3"],
         capture_output=True,
         text=True,
         cwd=ROOT,

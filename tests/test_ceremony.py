@@ -21,7 +21,8 @@ from gagetest import pair, run_gage_process
 
 from gage.cli.main import build_parser
 from gage.format.errors import Exit, RefusedError
-from gage.format.keys import KeyFile, key_text
+from gage.format.keyfile import KeyFile
+from gage.format.keys import key_text
 from gage.format.wordlist import EVEN, ODD
 from gage.format.words import PAIRS, derive
 from gage.home.contacts import Contacts

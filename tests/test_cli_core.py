@@ -20,7 +20,8 @@ from gage import bundle as bundle_mod
 from gage.bundle import making as bundle_build
 from gage.format import strictjson
 from gage.format.errors import Exit
-from gage.format.keys import KeyFile, key_text, parse_key
+from gage.format.keyfile import KeyFile
+from gage.format.keys import key_text, parse_key
 from gage.format.manifest import FileEntry, is_id
 from gage.format.words import derive
 from gage.home import listing

@@ -8,7 +8,7 @@ import sys
 import typing
 
 from gage.carriers.a2a import artifact
-from gage.cli import commands, completion, help
+from gage.cli import argtypes, commands, completion, help
 from gage.cli.main import build_parser
 from gage.format import keystatement, manifest, sanitize
 from gage.home import layout as home_mod
@@ -88,7 +88,7 @@ def test_every_command_names_a_function_that_exists() -> None:
     for path, p in help.walk(build_parser()):
         if path and not help.subcommands(p):
             func = p._defaults.get("func")
-            assert isinstance(func, commands.Lazy), f"{path} runs nothing"
+            assert isinstance(func, argtypes.Lazy), f"{path} runs nothing"
             assert callable(func.resolve()), f"{path}: {func!r} does not resolve"
             leaves += 1
     assert leaves > 30

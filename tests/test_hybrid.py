@@ -21,11 +21,11 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.format import keystatement as ks
 from gage.format import signing
+from gage.format.keyfile import KeyFile
 from gage.format.keys import (
     HYBRID_PREFIX,
     SIGNATURE_CONTEXT,
     Identity,
-    KeyFile,
     key_text,
     parse_key,
     short_fingerprint,

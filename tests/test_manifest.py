@@ -14,7 +14,8 @@ import pytest
 
 from gage.format import strictjson
 from gage.format.errors import MalformedError
-from gage.format.keys import KeyFile, key_text, parse_key
+from gage.format.keyfile import KeyFile
+from gage.format.keys import key_text, parse_key
 from gage.format.manifest import (
     KINDS,
     MANIFEST_LIMIT,

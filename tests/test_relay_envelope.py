@@ -15,6 +15,7 @@ from gage.format.errors import GageError
 from gage.home import settings
 from gage.home.layout import Home
 from gage.inbox import send
+from gage.trust.limits import check_limits
 
 
 def _bundle(home: Home, tmp: Path, files: dict[str, bytes]) -> Path:
@@ -116,10 +117,10 @@ def test_limits_are_checked_from_the_manifest_before_any_payload_byte(alice: Hom
     root = _bundle(alice, tmp_path, {"big.bin": b"x" * 5000})
     data = envelope.to_bytes(root)
     dest = tmp_path / "out"
-    limits = settings.load(bob).limits
+    receiver = settings.load(bob).limits
 
     def check(m, sig):  # what gage.carriers.relay.landing gives the reader
-        limits.check_limits(bob, m, limits)
+        check_limits(bob, m, receiver)
 
     r = envelope.Reader(dest, check)
     with pytest.raises(GageError, match="max_bundle_bytes"):

@@ -15,6 +15,7 @@ from gagetest import pair
 from relaytest import bundle, open_mailbox, relay  # noqa: F401  (fixtures)
 
 from gage.carriers.relay import record
+from gage.format.keys import key_text
 from gage.home import listing, sealing, whereabouts
 from gage.home.layout import Home
 from gage.inbox import store
@@ -39,9 +40,9 @@ def test_contacts_show_each_keys_where_as_a_claim(make_home, relay, gage) -> Non
     assert f"where (a claim, from key file): mailbox {addr} on {relay.url}" in r.out
     assert "\x1b" not in r.out and "\\x1b" in r.out  # a claim's text never reaches the terminal raw
     rows = {row["key"]: row for row in json.loads(gage(alice, "contacts", "--json").out)}
-    w = rows[f"ed25519:{bob.identity.key.hex()}"]["where"]
+    w = rows[key_text(bob.identity.key)]["where"]
     assert w["status"] == "claim" and w["mailbox"] == addr and w["sealing_bound"] is True
-    assert rows[f"ed25519:{carol.identity.key.hex()}"]["status"] == "candidate"
+    assert rows[key_text(carol.identity.key)]["status"] == "candidate"
 
 
 def test_a_where_whose_binding_is_not_the_keys_is_shown_and_not_delivered_to(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811

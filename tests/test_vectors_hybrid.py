@@ -20,7 +20,8 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.format import keystatement as ks
 from gage.format.errors import MalformedError
-from gage.format.keys import Identity, KeyFile, parse_key, short_fingerprint
+from gage.format.keyfile import KeyFile
+from gage.format.keys import Identity, parse_key, short_fingerprint
 from gage.format.signing import SecretKey
 from gage.format.words import derive
 from gage.home import listing

@@ -12,7 +12,8 @@ from gage.cli import cmd_keys, import_json, made_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
-from gage.format.keys import KeyFile, key_text
+from gage.format.keyfile import KeyFile
+from gage.format.keys import key_text
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import listing

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from gage.bundle import atomic
 from gage.format.errors import GageIOError, MalformedError, RefusedError
-from gage.format.keys import IDENTITY_LIMIT, KEYFILE_LIMIT, Identity, KeyFile
+from gage.format.keyfile import KeyFile
+from gage.format.keys import IDENTITY_LIMIT, KEYFILE_LIMIT, Identity
 from gage.home import homefile, sealing
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from gage.format import keystatement as ks
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
+from gage.format.keyfile import KeyFile
 from gage.format.keys import (
     Identity,
-    KeyFile,
     RetiredKey,
     key_text,
     matches_ref,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.format.errors import GageError
-from gage.format.keys import key_text, verify_manifest_signature
+from gage.format.keys import key_shown, verify_manifest_signature
 from gage.format.manifest import Manifest, is_id
 from gage.format.signing import signature_len
 from gage.home import settings as settings_mod
@@ -140,7 +140,8 @@ def check_pending(home: Home, m: Manifest, sig: bytes | None, limits: settings_m
             key_n += 1
             key_bytes += size
     size = declared_bytes(m)
-    who = f"key {key_text(m.sender.key)}"
+    shown = key_shown(m.sender.key)  # a hybrid key by its fingerprint: its 3984 characters would bury the message
+    who = shown if shown.startswith("hybrid key") else f"key {shown}"
     advice = (
         "Decide on what is in pending (accept or reject), confirm the sender with `gage pair` if you know them "
         "(a confirmed contact's bundles are not counted), or wait. "

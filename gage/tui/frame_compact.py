@@ -14,7 +14,9 @@ from gage.trust.frame import Field
 COMPACT_BELOW = 34  # terminal rows under which the frame is drawn compactly (compact_fields)
 CUT_SEVERITIES = ("normal", "good")  # values cut to one line when compact; warnings never are
 NEVER_CUT = ("authority", "subject")  # what the sender may ask, and its words: always whole
-QUIET = {("problems", "none"), ("chain", "none")}  # lines that say nothing is wrong: left out when compact
+# Lines that say nothing is wrong, left out when compact: no problem, no chain, and the signature
+# scheme (a fact, never a warning: spec/frame.md; the full frame shows it at any taller size).
+QUIET = {("problems", "none"), ("chain", "none"), ("signature", "hybrid:"), ("signature", "classical-only:")}
 MERGED = {"kind": "created", "seen": "addressed"}  # quiet lines that share one when compact
 
 

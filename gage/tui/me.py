@@ -20,7 +20,8 @@ from textual.widgets import Button, Footer, Input, Static
 
 from gage.bundle import atomic
 from gage.format.errors import GageError
-from gage.format.keys import KeyFile, key_text
+from gage.format.keyfile import KeyFile
+from gage.format.keys import key_text
 from gage.trust import ceremony
 from gage.tui import safe
 from gage.tui.dialogs import resolve_path

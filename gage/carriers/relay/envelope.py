@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.bundle import safeopen
+from gage.format import signing
 from gage.format.errors import GageError, MalformedError, RefusedError
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.manifest_files import check_path
@@ -30,7 +31,7 @@ MAGIC = b"gage-envelope/v1\n"
 FILE = b"F"
 END = b"E"
 CHUNK = 1 << 16
-MAX_SIGNATURE = 64
+MAX_SIGNATURE = signing.HYBRID_SIG_LEN  # the longest `manifest.sig`: a hybrid signature
 
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
@@ -223,8 +224,11 @@ class Reader:
             self._state, self._need = _SLEN, 4
         elif s == _SLEN:
             n = _U32.unpack(got)[0]
-            if n != MAX_SIGNATURE:
-                raise EnvelopeError(f"a signature of {n} bytes; a bundle signature is {MAX_SIGNATURE}")
+            assert self.manifest is not None
+            # The signature its key makes (gage.format.signing): 64 bytes for Ed25519, 3373 for a hybrid key.
+            want = signing.signature_len(self.manifest.sender.key)
+            if n != want:
+                raise EnvelopeError(f"a signature of {n} bytes; the manifest's key signs with {want}")
             self._state, self._need = _SIG, n
         elif s == _SIG:
             assert self.manifest is not None
