@@ -35,7 +35,7 @@ WHY = {
     "missing": "ends before",
     "truncated": "ends early",
     "trailing": "after the end",
-    "signature-length": "a bundle signature is 64",
+    "signature-length": "key signs with 64",
     "manifest": "malformed",
 }
 

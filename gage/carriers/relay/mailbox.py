@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import secrets
 import shutil
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,7 +164,9 @@ def _full(exc: Exception) -> bool:
     return "maximum messages" in text or "maximum bytes" in text or "resource limits" in text or "err_code=10077" in text
 
 
-PUBLISH_ATTEMPTS = 4
+# How long a delivery keeps trying after a failure on the way: a cluster that lost a node
+# elects a new stream leader in seconds, longer on a loaded machine. Bounded, then reported.
+PUBLISH_PATIENCE = 10.0
 
 
 async def publish(url: str, address: str, envelope: Path, *, creds: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -174,14 +177,17 @@ async def publish(url: str, address: str, envelope: Path, *, creds: str | None =
     once however many times it arrived. Refusals (no mailbox, full) are not retried.
     """
     msg_id = secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
-    for attempt in range(PUBLISH_ATTEMPTS):
+    deadline = time.monotonic() + PUBLISH_PATIENCE
+    attempt = 0
+    while True:
         try:
             return await _publish_once(url, address, envelope, msg_id, creds=creds, timeout=timeout)
         except _Transient as exc:
-            if attempt == PUBLISH_ATTEMPTS - 1:
+            attempt += 1
+            pause = min(2.0, 0.5 * attempt)
+            if time.monotonic() + pause > deadline:
                 raise RelayError(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
-            await asyncio.sleep(0.5 * (attempt + 1))
-    raise AssertionError("unreachable")
+            await asyncio.sleep(pause)
 
 
 class _Transient(Exception):
