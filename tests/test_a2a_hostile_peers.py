@@ -497,5 +497,15 @@ def test_a_client_that_writes_its_whole_body_first_still_gets_the_401_or_413(hom
     srv, _ = serving(bob, **({"token": "a-token-of-sixteen+"} if why == "token" else {"limits": SMALL}))
     body = b'{"x": "' + b"a" * (SMALL.max_request_bytes + (1 << 20)) + b'"}'
     head = f"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-    answer = _write_all_then_read(srv.port, head, body)
-    assert answer.startswith(b"HTTP/1.1 401" if why == "token" else b"HTTP/1.1 413"), answer[:100]
+    # The drain is bounded (spec/a2a.md section 10: one more request cap, 10 s). On a loaded machine
+    # (a CI run with every core busy) a 13 MB body once missed that bound and the answer was lost,
+    # as the spec allows; so a lost answer is tried again, at most twice, and every answer that
+    # arrives must be the refusal, never anything else.
+    want = b"HTTP/1.1 401" if why == "token" else b"HTTP/1.1 413"
+    answers = []
+    for _ in range(3):
+        answers.append(_write_all_then_read(srv.port, head, body))
+        if answers[-1]:
+            break
+    assert answers[-1].startswith(want), [a[:100] for a in answers]
+    assert all(a.startswith(want) for a in answers if a)
