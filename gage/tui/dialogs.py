@@ -119,6 +119,17 @@ def resolve_path(text: str, cwd: Path) -> Path | None:
     return p if p.is_absolute() else cwd / p
 
 
+def new_file_path(text: str, cwd: Path) -> tuple[Path | None, str | None]:
+    """A path a person typed for a file gage is to write, or why not: nothing typed, or a file
+    (or link) already there, which gage never replaces. The writer checks again when it writes."""
+    path = resolve_path(text, cwd)
+    if path is None:
+        return None, "Give a file name."
+    if path.exists() or path.is_symlink():
+        return None, f"{path} already exists; gage will not replace it. Give another name."
+    return path, None
+
+
 class ExportDialog(ModalScreen[ExportChoice | None]):
     """Ask where to write a bundle as an A2A artifact file, and for which protocol.
 
@@ -175,12 +186,9 @@ class ExportDialog(ModalScreen[ExportChoice | None]):
         problem.display = True
 
     def _submit(self) -> None:
-        path = resolve_path(self.query_one("#export-path", Input).value, self._cwd)
+        path, why = new_file_path(self.query_one("#export-path", Input).value, self._cwd)
         if path is None:
-            self._problem("Give a file name.")
-            return
-        if path.exists() or path.is_symlink():
-            self._problem(f"{path} already exists; gage will not replace it. Give another name.")
+            self._problem(why or "")
             return
         self.dismiss(ExportChoice(path, self.protocol()))
 

@@ -24,7 +24,7 @@ from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text
 from gage.trust import ceremony
 from gage.tui import safe
-from gage.tui.dialogs import resolve_path
+from gage.tui.dialogs import new_file_path
 
 
 def default_name(name: str) -> str:
@@ -74,12 +74,9 @@ class MeDialog(ModalScreen[None]):
         problem.display = True
 
     def export(self) -> None:
-        path = resolve_path(self.query_one("#me-path", Input).value, self._cwd)
+        path, why = new_file_path(self.query_one("#me-path", Input).value, self._cwd)
         if path is None:
-            self._problem("Give a file name.")
-            return
-        if path.exists() or path.is_symlink():
-            self._problem(f"{path} already exists; gage will not replace it. Give another name.")
+            self._problem(why or "")
             return
         ident = self.app.home.identity  # type: ignore[attr-defined]
         try:
