@@ -83,6 +83,25 @@ def test_bundle_json_describes_the_bundle_and_its_sender_as_verdict_does(two, ga
     assert isinstance(listed, list)
     assert [row["sender"] for row in listed if row["id"] == doc["id"]] == [doc["sender"]]
     assert doc["sender"]["is_me"] is True and doc["sender"]["signature_ok"] is True
+    # My own key is "mine", never "unknown" beside is_me (issue 18: one shape that does not contradict itself).
+    assert doc["sender"]["status"] == "mine" and doc["sender"]["name"] is None
+
+
+def test_my_own_key_is_mine_even_where_the_signature_fails(two, gage, tmp_path: Path) -> None:
+    """status is the key's standing here, whatever signed; is_me is only for a proven signer."""
+    alice, _bob = two
+    f = tmp_path / "note.txt"
+    f.write_bytes(b"hello\n")
+    made = _strict(gage(alice, "bundle", str(f), "--kind", "share", "--json").out)
+    assert isinstance(made, dict)
+    sig = alice.state_dir("outbox") / made["id"] / "manifest.sig"
+    raw = bytearray(sig.read_bytes())
+    raw[0] ^= 1
+    sig.write_bytes(bytes(raw))
+    verdict = _strict(gage(alice, "verdict", made["id"], "--json").out)
+    assert isinstance(verdict, dict) and verdict["verdict"] == "invalid"
+    assert verdict["sender"]["status"] == "mine" and verdict["sender"]["is_me"] is False
+    assert verdict["sender"]["signature_ok"] is False and verdict["sender"]["name"] is None
 
 
 def test_bundle_without_json_still_prints_only_the_id(two, gage, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ Kind = Literal["share", "question", "answer", "review-request", "ack"]
 # The receiver's verdict (spec/verdict.md), computed now, never read from the bundle.
 VerdictLevel = Literal["verified", "unverified", "invalid"]
 # A fact about a key in this home (spec/verdict.md): only the ceremony makes "confirmed".
-KeyStatus = Literal["confirmed", "retired", "candidate", "unknown"]
+KeyStatus = Literal["confirmed", "retired", "candidate", "mine", "unknown"]
 # What this home knows about a key now (gage.trust.keytrust.key_trust): the one answer every
 # caller uses, for a sender, a forwarded hop, the pending limits, pairing and every carrier.
 KeyStanding = Literal["mine", "confirmed", "candidate", "superseded", "compromised", "unknown"]

@@ -116,4 +116,9 @@ def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
     down = downgrade_of(contacts, home.identity, key)
     if down is not None:
         contact = None
-    return KeyTrust(contact=contact, status=status, retired=retired, mine=home.identity.owns(key), downgrade=down, key=key)
+    mine = home.identity.owns(key)
+    if mine and status == "unknown":
+        # One of this home's own keys (never a contact, never a candidate): "retired" when a
+        # statement of mine retired it, else "mine". Never "unknown" beside is_me (issue 18).
+        status = "retired" if retired is not None else "mine"
+    return KeyTrust(contact=contact, status=status, retired=retired, mine=mine, downgrade=down, key=key)

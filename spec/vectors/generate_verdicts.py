@@ -99,9 +99,9 @@ def contact(name: str) -> dict[str, str]:
 
 
 def sender(name: str, *, status: str, local: str | None, claimed: str | None = None, sig: bool = True) -> dict[str, Any]:
-    # No vector's sender is the receiver itself ("me" is never a sender here), so is_me is always false.
+    # is_me: the receiver's own key, and only where its signature verifies (spec/verdict.md, Sender).
     return {"key": key_text(key(name)), "name": local, "status": status, "claimed_name": claimed or name,
-            "signature_ok": sig, "is_me": False, "scheme": "classical-only"}  # fmt: skip
+            "signature_ok": sig, "is_me": name == "me" and sig, "scheme": "classical-only"}  # fmt: skip
 
 
 def seen(times: int, *, parent: str | None = None, parent_status: str | None = None) -> dict[str, Any]:
@@ -243,6 +243,16 @@ def cases() -> list[dict[str, Any]]:
                               "chain": [{"key": key_text(key("alice")), "claimed_name": "alice", "contact_name": "alice",
                                          "bundle": hop.bundle,
                                          "claimed_by": f"the sender (unknown key {short_fingerprint(key('uma'))})"}]}))  # fmt: skip
+    m = manifest("mine-come-back", "me", to=("alice",))
+    out.append(case("mine-come-back", "A bundle the receiver signed, come back: status mine, is_me, and still unverified.",
+                    signed(m), confirmed=["alice"],
+                    expected={"verdict": "unverified", "sender": sender("me", status="mine", local=None),
+                              "seen": seen(1), "addressed_to_me": False}))  # fmt: skip
+    m = manifest("mine-forged", "me")
+    out.append(case("mine-forged", "Names the receiver's own key, signed by uma: the key is mine, the signer unproven.",
+                    signed(m, by="uma"), confirmed=["alice"],
+                    expected={"verdict": "invalid", "problems": [{"stage": "signature", "path": "manifest.sig"}],
+                              "sender": sender("me", status="mine", local=None, sig=False), "seen": seen(1)}))  # fmt: skip
     good = json.loads(manifest("malformed-kind", "alice").raw)
     good["kind"] = "shout"
     raw = strictjson.dumps(good)
