@@ -271,17 +271,66 @@ class SettlingPilot(Pilot):
         Textual waits for every widget of the screen shown when the wait began. A key that
         dismisses that screen (enter in a dialog) can remove it before its widgets handle the
         wait's callback, and then the wait can only time out: seen under CI load as a
-        WaitForScreenTimeout in `test_reject_with_a_reason`. A screen that is really stuck
-        still fails, after SCREEN_WAIT_CAP seconds.
+        WaitForScreenTimeout in `test_reject_with_a_reason`, and once after a click on a
+        dialog's button. So each round asks whichever screen is shown now, and a widget that
+        has left the app (detached, or on a screen no longer in the stack) is not waited for:
+        it will never answer. A widget still shown that never answers is a real hang, and
+        fails after SCREEN_WAIT_CAP seconds naming the widgets that did not answer.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, SCREEN_WAIT_CAP)
         while True:
-            try:
-                return await super()._wait_for_screen(timeout=2.0)
-            except WaitForScreenTimeout:
-                if loop.time() >= deadline:
-                    raise
+            silent = await _screen_round(self.app, 2.0)
+            if silent is None:
+                return True
+            still = [w for w in silent if _still_shown(self.app, w)]
+            if not still:
+                return True
+            if loop.time() >= deadline:
+                names = ", ".join(f"{w!r} (running={getattr(w, 'is_running', '?')})" for w in still[:10])
+                raise WaitForScreenTimeout(f"these widgets never processed the pilot's callback: {names}")
+
+
+async def _screen_round(app: App, timeout: float) -> list[Any] | None:
+    """Post a callback to the app and every widget of the shown screen; None once all ran,
+    else the ones that did not within `timeout` (an exception in the app also ends the wait)."""
+    try:
+        screen = app.screen
+    except Exception:  # noqa: BLE001 - no screen: nothing to wait for (as Textual's own wait)
+        return None
+    pending: set[int] = set()
+    children = [app, *screen.walk_children(with_self=True)]
+    everyone_ran = asyncio.Event()
+
+    def ran(key: int) -> None:
+        pending.discard(key)
+        if not pending:
+            everyone_ran.set()
+
+    for child in children:
+        if child.call_later(ran, id(child)):
+            pending.add(id(child))
+    if not pending:
+        return None
+    waits = [asyncio.create_task(everyone_ran.wait()), asyncio.create_task(app._exception_event.wait())]
+    _done, left = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    for task in left:
+        task.cancel()
+    if len(left) < len(waits) or not pending:
+        return None
+    return [c for c in children if id(c) in pending]
+
+
+def _still_shown(app: App, widget: Any) -> bool:
+    """The widget is part of the app now: the app itself, or attached under a screen in the stack."""
+    if widget is app:
+        return True
+    if not getattr(widget, "is_attached", False) or getattr(widget, "_closing", False) or getattr(widget, "_closed", False):
+        return False
+    try:
+        return widget.screen in app.screen_stack
+    except Exception:  # noqa: BLE001 - a widget between screens (NoScreen): not shown
+        return False
 
 
 class TestApp(GageApp):
