@@ -12,6 +12,7 @@ import pytest
 from gagetest import Run, arrive, pair
 
 from gage.format.errors import Exit
+from gage.format.keys import key_text, short_fingerprint
 from gage.home.layout import Home
 from gage.inbox import send
 
@@ -112,6 +113,10 @@ def test_journal_show_prints_json_words_not_python_values(gage: Gage, homes, tmp
     assert r.code == 0
     assert "None" not in r.out and "True" not in r.out and "False" not in r.out
     assert "parent=null" in r.out
+    # A hybrid key is named by its fingerprint, as `gage id` names it; --json keeps every byte.
+    key = bob.identity.key
+    assert key_text(key) not in r.out and short_fingerprint(key) in r.out
+    assert key_text(key) in gage(bob, "journal", "show", "--json").out
 
 
 def test_import_json_says_ok_for_a_bundle_already_there(gage: Gage, homes, tmp_path: Path) -> None:

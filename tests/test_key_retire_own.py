@@ -19,7 +19,7 @@ from gagetest import Run, pair
 from gage.bundle import check
 from gage.format import keystatement as ks
 from gage.format.errors import GageIOError, RefusedError
-from gage.format.keys import Identity, key_text
+from gage.format.keys import Identity, key_shown, key_text
 from gage.format.manifest import Party
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -77,7 +77,7 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     assert verdict_mod.compute(fresh, listing.resolve(fresh, m2.id)).addressed_to_me is True
 
     text = gage(fresh, "id").out
-    assert f"key:   {ident.key_text}" in text and f"retired: {key_text(old_key)} superseded" in text
+    assert f"key:   {key_shown(ident.key)}" in text and f"retired: {key_shown(old_key)} superseded" in text
     js = json.loads(gage(fresh, "id", "--json").out)
     assert js["key"] == ident.key_text
     assert js["retired"] == [

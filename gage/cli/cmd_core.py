@@ -13,7 +13,7 @@ from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_text
+from gage.format.keys import key_shown, key_text
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import listing
@@ -38,9 +38,16 @@ def cmd_init(args: Any) -> int:
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
     out(f"name:  {show(home.identity.name)}")
-    out(f"key:   {home.identity.key_text}{' (secret sealed with a passphrase)' if secret else ''}")
+    out(f"key:   {_whole_key_hint(home.identity.key)}{' (secret sealed with a passphrase)' if secret else ''}")
     out(f"words: {format_pairs(words)}")
     return 0
+
+
+def _whole_key_hint(key: bytes) -> str:
+    """The key as a person reads it on one line: a hybrid key's 3984 characters would bury the
+    rest of `gage id`, so it is named by its fingerprint and where the whole text is."""
+    shown = key_shown(key)
+    return shown if shown == key_text(key) else f"{shown} (the whole key: `gage key export` or `gage id --json`)"
 
 
 def cmd_id(args: Any) -> int:
@@ -58,9 +65,9 @@ def cmd_id(args: Any) -> int:
     out(f"name:  {show(ident.name)}")
     done = ident.current_retirement
     if done is not None:
-        out(f"key:   {ident.key_text} (RETIRED as {done.reason} as of {done.retired_at}: this home signs nothing more)")
+        out(f"key:   {_whole_key_hint(ident.key)} (RETIRED as {done.reason} as of {done.retired_at}: this home signs nothing more)")
     else:
-        out(f"key:   {ident.key_text}{' (secret sealed with a passphrase)' if ident.protected else ''}")
+        out(f"key:   {_whole_key_hint(ident.key)}{' (secret sealed with a passphrase)' if ident.protected else ''}")
     out(f"words: {format_pairs(words)}")
     for line in cmd_keys.id_lines(home):
         out(line)

@@ -13,7 +13,7 @@ from typing import Any
 from gage.bundle import atomic
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, MalformedError, UsageError
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
 from gage.format.words import format_pairs
 from gage.home import listing
@@ -165,7 +165,7 @@ def id_lines(home: Home) -> list[str]:
     for r in home.identity.retired:
         where = "" if r.origin == "this home" else " (another home's key, which this one replaces)"
         nxt = f"; replaced by {short_fingerprint(r.replacement)}" if r.replacement else "; no replacement"
-        lines.append(f"retired: {key_text(r.key)} {r.reason} as of {r.retired_at}{nxt}{where}")
+        lines.append(f"retired: {key_shown(r.key)} {r.reason} as of {r.retired_at}{nxt}{where}")
     return lines
 
 

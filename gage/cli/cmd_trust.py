@@ -18,6 +18,7 @@ from gage.format.errors import (
     UsageError,
 )
 from gage.format.keys import (
+    key_shown,
     key_text,
     matches_ref,
     parse_key,
@@ -244,9 +245,23 @@ def cmd_journal_show(args: Any) -> int:
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
         # Values as JSON writes them (null, true, a list), strings bare: never Python's None/True.
-        detail = " ".join(f"{show(k)}={show(v if isinstance(v, str) else json.dumps(v, ensure_ascii=True))}" for k, v in rest.items())
+        detail = " ".join(f"{show(k)}={show(_journal_value(v))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
+
+
+def _journal_value(v: Any) -> str:
+    """A journal value for a person: strings bare, anything else as JSON writes it (null, true,
+    a list), never Python's None/True; a hybrid key by its fingerprint, as `gage id` names it
+    (3968 hex digits would fill the screen; `journal show --json` has every byte)."""
+    if not isinstance(v, str):
+        return json.dumps(v, ensure_ascii=True)
+    if v.startswith("ed25519+mldsa65:"):
+        try:
+            return key_shown(parse_key(v))
+        except GageError:
+            return v
+    return v
 
 
 def _emit_json_stream(items: Any) -> None:
