@@ -46,7 +46,7 @@ INBOX: tuple[Key, ...] = (
     Key("s", "save", "Save", "Save a checked copy of the highlighted bundle's files in a folder you choose."),
     Key("slash", "filter", "Filter", "Filter the rows as you type: words of the subject, sender or kind, or an id prefix.", display="/"),
     Key("v", "verdict_filter", "Verdicts", "Show only verified, only unverified, only invalid, or only strangers' bundles (v again: the next).", show=False),
-    Key("space", "mark", "Mark", "Mark or unmark the highlighted bundle; a and r then act on every marked one, after one confirmation.", show=False, display="Space"),
+    Key("space", "mark", "Mark", "Mark or unmark the highlighted bundle and move to the next; a and r then act on every marked one, after one confirmation.", show=False, display="Space"),
     # Not in the footer: the filter's own line says "Esc clears" while a filter or marks are on.
     Key("escape", "clear_filter", "Clear", "Clear the filter (and, pressed again, the marks).", display="Esc", show=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
