@@ -151,15 +151,21 @@ def cmd_mailbox_fetch(args: Any) -> int:
 
 
 def cmd_deliver(args: Any) -> int:
-    deliver = _relay("deliver")
+    """To the contact's mailbox, A2A agent or drop folder (gage.carriers.route); only the way taken needs its extra."""
+    from gage.carriers import route
+    from gage.cli.cmd_a2a import token_from_file
+
     home = open_home(args)
     stored = listing.resolve(home, args.id)
-    done = deliver.deliver(home, stored.path, stored.id, args.to, relay=args.relay, unconfirmed=args.unconfirmed, creds=args.creds)
+    done = route.deliver(
+        home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=args.relay, creds=args.creds,
+        token=token_from_file(args.token_file),
+    )
     if args.json:
         emit_json(done.to_json())
-        return 0
+        return done.code
     out(done.summary())
-    return 0
+    return done.code
 
 
 def cmd_directory_publish(args: Any) -> int:
