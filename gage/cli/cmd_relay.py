@@ -186,7 +186,8 @@ def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str]:
     directory = _relay("directory")
     url = _url(home, args)
     rec = directory.lookup(home, args.directory, url, creds=_creds(home, args))
-    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r})"
+    warn = f"; WARNING: {rec.note}" if rec.note else ""
+    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r}{warn})"
 
 
 def cmd_directory_lookup(args: Any) -> int:
@@ -202,5 +203,7 @@ def cmd_directory_lookup(args: Any) -> int:
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
     out(f"  mailbox      {rec.mailbox} on {show(rec.relay or url)}")
     out(f"  published    {rec.published_at} (the publisher's claim)")
+    if rec.note:
+        out(f"  WARNING      {rec.note}")
     out(f"Kept as a candidate. To confirm it, read the words: gage pair --directory {show(rec.handle)} --name NAME")
     return 0
