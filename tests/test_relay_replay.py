@@ -11,7 +11,7 @@ import pytest
 from relaytest import open_mailbox, relay  # noqa: F401  (fixtures)
 from test_relay_directory import _handle, _hostile_put
 
-from gage.carriers.relay import directory, record
+from gage.carriers.relay import record
 from gage.format.errors import Exit, RefusedError
 from gage.home import dirseen, sealing, whereabouts
 from gage.home.contacts import Contacts
