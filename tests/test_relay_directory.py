@@ -235,9 +235,10 @@ def test_a_dropped_or_replayed_record_leaves_delivery_to_the_confirmed_key(cast,
     directory.publish(bob, h, relay.url, relay_for_record=relay.url)
     directory.lookup(alice, h, relay.url)
     assert whereabouts.of(alice, bob.identity.key).mailbox == new_addr
-    # the directory replays the old record: alice keeps the newer binding
+    # the directory replays the old record: refused (tests/test_relay_replay.py), and alice keeps the newer binding
     _hostile_put(relay.url, h, old)
-    directory.lookup(alice, h, relay.url)
+    r = gage(alice, "directory", "lookup", h)
+    assert r.code == Exit.REFUSED and "a replayed record" in r.err
     assert whereabouts.of(alice, bob.identity.key).mailbox == new_addr
     # the directory drops the record, then puts mallory's there: delivery still goes to bob's key
     _hostile_put(relay.url, h, b"")

@@ -70,6 +70,6 @@ def test_gage_runs_without_the_relay_extra_and_says_what_to_install(tmp_path: Pa
     assert r.returncode == 0, r.stderr
     assert _gage_without_relay("list", "--json", home=home).returncode == 0
     assert _gage_without_relay("key", "export", home=home).returncode == 0
-    for cmd in (["mailbox", "create", "--relay", "nats://127.0.0.1:1"], ["deliver", r.stdout.strip(), "--to", "bob"], ["directory", "lookup", "bob"]):
+    for cmd in (["mailbox", "create", "--relay", "nats://127.0.0.1:1"], ["deliver", r.stdout.strip(), "--to", "bob", "--via", "mailbox"], ["directory", "lookup", "bob"]):
         res = _gage_without_relay(*cmd, home=home)
         assert res.returncode == 2 and "gage-bundles[relay]" in res.stderr, (cmd, res.stderr)

@@ -57,7 +57,7 @@ def test_deliver_then_fetch_lands_in_pending_and_says_so(two, gage, tmp_path: Pa
     bid = bundle(alice, tmp_path)
     r = gage(alice, "deliver", bid[:12], "--to", "bob")
     assert r.code == 0, r.err
-    assert r.out.strip() == f"{bid[:12]}: delivered to bob's mailbox; not yet fetched"
+    assert r.out.strip() == f"{bid[:12]}: delivered to bob's mailbox; not yet fetched (where bob is: a claim, from key file)"
     assert listing.find(bob, bid) is None  # delivered is not fetched
     r = gage(bob, "mailbox", "fetch", "--json")
     assert r.code == 0, r.err

@@ -1,11 +1,13 @@
 """The per-user relay configuration of spec/relay.md section 8, on a real nats-server: each
 person may deliver to any mailbox and fetch only their own, and write the directory under their
-own handle only. (Small envelopes and the directory; big envelopes through the object store
-need the bucket permissions too, which this test does not yet grant or check.)"""
+own handle only; big envelopes go through the mailboxes' object stores with the permissions those
+need; and a permission the relay refuses is an error that names it, at once (exit 15)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +17,15 @@ from relaytest import bundle
 
 from gage.carriers.relay import deliver, directory, mailbox, server
 from gage.carriers.relay.errors import RelayError
+from gage.format.errors import Exit
 from gage.home import listing, sealing, whereabouts
 from gage.home.layout import Home
 
 
-def user_permissions(name: str, address: str) -> list[str]:
-    """What spec/relay.md section 8 lets one person publish to (and they subscribe to _INBOX.> only)."""
-    return [
+def user_permissions(name: str, address: str, *, big: bool = True) -> list[str]:
+    """What spec/relay.md section 8 lets one person publish to (and they subscribe to _INBOX.> only).
+    `big`: also what envelopes over the inline limit need, through the mailboxes' object stores."""
+    return (BIG_SEND + [p.replace("<A>", address) for p in BIG_OWN]) * big + [
         "gage.mb.*",
         f"$JS.API.CONSUMER.INFO.GAGE_MB_{address}.inbox",
         f"$JS.API.CONSUMER.MSG.NEXT.GAGE_MB_{address}.inbox",
@@ -33,15 +37,34 @@ def user_permissions(name: str, address: str) -> list[str]:
     ]
 
 
+# Envelopes over the inline limit (spec/relay.md section 4): the sender puts the object in the
+# recipient's bucket, the owner reads, then deletes it from their own.
+# (A NATS wildcard is a whole token: OBJ_GAGE_OB_* would match only itself.)
+BIG_SEND = [
+    "$JS.API.STREAM.INFO.*",
+    "$JS.API.STREAM.MSG.GET.*",
+    "$O.*.C.*",
+    "$O.*.M.*",
+]
+BIG_OWN = [
+    "$JS.API.STREAM.NAMES",
+    "$JS.API.CONSUMER.CREATE.OBJ_GAGE_OB_<A>",
+    "$JS.API.CONSUMER.CREATE.OBJ_GAGE_OB_<A>.>",
+    "$JS.API.CONSUMER.DELETE.OBJ_GAGE_OB_<A>.>",
+    "$JS.API.STREAM.PURGE.OBJ_GAGE_OB_<A>",
+    "$JS.FC.OBJ_GAGE_OB_<A>.>",
+]
+
+
 @pytest.fixture
 def people(make_home, tmp_path: Path) -> Iterator[tuple[dict[str, Home], dict[str, str], server.Server]]:
-    homes = {n: make_home(n) for n in ("alice", "bob")}
+    homes = {n: make_home(n) for n in ("alice", "bob", "carol")}  # carol may not use the object stores
     addr = {}
     for n, h in homes.items():
         with h.lock():
             addr[n] = sealing.mailbox_address(sealing.ensure(h.root, h.identity.secret).recipient)
     def entry(n: str) -> str:
-        allow = ", ".join(f'"{s}"' for s in user_permissions(n, addr[n]))
+        allow = ", ".join(f'"{s}"' for s in user_permissions(n, addr[n], big=n != "carol"))
         return f'{{ user: {n}, password: {n}-pw, permissions: {{ publish: {{ allow: [{allow}] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}'
 
     users = ", ".join(entry(n) for n in homes)
@@ -50,7 +73,9 @@ def people(make_home, tmp_path: Path) -> Iterator[tuple[dict[str, Home], dict[st
     srv.store.mkdir(parents=True)
     conf = srv.store / "perm.conf"
     conf.write_text(srv.config() + f"accounts {{ GAGE {{ jetstream: enabled, users: [ {{ user: admin, password: admin-pw }}, {users} ] }} }}\n")
-    srv.proc = subprocess.Popen([server.binary(), "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(srv.store / "server.log", "wb")  # noqa: SIM115  (the server's own account of what it refused)
+    srv.proc = subprocess.Popen([server.binary(), "-c", str(conf)], stdout=log, stderr=log)
+    log.close()
     try:
         srv.wait_ready(20)
         yield homes, addr, srv
@@ -80,3 +105,63 @@ def test_each_person_delivers_anywhere_fetches_only_their_own_and_writes_only_th
     with pytest.raises(RelayError):
         directory.publish(alice, "bob", _as("alice", srv), relay_for_record=None)  # nor write bob's handle
     assert directory.lookup(alice, "bob", _as("alice", srv)).signing_key == bob.identity.key
+
+
+def _big(home: Home, tmp_path: Path) -> str:
+    """A bundle whose envelope is over the inline limit, so it travels by the object store."""
+    return bundle(home, tmp_path, name="big.bin", data=os.urandom(mailbox.INLINE_MAX + 200_000))
+
+
+def test_a_big_envelope_goes_through_the_object_store_under_per_user_permissions(people, tmp_path: Path) -> None:
+    homes, addr, srv = people
+    alice, bob = homes["alice"], homes["bob"]
+    for n in homes:
+        mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
+    pair(alice, "bob", bob)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    bid = _big(alice, tmp_path)
+    done = deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
+    assert done.via == "object", (srv.store / "server.log").read_text()[-2000:]
+    got = mailbox.run(mailbox.fetch(bob, _as("bob", srv), addr["bob"]))
+    assert [o.id for o in got.opened] == [bid], (srv.store / "server.log").read_text()[-2000:]
+    assert listing.find(bob, bid).state == "pending"
+
+    async def objects() -> int:
+        async with mailbox.connected(_as("admin", srv)) as nc:
+            obs = await nc.jetstream().object_store(mailbox.bucket_name(addr["bob"]))
+            return len(await obs.list(ignore_deletes=True)) if await _has_objects(obs) else 0
+
+    assert mailbox.run(objects()) == 0  # bob deleted it from his bucket once it landed
+    assert "Permissions Violation" not in (srv.store / "server.log").read_text()
+
+
+async def _has_objects(obs: object) -> bool:
+    import nats.js.errors
+
+    try:
+        await obs.list(ignore_deletes=True)  # type: ignore[attr-defined]
+    except nats.js.errors.NotFoundError:
+        return False
+    return True
+
+
+def test_a_permission_the_relay_refuses_is_a_clear_error_naming_it(people, gage, tmp_path: Path) -> None:
+    homes, addr, srv = people
+    alice, bob, carol = homes["alice"], homes["bob"], homes["carol"]
+    for n in homes:
+        mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
+    mailbox.run(directory.put_raw(_as("admin", srv), "operator", b"{}"))
+    pair(carol, "bob", bob)
+    whereabouts.remember(carol, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("carol", srv), source="key file"))
+    bid = _big(carol, tmp_path)
+    started = time.monotonic()
+    r = gage(carol, "deliver", bid, "--to", "bob")
+    assert r.code == Exit.RELAY
+    assert "the relay refused: this user has no permission for a mailbox's object store" in r.err, r.err
+    assert "permissions violation for publish to" in r.err and "spec/relay.md section 8" in r.err
+    assert time.monotonic() - started < 10  # at once, not after the request's 30 s timeout
+    with pytest.raises(RelayError, match="no permission for reading that mailbox"):
+        mailbox.run(mailbox.fetch(alice, _as("alice", srv), addr["bob"]))
+    with pytest.raises(RelayError, match="no permission for writing the directory record for the handle 'bob'"):
+        directory.publish(alice, "bob", _as("alice", srv), relay_for_record=None)
+    assert [o.id for o in mailbox.run(mailbox.fetch(bob, _as("bob", srv), addr["bob"])).opened] == []  # nothing half-delivered

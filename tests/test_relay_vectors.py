@@ -104,3 +104,15 @@ def test_records(r: dict[str, str]) -> None:
     with pytest.raises(err) as caught:
         record.parse(data, handle=r["handle"])
     assert type(caught.value) is err  # a refusal is not reported as malformed, nor the other way
+
+
+@pytest.mark.parametrize("r", V["replays"], ids=lambda r: r["name"])
+def test_replays(r: dict[str, str]) -> None:
+    """What a reader refuses after it has seen a record: one its key published earlier (a replay)."""
+    from gage.home import dirseen
+
+    seen = record.parse(base64.b64decode(r["seen_b64"]), handle=r["handle"])
+    then = record.parse(base64.b64decode(r["then_b64"]), handle=r["handle"])  # valid on its own
+    assert then.signing_key == seen.signing_key
+    problem = dirseen.replay_problem(seen.published_at, then.published_at)
+    assert (problem is None) == (r["expect"] == "valid")

@@ -81,7 +81,8 @@ def _sdk(module: str) -> Any:
         ) from None
 
 
-def _token(path: str | None) -> str | None:
+def token_from_file(path: str | None) -> str | None:
+    """A bearer token from a file (never an argument, which `ps` shows): for send, and deliver to an A2A agent."""
     if path is None:
         return None
     data, where = _read_bounded(path, 4096)
@@ -163,7 +164,7 @@ def cmd_card(args: Any) -> int:
 def cmd_serve(args: Any) -> int:
     server = _sdk("server")
     home = open_home(args)
-    token = _token(args.token_file)
+    token = token_from_file(args.token_file)
     server.check_binding(args.host, token)
     if args.url:
         card.check_url(args.url)
@@ -182,7 +183,7 @@ def cmd_send(args: Any) -> int:
     home = open_home(args)
     stored = listing.resolve(home, args.id)
     result = client.send(
-        home, stored.path, args.url, protocol=args.protocol, token=_token(args.token_file), limits=_limits(home, args),
+        home, stored.path, args.url, protocol=args.protocol, token=token_from_file(args.token_file), limits=_limits(home, args),
         from_card=args.reply_to,
     )
     # Only gage's delivery result for this bundle counts as delivered; any other answer is its

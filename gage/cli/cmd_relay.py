@@ -151,15 +151,21 @@ def cmd_mailbox_fetch(args: Any) -> int:
 
 
 def cmd_deliver(args: Any) -> int:
-    deliver = _relay("deliver")
+    """To the contact's mailbox, A2A agent or drop folder (gage.carriers.route); only the way taken needs its extra."""
+    from gage.carriers import route
+    from gage.cli.cmd_a2a import token_from_file
+
     home = open_home(args)
     stored = listing.resolve(home, args.id)
-    done = deliver.deliver(home, stored.path, stored.id, args.to, relay=args.relay, unconfirmed=args.unconfirmed, creds=args.creds)
+    done = route.deliver(
+        home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=args.relay, creds=args.creds,
+        token=token_from_file(args.token_file),
+    )
     if args.json:
         emit_json(done.to_json())
-        return 0
+        return done.code
     out(done.summary())
-    return 0
+    return done.code
 
 
 def cmd_directory_publish(args: Any) -> int:
@@ -180,7 +186,8 @@ def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str]:
     directory = _relay("directory")
     url = _url(home, args)
     rec = directory.lookup(home, args.directory, url, creds=_creds(home, args))
-    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r})"
+    warn = f"; WARNING: {rec.note}" if rec.note else ""
+    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r}{warn})"
 
 
 def cmd_directory_lookup(args: Any) -> int:
@@ -196,5 +203,7 @@ def cmd_directory_lookup(args: Any) -> int:
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
     out(f"  mailbox      {rec.mailbox} on {show(rec.relay or url)}")
     out(f"  published    {rec.published_at} (the publisher's claim)")
+    if rec.note:
+        out(f"  WARNING      {rec.note}")
     out(f"Kept as a candidate. To confirm it, read the words: gage pair --directory {show(rec.handle)} --name NAME")
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gage.cli.cmd_where import candidate_key
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
     Exit,
@@ -14,15 +15,12 @@ from gage.format.errors import (
     GageIOError,
     MalformedError,
     RefusedError,
-    UnknownKeyError,
     UsageError,
 )
 from gage.format.keys import (
     key_shown,
     key_text,
-    matches_ref,
     parse_key,
-    ref_digits,
     short_fingerprint,
 )
 from gage.format.sanitize import json_text
@@ -134,6 +132,12 @@ def cmd_pair(args: Any) -> int:
 
 
 def cmd_contacts(args: Any) -> int:
+    if args.action == "where":
+        from gage.cli.cmd_where import cmd_contacts_where
+
+        return cmd_contacts_where(args)
+    if args.a2a is not None or args.folder is not None or args.relay is not None or args.clear:
+        raise UsageError("--a2a, --folder, --relay and --clear go with `gage contacts where NAME`")
     home = open_home(args)
     if args.action == "remove":
         if not args.name:
@@ -147,7 +151,7 @@ def cmd_contacts(args: Any) -> int:
     if args.action == "forget":
         if not args.name:
             raise UsageError("give the candidate's key or fingerprint: gage contacts forget KEY")
-        key = _candidate_key(Contacts.load(home.contacts_path), args.name)
+        key = candidate_key(Contacts.load(home.contacts_path), args.name)
         ceremony.forget_candidate(home, key)
         if args.json:
             emit_json({"forgot": key_text(key)})
@@ -204,21 +208,6 @@ def _retirement_text(r: Any) -> str:
     if r.replacement is not None:
         out += f", names the new key {short_fingerprint(r.replacement)}"
     return out
-
-
-def _candidate_key(contacts: Contacts, text: str) -> bytes:
-    """A candidate named by its key text, its fingerprint as listed, or a unique prefix of its hex."""
-    wanted = ref_digits(text)
-    if len(wanted) < 8 or any(c not in "0123456789abcdef" for c in wanted):
-        raise UsageError("give at least 8 hex digits of the candidate's key (as `gage contacts` shows it)")
-    matches = [k for k in contacts.candidates if matches_ref(k, wanted)]
-    if not matches:
-        if any(matches_ref(c.key, wanted) for c in contacts.confirmed.values()):
-            raise RefusedError("that key is a confirmed contact: `gage contacts remove NAME` unpairs it")
-        raise UnknownKeyError(f"no candidate key starts with {wanted}")
-    if len(matches) > 1:
-        raise UsageError(f"{wanted} matches {len(matches)} candidates; give more of the key")
-    return matches[0]
 
 
 def cmd_journal_verify(args: Any) -> int:

@@ -198,10 +198,21 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "contacts",
-        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate",
+        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate;"
+        " `contacts where NAME` shows or sets where they are (a claim)",
     )
-    p.add_argument("action", nargs="?", choices=("list", "remove", "forget"), default="list")
-    p.add_argument("name", nargs="?", help="NAME for remove; for forget, the candidate's key or fingerprint (a unique prefix will do)")
+    p.add_argument("action", nargs="?", choices=("list", "remove", "forget", "where"), default="list")
+    p.add_argument(
+        "name", nargs="?",
+        help="NAME for remove and where; for forget (and a candidate's where), the key or fingerprint (a unique prefix will do)",
+    )
+    p.add_argument("--a2a", metavar="URL", help="with where: their A2A agent's URL, your claim (gage deliver --via a2a)")
+    p.add_argument("--folder", metavar="DIR", help="with where: a drop folder they watch, your claim (gage deliver --via folder)")
+    p.add_argument("--relay", metavar="URL", help="with where: the relay their mailbox is on, your claim")
+    p.add_argument(
+        "--clear", action="append", choices=("mailbox", "relay", "a2a", "folder"), metavar="WHAT",
+        help="with where: forget that claim (mailbox, relay, a2a, folder; repeatable)",
+    )
     json_option(p)
     run_as(p, "cmd_trust", "cmd_contacts")
 

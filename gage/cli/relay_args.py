@@ -22,6 +22,14 @@ examples:
 """
 
 
+DELIVER_EXAMPLES = """\
+examples:
+  gage deliver 3f2a --to bob                                 # the mailbox if known, else A2A, else the drop folder
+  gage deliver 3f2a --to bob --via folder                    # into bob's drop folder (gage contacts where bob --folder DIR)
+  gage deliver 3f2a --to bob --via a2a --token-file tok      # to bob's A2A agent (gage contacts where bob --a2a URL)
+"""
+
+
 def _creds(p: argparse.ArgumentParser) -> None:
     p.add_argument("--creds", metavar="FILE", help="NATS credentials for a relay that asks for them")
 
@@ -61,12 +69,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(s)
     run_as(s, "cmd_relay", "cmd_mailbox_show")
 
-    p = sub.add_parser("deliver", help="seal a bundle to a contact and put it in their mailbox (needs gage[relay])")
+    p = sub.add_parser(
+        "deliver",
+        help="send a bundle to a contact where they are: their mailbox (sealed; gage[relay]), A2A agent (gage[a2a]) or drop folder",
+        epilog=DELIVER_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--to", required=True, metavar="NAME", help="a confirmed contact (or, with --unconfirmed, a candidate's key or claimed name)")
-    p.add_argument("--relay", metavar="URL", help="default: where their mailbox is, else this home's relay")
-    p.add_argument("--unconfirmed", action="store_true", help="seal to a candidate's key, a claim the ceremony never confirmed")
+    p.add_argument(
+        "--via", choices=("mailbox", "a2a", "folder"),
+        help="which of their whereabouts to use (default: the mailbox if known, else the A2A agent, else the drop folder)",
+    )
+    p.add_argument("--relay", metavar="URL", help="by mailbox: the relay (default: where their mailbox is, else this home's relay)")
+    p.add_argument("--unconfirmed", action="store_true", help="deliver to a candidate's key, a claim the ceremony never confirmed")
     _creds(p)
+    p.add_argument("--token-file", metavar="FILE", help="by A2A: a file holding the bearer token the agent asks for")
     json_option(p)
     run_as(p, "cmd_relay", "cmd_deliver")
 

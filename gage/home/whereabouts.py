@@ -12,7 +12,8 @@ Kept in `where.json` in the home (gage writes it atomically, under the home lock
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gage.bundle import atomic
@@ -27,6 +28,9 @@ FILE = "where.json"
 VERSION = 1
 LIMIT = 8 << 20
 MAX_TEXT = 2000
+# What `gage contacts where` records: the person's own claim about where a contact is.
+YOU = "you"
+FIELDS = ("mailbox", "relay", "sealing", "a2a", "drop")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,11 @@ class Where:
     drop: str | None = None
     source: str = ""
     seen_at: str = ""
+    # Per field, who claimed it when not `source` (an A2A URL the person typed: "you").
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def source_of(self, name: str) -> str:
+        return self.sources.get(name) or self.source or "unknown"
 
     def sealing_key(self) -> str | None:
         """The sealing key to seal to, only if its binding is signed by the key this is filed under."""
@@ -56,16 +65,24 @@ class Where:
 
     def summary(self) -> str:
         """One line for people (untrusted parts included: the caller makes it safe to show)."""
+        head = self.source_of("mailbox" if self.mailbox else "a2a" if self.a2a else "drop")
+
+        def by(name: str) -> str:
+            s = self.source_of(name)
+            return "" if s == head else f" (from {s})"
+
         parts = []
         if self.mailbox:
             state = "" if self.mailbox_ok() else " (NOT bound by this key: deliver refuses it)"
-            parts.append(f"mailbox {self.mailbox}" + (f" on {self.relay}" if self.relay else "") + state)
+            parts.append(f"mailbox {self.mailbox}" + (f" on {self.relay}{by('relay')}" if self.relay else "") + state)
+        elif self.relay:
+            parts.append(f"relay {self.relay}{by('relay')}")
         if self.a2a:
-            parts.append(f"A2A {self.a2a}")
+            parts.append(f"A2A {self.a2a}{by('a2a')}")
         if self.drop:
-            parts.append(f"drop folder {self.drop}")
+            parts.append(f"drop folder {self.drop}{by('drop')}")
         where = "; ".join(parts) or "nowhere known"
-        return f"where (a claim, from {self.source or 'unknown'}): {where}"
+        return f"where (a claim, from {head}): {where}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +95,7 @@ class Where:
             "a2a": self.a2a,
             "drop": self.drop,
             "source": self.source,
+            "sources": {n: self.source_of(n) for n in FIELDS if getattr(self, n) is not None},
             "seen_at": self.seen_at,
         }
 
@@ -89,6 +107,7 @@ class Where:
             "a2a": self.a2a,
             "drop": self.drop,
             "source": self.source,
+            "sources": dict(sorted(self.sources.items())),
             "seen_at": self.seen_at,
         }
 
@@ -117,6 +136,9 @@ def load(home: Home) -> dict[bytes, Where]:
             if not isinstance(v, dict):
                 raise MalformedError(f"{k}: must be an object")
             b = v.get("sealing")
+            srcs = v.get("sources") or {}
+            if not isinstance(srcs, dict) or any(n not in FIELDS or not isinstance(t, str) or len(t) > MAX_TEXT for n, t in srcs.items()):
+                raise MalformedError(f"{k}: sources must map a field to text")
             out[key] = Where(
                 key=key,
                 mailbox=_text(v, "mailbox"),
@@ -126,6 +148,7 @@ def load(home: Home) -> dict[bytes, Where]:
                 drop=_text(v, "drop"),
                 source=_text(v, "source") or "",
                 seen_at=_text(v, "seen_at") or "",
+                sources=srcs,
             )
     except MalformedError as exc:
         raise MalformedError(f"whereabouts file is damaged: {exc}", path=str(p)) from exc
@@ -143,24 +166,68 @@ def remember(home: Home, where: Where) -> Where:
         before = known.get(where.key)
         if before is not None and _older(where, before):
             # A replayed record (a directory serving an old one): keep the newer binding and its mailbox.
-            where = Where(**{**where.__dict__, "sealing": before.sealing, "mailbox": before.mailbox})
+            where = Where(**{**where.__dict__, "sealing": before.sealing, "mailbox": before.mailbox, "source": before.source})
         if before is not None:
-            where = Where(
-                key=where.key,
-                mailbox=where.mailbox if where.mailbox is not None else before.mailbox,
-                relay=where.relay if where.relay is not None else before.relay,
-                sealing=where.sealing if where.sealing is not None else before.sealing,
-                a2a=where.a2a if where.a2a is not None else before.a2a,
-                drop=where.drop if where.drop is not None else before.drop,
-                source=where.source or before.source,
-                seen_at=where.seen_at or now_text(),
-            )
+            where = _merged(where, before)
         elif not where.seen_at:
             where = Where(**{**where.__dict__, "seen_at": now_text()})
         known[where.key] = where
-        doc = {"gage-where": VERSION, "keys": {key_text(k): w._store() for k, w in sorted(known.items())}}
-        atomic.write_bytes(home.root / FILE, strictjson.dumps(doc) + b"\n", mode=0o600)
+        _write(home, known)
     return where
+
+
+def _merged(new: Where, before: Where) -> Where:
+    """`new` over `before`, field by field: a None keeps the old value and who claimed it."""
+    values = {n: getattr(new, n) if getattr(new, n) is not None else getattr(before, n) for n in FIELDS}
+    by = {n: new.source_of(n) if getattr(new, n) is not None else before.source_of(n) for n in FIELDS if values[n] is not None}
+    head = by.get("mailbox") or new.source or before.source
+    return Where(
+        key=new.key,
+        **values,
+        source=head,
+        seen_at=new.seen_at or now_text(),
+        sources={n: s for n, s in by.items() if s != head},
+    )
+
+
+def _write(home: Home, known: dict[bytes, Where]) -> None:
+    """where.json, whole, atomically (the caller holds the home lock)."""
+    doc = {"gage-where": VERSION, "keys": {key_text(k): w._store() for k, w in sorted(known.items())}}
+    atomic.write_bytes(home.root / FILE, strictjson.dumps(doc) + b"\n", mode=0o600)
+
+
+def set_own(home: Home, key: bytes, *, a2a: str | None = None, drop: str | None = None, relay: str | None = None, clear: Iterable[str] = ()) -> Where:
+    """The person's own claim (source "you") about where `key` is: `gage contacts where`.
+
+    Given values are set, fields in `clear` are removed ("mailbox" takes its relay and sealing
+    binding with it); everything else, and who claimed it, stays as it was.
+    """
+    clear = set(clear)
+    unknown = clear - {"mailbox", "relay", "a2a", "drop"}
+    if unknown:
+        raise MalformedError(f"cannot clear {sorted(unknown)}: one of mailbox, relay, a2a, drop")
+    for name, value in (("a2a", a2a), ("drop", drop), ("relay", relay)):
+        if value is not None and (not value or len(value) > MAX_TEXT or any(ord(c) < 32 for c in value)):
+            raise MalformedError(f"must be one line of 1 to {MAX_TEXT} characters", field=name)
+    with home.lock():
+        known = load(home)
+        w = known.get(key) or Where(key=key, source=YOU)
+        values = {n: getattr(w, n) for n in FIELDS}
+        by = {n: w.source_of(n) for n in FIELDS if values[n] is not None}
+        for name in clear | ({"relay", "sealing"} if "mailbox" in clear else set()):
+            values[name] = None
+            by.pop(name, None)
+        for name, value in (("a2a", a2a), ("drop", drop), ("relay", relay)):
+            if value is not None:
+                values[name], by[name] = value, YOU
+        head = by.get("mailbox") or (w.source if values["mailbox"] else YOU)
+        w = Where(key=key, **values, source=head, seen_at=now_text(), sources={n: s for n, s in by.items() if s != head})
+        if all(v is None for v in values.values()):
+            known.pop(key, None)
+        else:
+            known[key] = w
+        _write(home, known)
+    return w
 
 
 def _older(new: Where, before: Where) -> bool:

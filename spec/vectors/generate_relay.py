@@ -34,7 +34,7 @@ BINDING = b"gage/sealing-binding/v1\x00"
 RECORD = b"gage/directory-record/v1\x00"
 MAILBOX = b"gage/mailbox/v1\x00"
 MANIFEST = b"gage/manifest/v1\x00"
-T1, T2 = "2026-05-01T09:00:00Z", "2026-06-01T09:00:00Z"
+T1, T2, T3 = "2026-05-01T09:00:00Z", "2026-06-01T09:00:00Z", "2026-07-01T09:00:00Z"
 MAGIC = b"gage-envelope/v1\n"
 
 CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
@@ -114,7 +114,10 @@ def signed_record(raw: bytes, by: str) -> bytes:
     return canonical({"gage-signed-directory-record": 1, "record": raw.decode(), "signature": signer(by).sign(RECORD + raw).signature.hex()})
 
 
-def record_raw(handle: str, name: str, *, b: dict[str, str] | None = None, mailbox: str | None = None, relay: str | None = "nats://relay.example:4222") -> bytes:
+def record_raw(
+    handle: str, name: str, *, b: dict[str, str] | None = None, mailbox: str | None = None,
+    relay: str | None = "nats://relay.example:4222", published_at: str = T2,
+) -> bytes:
     b = b or binding(name)
     sealing_name = json.loads(b["binding"])["sealing_key"]
     pub = None
@@ -130,7 +133,7 @@ def record_raw(handle: str, name: str, *, b: dict[str, str] | None = None, mailb
             "sealing": b,
             "mailbox": mailbox or address(pub),
             "relay": relay,
-            "published_at": T2,
+            "published_at": published_at,
         }
     )
 
@@ -211,7 +214,9 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
             "the plaintext of one bundle (base64) and the bundle it holds; `refused` plaintexts must be refused for "
             "the reason named, before anything is written. `sealed`: an age envelope (base64) that opens with bob's "
             "identity to the envelope plaintext. `records`: a directory record read under `handle` is valid, or is "
-            "refused (well-formed, does not hold together) or malformed."
+            "refused (well-formed, does not hold together) or malformed. `replays`: a reader that has seen the valid record "
+            "`seen` for `handle` and then reads `then` (valid on its own, by the same key) refuses it when it was published "
+            "before the newest record it has seen for that handle and key."
         ),
         "contexts": {"binding": BINDING.decode("ascii"), "record": RECORD.decode("ascii"), "mailbox": MAILBOX.decode("ascii")},
         "keys": {
@@ -248,6 +253,16 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
             {"name": "honest", "handle": "bob", "expect": "valid", "data_b64": b64(signed_record(bob_record, "bob")),
              "signing_key": key("bob"), "sealing_key": recipient("bob"), "mailbox": address(x25519("bob")[1])},
             *({"name": n, "handle": "bob", "expect": e, "data_b64": b64(d)} for n, e, d in hostile),
+        ],
+        "replays": [
+            {"name": n, "handle": "bob", "expect": e,
+             "seen_b64": b64(signed_record(record_raw("bob", "bob", published_at=T2), "bob")),
+             "then_b64": b64(signed_record(record_raw("bob", "bob", published_at=at, relay=relay), "bob"))}
+            for n, e, at, relay in (
+                ("older", "refused", T1, "nats://old-relay.example:4222"),
+                ("same", "valid", T2, "nats://relay.example:4222"),
+                ("newer", "valid", T3, "nats://new-relay.example:4222"),
+            )
         ],
     }
 

@@ -36,3 +36,24 @@ async def test_contacts_show_a_candidates_mailbox_claim_literally(tmp_path: Path
         assert "where (a claim, from directory" in text
         assert sealing.mailbox_address(b.sealing_key) in text
         assert_clean(app, "nats://evil.example:4222/[@click=app.pwned]x[/]")
+
+
+async def test_contacts_show_where_you_said_a_contact_is_literally(tmp_path: Path) -> None:
+    """`gage contacts where bob --a2a URL --folder DIR` shows on bob's row, as your claim, markup and all literal."""
+    from gagetest import pair
+
+    home = make_home(tmp_path / "you", "you", 1)
+    bob = make_home(tmp_path / "bob", "bob", 1)
+    pair(home, "bob", bob)
+    folder = "/srv/sync/[@click=app.pwned]x[/]"
+    whereabouts.set_own(home, bob.identity.key, a2a="http://127.0.0.1:8470/[b]", drop=folder)
+    app = TestApp(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ContactsScreen)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "where (a claim, from you): A2A http://127.0.0.1:8470/[b]" in text
+        assert_clean(app, "[@click=app.pwned]x[/]")

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gage.carriers import recipient as recipient_mod
 from gage.carriers.relay import config, mailbox, seal
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.sanitize import visible
 from gage.home import whereabouts
-from gage.home.contacts import Contacts
 from gage.home.layout import Home
 
 
@@ -58,29 +58,9 @@ class Delivered:
 
 
 def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, whereabouts.Where]:
-    """(signing key, confirmed?, where) for the name given to `--to`."""
-    contacts = Contacts.load(home.contacts_path)
-    c = contacts.by_name(to)
-    known = whereabouts.load(home)
-    if c is not None and c.status == "confirmed":
-        key, confirmed = c.key, True
-    elif c is not None:
-        raise RefusedError(f"{to}'s key is retired; pair with their new key before delivering to them")
-    else:
-        wanted = to.lower().removeprefix("ed25519:").replace("-", "")
-        cands = [k for k in contacts.candidates if len(wanted) >= 8 and k.hex().startswith(wanted)]
-        cands += [k for k, cand in contacts.candidates.items() if cand.claimed_name == to and k not in cands]
-        if not cands:
-            raise UnknownKeyError(f"no confirmed contact named {to!r}: `gage pair` first (or give a candidate with --unconfirmed)")
-        if len(cands) > 1:
-            raise UsageError(f"{to!r} matches {len(cands)} candidates; give more of the key")
-        if not unconfirmed:
-            raise RefusedError(
-                f"{to!r} is a candidate, not a confirmed contact: its key {short_fingerprint(cands[0])} is a claim. "
-                "Pair with them first, or give --unconfirmed to seal to the claim anyway"
-            )
-        key, confirmed = cands[0], False
-    where = known.get(key)
+    """(signing key, confirmed?, where) for the name given to `--to`, when a mailbox can be sealed to."""
+    who = recipient_mod.recipient(home, to, unconfirmed=unconfirmed)
+    key, where = who.key, who.where
     if where is None or where.sealing is None:
         raise UnknownKeyError(f"no mailbox is known for {to!r}: pair from a key file that carries one, or `gage pair --directory`")
     if where.sealing_key() is None:
@@ -90,7 +70,7 @@ def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, w
         )
     if not where.mailbox_ok():
         raise RefusedError(f"the mailbox on file for {to!r} is not the one their sealing key derives: nothing was sealed")
-    return key, confirmed, where
+    return key, who.confirmed, where
 
 
 def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: str | None) -> Delivered:

@@ -9,6 +9,7 @@ drop, replay or rewrite records: then a lookup fails, or offers a key that fails
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import nats.errors
@@ -18,7 +19,7 @@ from nats.js import api
 from gage.carriers.relay import mailbox, record
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import GageError, NotFoundError, RefusedError
-from gage.home import sealing, whereabouts
+from gage.home import dirseen, sealing, whereabouts
 from gage.home.layout import Home
 from gage.trust import ceremony
 
@@ -75,7 +76,8 @@ def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, 
 def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True) -> record.Record:
     """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
 
-    Refused records are remembered nowhere. An accepted one's key is only a candidate.
+    Refused records are remembered nowhere, and so is a record older than one this home has seen
+    for the handle and key (a replay, spec/relay.md section 5). An accepted one's key is only a candidate.
     """
     record.check_handle(handle)
     data = mailbox.run(get_raw(url, handle, creds=creds))
@@ -84,6 +86,11 @@ def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remem
     except GageError as exc:
         exc.message = f"the directory's record for {handle!r}: {exc.message}"
         raise
+    # A replay (an older record than this home has seen for the handle and key) is refused here,
+    # before anything is kept; the newest date is kept even for this home's own record.
+    note = dirseen.admit(home, handle, rec.signing_key, rec.published_at, keep=remember)
+    if note is not None:
+        rec = dataclasses.replace(rec, note=note)
     if remember and not home.identity.owns(rec.signing_key):
         source = f"directory {url} handle {handle}"
         ceremony.add_candidate(home, rec.signing_key, handle, source)

@@ -1,12 +1,15 @@
-"""The relay's own error: the relay could not be reached or did not do what was asked."""
+"""The relay's own error: the relay could not be reached or did not do what was asked, and what a
+permissions violation refused, in words."""
 
 from __future__ import annotations
+
+import re
 
 from gage.format.errors import Exit, GageError
 
 
 class RelayError(GageError):
-    """The relay failed us (unreachable, no such mailbox, full, timed out): exit 13.
+    """The relay failed us (unreachable, no such mailbox, full, timed out, not permitted): exit 15.
 
     Nothing in the home changed; a delivery that failed was not delivered, and an envelope
     not yet landed stays on the relay to be fetched again.
@@ -14,3 +17,30 @@ class RelayError(GageError):
 
     stage = "relay"
     exit_code = Exit.RELAY
+
+
+PERMISSIONS = "permissions violation"
+REFUSED_MSG = "gage: the relay refused a permission"
+
+
+def refusal_text(server_says: str) -> str:
+    """What a permissions violation refused, in words (nats-py gives the server's text lower-cased)."""
+    text = server_says.removeprefix("nats: ").strip()
+    m = re.search(r'for (publish|subscription) to "?([^"\s]+)"?', text)
+    subj = m.group(2) if m else ""
+    if subj.startswith("$kv.gage_directory."):
+        what = f"writing the directory record for the handle {subj.split('.', 2)[2]!r}"
+    elif "gage_ob_" in subj or subj.startswith("$o."):
+        what = "a mailbox's object store, which carries envelopes over 768 KiB"
+    elif "gage_mb_" in subj and ("consumer" in subj or subj.startswith("$js.ack")):
+        what = "reading that mailbox"
+    elif subj.startswith("gage.mb."):
+        what = "delivering to that mailbox"
+    elif "kv_gage_directory" in subj:
+        what = "creating the directory (the relay's operator makes it)" if ".create." in subj else "reading the directory"
+    else:
+        what = "what was asked"
+    return (
+        f"the relay refused: this user has no permission for {what} (the relay says: {text}); "
+        "its configuration decides who may do what (spec/relay.md section 8)"
+    )

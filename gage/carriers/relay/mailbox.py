@@ -33,7 +33,12 @@ from nats.aio.msg import Msg
 from nats.js import api
 
 from gage.carriers.relay import landing
-from gage.carriers.relay.errors import RelayError
+from gage.carriers.relay.errors import (
+    PERMISSIONS,
+    REFUSED_MSG,
+    RelayError,
+    refusal_text,
+)
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
@@ -66,9 +71,22 @@ def bucket_name(address: str) -> str:
 
 @contextlib.asynccontextmanager
 async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]:
-    """A connection that fails fast and once: a relay that is down is an error now, not a hang."""
-    async def quiet(exc: Exception) -> None:
-        """nats-py logs every failed attempt; the error raised below says it once."""
+    """A connection that fails fast and once: a relay that is down is an error now, not a hang.
+
+    A relay that does not let this user do something (per-user permissions, spec/relay.md
+    section 8) says so only in an error message on the side, while the request itself would
+    wait for its timeout: so a permissions violation stops the operation at once and is the
+    error raised, naming what was refused.
+    """
+    refused: list[str] = []
+    task = asyncio.current_task()
+
+    async def on_error(exc: Exception) -> None:
+        """nats-py reports every failed attempt here; the error raised below says it once."""
+        if PERMISSIONS in str(exc).lower() and not refused:
+            refused.append(str(exc))
+            if task is not None and not task.done():
+                task.cancel(REFUSED_MSG)
 
     # max_reconnect_attempts=0 would mean "try this server forever" to nats-py's first connect.
     kwargs: dict[str, Any] = {
@@ -76,7 +94,7 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
         "allow_reconnect": False,
         "max_reconnect_attempts": 1,
         "reconnect_time_wait": 0.2,
-        "error_cb": quiet,
+        "error_cb": on_error,
     }
     if creds:
         kwargs["user_credentials"] = creds
@@ -88,6 +106,12 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
         raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
         yield nc
+    except BaseException:
+        if not refused:
+            raise
+        if task is not None and task.cancelling():
+            task.uncancel()  # the cancel was ours: what stops the operation is the refusal below
+        raise RelayError(refusal_text(refused[0])) from None
     finally:
         with contextlib.suppress(Exception):
             await nc.close()
@@ -197,39 +221,49 @@ class _Transient(Exception):
 async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: str | None, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
+    conn = connected(url, creds)
     try:
-        conn = connected(url, creds)
         nc = await conn.__aenter__()
     except RelayError as exc:
         raise _Transient(str(exc)) from None
     try:
-        js = nc.jetstream(timeout=timeout)
-        try:
-            if size <= INLINE_MAX:
-                ack = await js.publish(subject(address), envelope.read_bytes(), headers=headers, stream=stream_name(address))
-            else:
-                obs = await js.object_store(bucket_name(address))
-                with open(envelope, "rb") as f:
-                    await obs.put(msg_id, f)
-                headers[OBJECT_HEADER] = msg_id
-                ack = await js.publish(subject(address), b"", headers=headers, stream=stream_name(address))
-        except nats.js.errors.NoStreamResponseError:
-            # No mailbox there, or (in a cluster) none answering for a moment: tried again.
-            raise _Transient("there is no mailbox at that address on this relay (nothing answers on its subject)") from None
-        except (nats.js.errors.NotFoundError, nats.js.errors.BucketNotFoundError):
-            raise RelayError("there is no mailbox at that address on this relay") from None
-        except nats.js.errors.APIError as exc:
-            if _full(exc):
-                raise RelayError(f"the mailbox is full (its limits on the relay): {exc.description or exc}") from None
-            if isinstance(exc, nats.js.errors.ServiceUnavailableError) or (exc.code is not None and exc.code >= 500):
-                raise _Transient(f"{exc.description or exc}") from None
-            raise RelayError(f"the relay refused the envelope: {exc.description or exc}") from None
-        except (nats.errors.Error, TimeoutError) as exc:
-            raise _Transient(f"{exc or type(exc).__name__}") from None
-    finally:
-        await conn.__aexit__(None, None, None)
+        ack = await _put(nc, address, envelope, size, headers, msg_id, timeout)
+    except BaseException as exc:
+        # Through the connection's exit, which turns a permissions violation into the refusal it is.
+        await conn.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    await conn.__aexit__(None, None, None)
     via = "message" if size <= INLINE_MAX else "object"
     return {"stream": ack.stream, "seq": ack.seq, "bytes": size, "via": via, "duplicate": bool(ack.duplicate)}
+
+
+async def _put(nc: Client, address: str, envelope: Path, size: int, headers: dict[str, str], msg_id: str, timeout: float) -> Any:
+    """The envelope as the message's body, or by the mailbox's object store when it is big."""
+    js = nc.jetstream(timeout=timeout)
+    try:
+        if size <= INLINE_MAX:
+            ack = await js.publish(subject(address), envelope.read_bytes(), headers=headers, stream=stream_name(address))
+        else:
+            obs = await js.object_store(bucket_name(address))
+            with open(envelope, "rb") as f:
+                await obs.put(msg_id, f)
+            headers[OBJECT_HEADER] = msg_id
+            ack = await js.publish(subject(address), b"", headers=headers, stream=stream_name(address))
+    except nats.js.errors.NoStreamResponseError:
+        # No mailbox there, or (in a cluster) none answering for a moment: tried again.
+        raise _Transient("there is no mailbox at that address on this relay (nothing answers on its subject)") from None
+    except (nats.js.errors.NotFoundError, nats.js.errors.BucketNotFoundError):
+        raise RelayError("there is no mailbox at that address on this relay") from None
+    except nats.js.errors.APIError as exc:
+        if _full(exc):
+            raise RelayError(f"the mailbox is full (its limits on the relay): {exc.description or exc}") from None
+        if isinstance(exc, nats.js.errors.ServiceUnavailableError) or (exc.code is not None and exc.code >= 500):
+            raise _Transient(f"{exc.description or exc}") from None
+        raise RelayError(f"the relay refused the envelope: {exc.description or exc}") from None
+    except (nats.errors.Error, TimeoutError) as exc:
+        raise _Transient(f"{exc or type(exc).__name__}") from None
+    return ack
+
 
 async def _working(msg: Msg, ack_wait: float, work: Any) -> landing.Opened:
     """Run `work`, telling the relay it is still in hand (a big bundle takes longer than the ack

@@ -47,6 +47,8 @@ class Record:
     relay: str | None
     published_at: str
     signature: bytes
+    note: str | None = None  # what this home's memory says of it (a newer record by another key seen): not the record's
+
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class Record:
             "mailbox": self.mailbox,
             "relay": self.relay,
             "published_at": self.published_at,
+            "note": self.note,
         }
 
     def to_bytes(self) -> bytes:
