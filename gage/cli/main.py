@@ -96,17 +96,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
             exc.path = _cut(exc.path)
-        if getattr(args, "json", False):
-            from gage.cli.failure_json import emit_failure
+        try:
+            if getattr(args, "json", False):
+                from gage.cli.failure_json import emit_failure
 
-            emit_failure(exc)  # a script reading --json gets data, not a sentence (spec/cli.md)
-        else:
-            err(f"gage: {exc.stage}: {show(str(exc))}")
+                emit_failure(exc)  # a script reading --json gets data, not a sentence (spec/cli.md)
+            else:
+                err(f"gage: {exc.stage}: {show(str(exc))}")
+        except BrokenPipeError:
+            _stdout_gone()  # the reader left (`| head`): the code still says what happened
         return int(exc.exit_code)
     except KeyboardInterrupt:
         err("gage: interrupted")
         return 130
     except BrokenPipeError:
+        _stdout_gone()
         return int(Exit.OK)
     except OSError as exc:
         # The file system failed where no stage caught it (a folder that cannot be read, a
@@ -114,6 +118,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(f"gage: io: {os_error_text(exc)}")
         return int(Exit.IO)
     return int(code or 0)
+
+
+def _stdout_gone() -> None:
+    """The reader of standard output closed it (`gage list | head -1`): stop quietly, as git
+    does. Standard output now points at /dev/null, so the interpreter's last flush of what
+    is still buffered cannot print a traceback on the way out."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 # A name quoted in an error is cut to this many characters: a path can be up to PATH_MAX.
