@@ -18,7 +18,7 @@ from test_relay_where import _read_lines
 
 from gage.carriers import route
 from gage.format.errors import Exit
-from gage.format.keys import key_text
+from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing, sealing, whereabouts
 from gage.trust import ceremony
 
@@ -218,3 +218,19 @@ def test_a_missing_extra_is_named_for_the_route_that_needs_it_and_the_folder_nee
     assert r.returncode == Exit.USAGE and "gage-bundles[relay]" in r.stderr, r.stderr
     r = bare("deliver", bid, "--to", "bob", "--via", "folder")
     assert r.returncode == 0 and os.listdir(drop) == [bid], r.stderr
+
+
+def test_deliver_takes_a_candidate_by_the_fingerprint_contacts_shows(make_home, gage, tmp_path: Path) -> None:
+    """`gage contacts` lists a candidate by its fingerprint (for a hybrid key, not a prefix of its
+    hex): `deliver --to` takes what is listed, as `contacts where` and `forget` do."""
+    alice, bob = make_home("alice"), make_home("bob")
+    ceremony.add_candidate(alice, bob.identity.key, "someone", "test")
+    drop = tmp_path / "synced"
+    drop.mkdir()
+    fp = short_fingerprint(bob.identity.key)[:14]
+    assert not bob.identity.key.hex().startswith(fp.replace("-", ""))  # a hybrid key: the fingerprint is not its hex
+    assert gage(alice, "contacts", "where", fp, "--folder", str(drop)).code == 0
+    bid = bundle(alice, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", fp, "--unconfirmed")
+    assert r.code == 0, r.err
+    assert os.listdir(drop) == [bid]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import short_fingerprint
+from gage.format.keys import matches_ref, ref_digits, short_fingerprint
 from gage.home import whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -34,8 +34,11 @@ def key_of(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool]:
         return c.key, True
     if c is not None:
         raise RefusedError(f"{to}'s key is retired; pair with their new key before delivering to them")
-    wanted = to.lower().removeprefix("ed25519:").replace("-", "")
-    cands = [k for k in contacts.candidates if len(wanted) >= 8 and k.hex().startswith(wanted)]
+    # As `gage contacts` lists a candidate: its key text, its fingerprint (for a hybrid key a hash
+    # of both halves, not a prefix of the hex), or a prefix of either with at least 8 digits.
+    wanted = ref_digits(to)
+    by_key = len(wanted) >= 8 and all(ch in "0123456789abcdef" for ch in wanted)
+    cands = [k for k in contacts.candidates if by_key and matches_ref(k, wanted)]
     cands += [k for k, cand in contacts.candidates.items() if cand.claimed_name == to and k not in cands]
     if not cands:
         raise UnknownKeyError(f"no confirmed contact named {to!r}: `gage pair` first (or give a candidate with --unconfirmed)")
