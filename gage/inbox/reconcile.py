@@ -149,9 +149,21 @@ def _against_journal(home: Home) -> list[str]:
     notes: list[str] = []
     index = home.journal.index
     index.sync()
-    accepted, rejected = _ids_in(home, "accepted"), _ids_in(home, "rejected")
+    accepted, rejected, pending = _ids_in(home, "accepted"), _ids_in(home, "rejected"), _ids_in(home, "pending")
     facts: dict[str, BundleFacts] = index.placed(sync=False)
-    facts.update(index.bundles([*accepted, *rejected, *_ids_in(home, "pending")], sync=False))
+    facts.update(index.bundles([*accepted, *rejected, *pending], sync=False))
+    for name in pending:
+        if name in facts:
+            continue
+        # Named by no journal line at all: an import killed after its rename and before its
+        # journal line, or a folder put in pending by hand. Recorded, so the journal holds every
+        # bundle the inbox does; not an arrival (nothing says how or when it came).
+        note = (
+            f"bundle {name[:12]}: found in pending with no journal line (an import killed before it "
+            f"journaled the arrival, or a copy put there outside gage); recorded as found, not as received"
+        )
+        home.journal.append("reconciled", bundle=name, found="pending", action="recorded unjournaled", state="pending", note=note)
+        notes.append(note)
     decided = {b: f.decision for b, f in facts.items() if f.decision is not None}
     said = {b: f.location for b, f in facts.items() if f.location is not None}
     for name in accepted:

@@ -131,11 +131,14 @@ def import_bundle(
             check_limits(home, copied, limits)
             check_pending(home, copied, signature_of(work / "b"), limits)
             dest = home.state_dir("pending") / bid
+            # Checked before it lands, so nothing but the journal line follows the rename: a kill
+            # in between (two system calls, not a payload's hashing) is what reconcile records.
+            result = bundle_mod.check(work / "b")
             if not atomic.rename_noreplace(work / "b", dest):
                 existing = find(home, bid)
                 return ImportResult(id=bid, state=existing.state if existing else "pending", new=False)
-            result = bundle_mod.check(dest, expect_name=True)
             home.journal.append(event, **_arrival(copied, result, via, transport))
+            result.path = dest
         # A key that signed a bundle we hold is reported, for the caller to remember as a
         # candidate (ceremony.remember_signer); the store writes no contacts.
         signer = SignerClaim(copied.sender.key, copied.sender.name) if result.signature_ok else None
