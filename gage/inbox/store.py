@@ -112,9 +112,10 @@ def import_bundle(
                 # The held copy was damaged on the way (or front-run by a damaged copy of the
                 # same manifest and signature); this one checks out. Otherwise the genuine
                 # bundle could never come in under its id. Never merged: the whole copy is swapped.
+                result = bundle_mod.check(work / "b")  # before the swap: only the journal line follows it
                 _swap_in(home, existing.path, work / "b")
-                result = bundle_mod.check(existing.path, expect_name=True)
                 home.journal.append(event, **_arrival(copied, result, via, transport), replaced_invalid=True)
+                result.path = existing.path
                 return ImportResult(id=bid, state="pending", new=True, check=result, left_behind=left)
             if existing is not None or decided is not None:
                 # The same bundle again is a fact the verdict reports (a replay, or a resend).
