@@ -19,6 +19,7 @@ time, read in a worker and bounded (gage.tui.payload_view).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from functools import partial
 
@@ -65,6 +66,7 @@ class BundleScreen(Screen[None]):
         self.verdict: Verdict | None = None
         self.preview: Preview | None = None  # the one file previewed now
         self._status_timer: Timer | None = None
+        self._drawing: asyncio.Lock | None = None  # made on the UI loop, at the first redraw
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -134,7 +136,17 @@ class BundleScreen(Screen[None]):
                 self.app.call_from_thread(self._show, result)
 
     async def _show(self, result: tuple[Verdict, list[Field]] | str | None) -> None:
-        """On the UI thread: a bounded number of widgets, whatever the bundle holds."""
+        """On the UI thread: a bounded number of widgets, whatever the bundle holds.
+
+        One redraw at a time: a reload after an accept, a resize and a check finishing can each
+        ask for one, and two interleaved at their awaits would remove the widgets the other is
+        mounting (seen as a file heading left attached but never started, under CI load)."""
+        if self._drawing is None:
+            self._drawing = asyncio.Lock()
+        async with self._drawing:
+            await self._draw(result)
+
+    async def _draw(self, result: tuple[Verdict, list[Field]] | str | None) -> None:
         if not self.is_attached:
             return  # the person left before the check finished
         frame = self.query_one("#frame", Vertical)
@@ -210,6 +222,12 @@ class BundleScreen(Screen[None]):
                 self.app.call_from_thread(self._show_preview, v, index, preview)
 
     async def _show_preview(self, v: Verdict, index: int, preview: Preview) -> None:
+        if self._drawing is None:
+            self._drawing = asyncio.Lock()
+        async with self._drawing:  # never while a redraw is removing and mounting the payload
+            await self._draw_preview(v, index, preview)
+
+    async def _draw_preview(self, v: Verdict, index: int, preview: Preview) -> None:
         if not self.is_attached:
             return
         lists = self.query(FileList)

@@ -366,3 +366,25 @@ async def test_mouse_switches_tabs_and_opens_rows(world: World) -> None:
         await pilot.click("#inbox-table", offset=(5, 2))
         await pilot.pause()
         assert isinstance(app.screen, BundleScreen)
+
+
+async def test_redraws_of_an_opened_bundle_never_interleave(world: World) -> None:
+    """A reload after an accept, a resize and a check finishing can each redraw the bundle view;
+    two at once used to remove the widgets the other was mounting, leaving one attached but
+    never started (found by the pilot's screen wait under CI load)."""
+    import asyncio
+
+    bid = world.ids["review"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_row(pilot, app, bid)
+        screen = app.screen
+        assert isinstance(screen, BundleScreen)
+        last = screen._last
+        await asyncio.gather(screen._show(last), screen._show(last), screen._show(last))
+        await pilot.pause()
+        assert len(screen.query(".files-head")) == 1 and len(screen.query("#files")) == 1
+        assert len(screen.query(".action-line")) == 1
+        stuck = [w for w in screen.walk_children() if not w.is_running]
+        assert stuck == []
