@@ -9,7 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tuikit import TestApp, World, build_world, identity, settle, typed_keys, write_key_file
+from tuikit import (
+    TestApp,
+    World,
+    build_world,
+    identity,
+    settle,
+    typed_keys,
+    write_key_file,
+)
 
 from gage.format.words import derive
 
