@@ -13,12 +13,18 @@ from gage.cli.main import main
 from gage.format.words import derive, format_pairs
 
 
-def _as_if_on_a_terminal(monkeypatch: pytest.MonkeyPatch, opened: list[Path]) -> None:
+def _as_if_on_a_terminal(monkeypatch: pytest.MonkeyPatch, opened: list[Path], given: dict | None = None) -> None:
     import gage.tui.app as app
+
+    def run(home, demo_people=None) -> int:
+        opened.append(home.root)
+        if given is not None:
+            given.update(demo_people or {})
+        return 0
 
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
-    monkeypatch.setattr(app, "run", lambda home: opened.append(home.root) or 0)
+    monkeypatch.setattr(app, "run", run)
 
 
 def test_a_temporary_demo_is_removed_on_quit(monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path) -> None:
@@ -37,6 +43,16 @@ def test_a_demo_in_a_chosen_folder_is_kept_and_says_how_to_remove_it(monkeypatch
     assert main(["demo", "--dir", str(tmp_path / "d")]) == 0
     assert (tmp_path / "d" / "you").is_dir()
     assert f"rm -rf {tmp_path / 'd'}" in capsys.readouterr().err
+
+
+def test_the_demo_gives_the_interface_the_other_sides_words(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The interface shows them in its ceremonies (tests/tui/test_mutual_tui.py): the demo must hand them over."""
+    opened: list[Path] = []
+    given: dict = {}
+    _as_if_on_a_terminal(monkeypatch, opened, given)
+    assert main(["demo", "--dir", str(tmp_path / "d")]) == 0
+    assert set(given) == {"alice", "stranger", "carol"}
+    assert given == demo.other_side(opened[0])
 
 
 def test_the_demo_shows_the_other_sides_words(capsys, tmp_path: Path) -> None:

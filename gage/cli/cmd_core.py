@@ -266,7 +266,8 @@ def cmd_demo(args: Any) -> int:
         return 0
     temporary = is_temporary(root)
     try:
-        return run_tui(opening.open_home(root))
+        # The demo plays both people: its ceremonies show the other side's words (issue 18).
+        return run_tui(opening.open_home(root), demo_people=other_side(root))
     finally:
         if temporary:
             # A demo in a fresh temporary folder is removed on quit, so runs leave nothing behind (issue 18).

@@ -19,7 +19,7 @@ from gage.home.layout import Home
 from gage.trust import ceremony
 
 PROMPT = "   their 8 words: "
-MUTUAL_METHOD = "word-pairs, mutual"
+MUTUAL_METHOD = ceremony.MUTUAL_METHOD
 
 
 class GaveUp(Exception):

@@ -26,6 +26,7 @@ from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
 from gage.format.vocab import REASONS, KeyStatus, Reason
 from gage.home import homefile
+from gage.home.clash import Clash
 
 CONTACTS_LIMIT = 16 << 20
 
@@ -360,18 +361,22 @@ class Contacts:
 
         The ceremony asks this before any word is read (issue 18), and `_confirm` again under
         the lock, so a clash is never found only after both people have read their words."""
+        found = self.clash(name, key)
+        if found is not None:
+            raise RefusedError(found.cli_text())
+
+    def clash(self, name: str, key: bytes) -> Clash | None:
+        """Why confirming `key` as `name` would be refused, or None: one rule, worded by each interface."""
         check_local_name(name)
         if self.retirement_of(key) is not None:
-            raise RefusedError("this key was retired by a statement it signed; a retired key is never confirmed again")
+            return Clash("retired", name)
         existing = self.confirmed.get(name)
         if existing is not None and existing.key != key and existing.retired is None:
-            raise RefusedError(
-                f"a different key is already confirmed as {name!r}; remove it first "
-                f"(`gage contacts remove {name}`, if they really have a new key) or choose another --name"
-            )
+            return Clash("name-taken", name)
         other = self.by_key(key)
         if other is not None and other.name != name:
-            raise RefusedError(f"this key is already confirmed as {other.name!r}; nothing to do (or remove {other.name!r} first to rename)")
+            return Clash("key-named", other.name)
+        return None
 
     def remove(self, name: str) -> Contact:
         c = self.confirmed.pop(name, None)

@@ -26,6 +26,8 @@ from gage.home.wordcache import WordCache
 from gage.trust.downgrade import Downgrade, downgrade_of
 
 METHOD = "word-pairs"
+# Both directions in one call (spec/ceremony.md, "--mutual"): the command line and the interface alike.
+MUTUAL_METHOD = "word-pairs, mutual"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from gage.format.errors import GageError
+from gage.format.words import WordPairs
 from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
@@ -40,6 +41,7 @@ from gage.tui.messages import (
     ContactsChanged,
     InboxChanged,
 )
+from gage.tui.mutual import MutualScreen
 
 Clock = Callable[[], datetime]
 
@@ -49,9 +51,19 @@ class GageApp(App[int]):
     TITLE = "gage"
     BINDINGS = bindings_for("everywhere")
 
-    def __init__(self, home: Home, *, now: Clock | None = None, watch: bool = True) -> None:
+    def __init__(
+        self,
+        home: Home,
+        *,
+        now: Clock | None = None,
+        watch: bool = True,
+        demo_people: dict[str, tuple[bytes, WordPairs]] | None = None,
+    ) -> None:
         super().__init__()
         self.home = home
+        # Only `gage demo` passes these (gage.cli.demo.other_side): the words the demo's people would
+        # read on a call, shown in its ceremonies since the demo plays both sides. Any other home: none.
+        self.demo_people = demo_people or {}
         self._clock: Clock = now or (lambda: datetime.now(UTC))
         self._watch = watch
         self.inbox = InboxScreen()
@@ -164,33 +176,33 @@ class GageApp(App[int]):
     def open_bundle(self, bundle_id: str) -> None:
         self.push_screen(BundleScreen(bundle_id))
 
-    def start_ceremony(self, key: bytes, claimed_name: str, source: str) -> None:
-        pairing.start_ceremony(self, key, claimed_name, source)
+    def start_ceremony(self, key: bytes, claimed_name: str, source: str, *, mutual: bool = False) -> None:
+        pairing.start_ceremony(self, key, claimed_name, source, mutual=mutual)
 
     def pair_with_sender(self, v: Verdict | None) -> None:
         """`p`: pair with an unconfirmed sender's key, or ask for a key file (gage.tui.pairing)."""
         pairing.pair_with_sender(self, v)
 
-    def pair_from_file(self) -> None:
-        pairing.pair_from_file(self)
+    def pair_from_file(self, *, mutual: bool = False) -> None:
+        pairing.pair_from_file(self, mutual=mutual)
 
     # --- global actions -----------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide keys that make no sense where the person is (Contacts while on Contacts)."""
-        if action == "contacts" and isinstance(self.screen, ContactsScreen | CeremonyScreen):
+        if action == "contacts" and isinstance(self.screen, ContactsScreen | CeremonyScreen | MutualScreen):
             return False
-        if action == "me" and isinstance(self.screen, CeremonyScreen):
+        if action == "me" and isinstance(self.screen, CeremonyScreen | MutualScreen):
             return False
         return True
 
     def action_contacts(self) -> None:
-        if isinstance(self.screen, ModalScreen | ContactsScreen | CeremonyScreen):
+        if isinstance(self.screen, ModalScreen | ContactsScreen | CeremonyScreen | MutualScreen):
             return
         self.push_screen(ContactsScreen())
 
     def action_me(self) -> None:
-        if isinstance(self.screen, ModalScreen | CeremonyScreen):
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen):
             return  # the ceremony shows my words itself
         from gage.tui.files import _cwd
         from gage.tui.me import MeDialog
@@ -208,6 +220,11 @@ class GageApp(App[int]):
             if k.palette:
                 yield SystemCommand(f"{k.label} ({k.display or k.key})", k.help, partial(self.run_action, k.action))
         yield SystemCommand("Pair from a key file", "Start the word-pair ceremony from a public key file.", self.pair_from_file)
+        yield SystemCommand(
+            "Pair both ways from a key file",
+            "The mutual ceremony, for two people on one call: read your pair, type theirs, pair by pair.",
+            partial(self.pair_from_file, mutual=True),
+        )
         group = getattr(screen, "GROUP", None)
         if group:
             for k in palette_entries(group):
@@ -241,7 +258,7 @@ class HomeProblemsScreen(Screen[None]):
         self.app.exit(code, return_code=code)
 
 
-def run(home: Home) -> int:
+def run(home: Home, *, demo_people: dict[str, tuple[bytes, WordPairs]] | None = None) -> int:
     """Open the interface on `home`; the exit code for `gage`, `gage tui` and `gage demo`."""
-    result = GageApp(home).run()
+    result = GageApp(home, demo_people=demo_people).run()
     return int(result or 0)

@@ -72,10 +72,30 @@ CEREMONY: tuple[Key, ...] = (
     Key("enter", "submit", "Compare", "Compare the eight words you typed with the key's words.", show=False, palette=False),
 )
 
+MUTUAL: tuple[Key, ...] = (
+    Key("escape", "back", "Give up", "Give up the ceremony (so does typing `give up`); nothing is confirmed.", display="Esc"),
+    Key("escape", "done", "Done", "Close the ceremony once their key is confirmed here and you have read the closing pair.", display="Esc"),
+    Key(
+        "enter",
+        "submit",
+        "Check",
+        "Check the pair you typed against the key's words: a pair that does not match is asked again, never accepted.",
+        show=False,
+        palette=False,
+    ),
+)
+
 CONTACTS: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
     Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
     Key("f", "pair_file", "Key file", "Start a pairing from a public key file."),
+    Key(
+        "P",
+        "pair_mutual",
+        "Both ways",
+        "Pair both ways at once, on one call, with the highlighted candidate key (or a key file): read your pair, type theirs.",
+        display="P",
+    ),
     Key(
         "d,delete",
         "remove",
@@ -90,6 +110,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
     "inbox": INBOX,
     "bundle": BUNDLE,
     "ceremony": CEREMONY,
+    "mutual": MUTUAL,
     "contacts": CONTACTS,
 }
 

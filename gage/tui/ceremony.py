@@ -4,7 +4,9 @@ There is no "they match" button anywhere: the person types the eight words they 
 and `gage.trust.ceremony.confirm` compares them with the words derived from the key. The
 marks beside each pair only help the person find a mishearing; they confirm nothing.
 The key's claimed name and where it came from (a key file's name, a bundle) are shown
-as unchecked claims, literally.
+as unchecked claims, literally. The local name was asked, and checked for a clash, before
+this screen opened (gage.tui.pair_name), so no words are read for a name that would be
+refused.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ class PairWordSuggester(Suggester):
     completion never offers a word that could not be at that place.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, words: int = 2 * PAIRS) -> None:
         super().__init__(use_cache=True, case_sensitive=False)
+        self.words = words  # how many words the field takes: eight, or one pair (the mutual ceremony)
 
     async def get_suggestion(self, value: str) -> str | None:
         if not value or _SEP.match(value[-1]):
@@ -46,7 +49,7 @@ class PairWordSuggester(Suggester):
         cut = max((m.end() for m in _SEP.finditer(value)), default=0)
         done, last = value[:cut], value[cut:]
         position = len(parse_spoken(done))
-        if position >= 2 * PAIRS:
+        if position >= self.words:
             return None
         for word in EVEN if position % 2 == 0 else ODD:
             if word.startswith(last) and word != last:
@@ -78,16 +81,46 @@ def pair_marks(expected: WordPairs, value: str) -> list[str]:
 MARK_TEXT = {"match": "✔ matches", "mismatch": "✘ differs", "open": "· waiting"}
 
 
+def pairing_intro(key: bytes, claimed_name: str, source: str, name: str, *, heading: str) -> Content:
+    """Whose key, the name it claims and where it came from (claims, shown literally), and my name for them."""
+    return Content.assemble(
+        Content.styled(heading, "bold"),
+        Content.styled(short_fingerprint(key), "bold yellow"),
+        "\n",
+        "It claims the name \"",
+        safe.literal(claimed_name, "bold", limit=80),
+        "\" (unchecked), from ",
+        safe.literal(source, limit=120),
+        ". Known here as ",
+        safe.literal(name, "bold", limit=64),
+        ".",
+    )
+
+
+def demo_words(app: object, key: bytes) -> Content | None:
+    """In `gage demo` only: the words the demo's other person would read to you, since the
+    demo plays both people (the app is given them by the demo; any other home has none)."""
+    for who, (their_key, words) in getattr(app, "demo_people", {}).items():
+        if their_key == key:
+            return Content.assemble(
+                Content.styled("Demo: ", "bold magenta"),
+                f"gage plays {safe.one_line(who, limit=40)} too; they would read you: ",
+                Content.styled("  ".join(f"{a} {b}" for a, b in words), "bold"),
+            )
+    return None
+
+
 class CeremonyScreen(Screen[bool]):
     """Dismissed with True once the key is confirmed, False if the person leaves."""
 
     BINDINGS = bindings_for("ceremony")
     GROUP = "ceremony"
 
-    def __init__(self, key: bytes, claimed_name: str, source: str) -> None:
+    def __init__(self, key: bytes, claimed_name: str, source: str, name: str) -> None:
         super().__init__(id="ceremony")
         self.key = key
         self.claimed_name = claimed_name
+        self.local_name = name  # checked for a clash before this screen opened; confirm checks again under the lock
         self.source = source  # untrusted in part (a key file's name): shown through safe
         self.expected: WordPairs = derive(key)
 
@@ -96,33 +129,25 @@ class CeremonyScreen(Screen[bool]):
         mine = ceremony.my_words(home)
         yield Header()
         yield Static(
-            Content.assemble(
-                Content.styled("Pairing with key ", "bold"),
-                Content.styled(short_fingerprint(self.key), "bold yellow"),
-                "\n",
-                "It claims the name \"",
-                safe.literal(self.claimed_name, "bold", limit=80),
-                "\" (unchecked), from ",
-                safe.literal(self.source, limit=120),
-                ".",
-            ),
+            pairing_intro(self.key, self.claimed_name, self.source, self.local_name, heading="Pairing with key "),
             markup=False,
             id="ceremony-intro",
         )
+        demo = demo_words(self.app, self.key)
+        if demo is not None:
+            yield Static(demo, markup=False, id="demo-words")
         yield Static("1. Read YOUR four word-pairs to them, over a call or in person:", markup=False, classes="step")
         with Grid(id="my-words"):
             for i, (a, b) in enumerate(mine):
                 box = Static(f"{a}  {b}", markup=False, classes="word-pair")
                 box.border_title = f"pair {i + 1}"
                 yield box
-        yield Static("2. Type the eight words THEY read to you (→ completes a word):", markup=False, classes="step")
+        yield Static("2. Type the eight words THEY read to you, then Enter (→ completes a word):", markup=False, classes="step")
         yield Input(placeholder="eight words, e.g. aardvark adroitness …", id="heard", suggester=PairWordSuggester())
         with Horizontal(id="marks"):
             for i in range(PAIRS):
                 yield Static(f"pair {i + 1} {MARK_TEXT['open']}", markup=False, id=f"mark-{i}", classes="mark open")
         yield Static("", markup=False, id="explain")
-        yield Static("3. Your name for them (yours, not the one the key claims), then Enter:", markup=False, classes="step")
-        yield Input(placeholder="name", id="name", max_length=64)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -146,17 +171,12 @@ class CeremonyScreen(Screen[bool]):
 
     def action_submit(self) -> None:
         heard = self.query_one("#heard", Input).value
-        name_input = self.query_one("#name", Input)
         typed = parse_spoken(heard)
         if len(typed) != 2 * PAIRS:
-            self.say(f"Type all eight words you hear ({len(typed)} so far).", "yellow")
+            self.say(f"Type all eight words you hear ({len(typed)} so far), then Enter.", "yellow")
             self.query_one("#heard", Input).focus()
             return
-        name = name_input.value.strip()
-        if not name:
-            self.say("Now type the name you will know them by, then Enter.", "yellow")
-            name_input.focus()
-            return
+        name = self.local_name
         home = self.app.home  # type: ignore[attr-defined]
         # Off the UI thread whenever the home lock is taken (a watcher importing): gage.tui.background.
         background.change(

@@ -105,7 +105,7 @@ class ContactsScreen(Screen[None]):
             )
         if table.row_count == 0:
             self.query_one("#contacts-detail", Static).update(
-                "No contacts yet. Press k to pair from someone's key file."
+                "No contacts yet. Press f to pair from someone's key file (P: both ways at once)."
             )
         else:
             self.show_detail()
@@ -168,14 +168,21 @@ class ContactsScreen(Screen[None]):
     def action_back(self) -> None:
         self.app.pop_screen()
 
-    def action_pair(self) -> None:
+    def action_pair(self, mutual: bool = False) -> None:
         key = self.current_key()
         if key is None or self.contacts is None or not key.startswith("candidate:"):
+            if mutual:  # both ways with someone not yet seen here: start from their key file
+                self.app.pair_from_file(mutual=True)  # type: ignore[attr-defined]
+                return
             self.app.notify("Highlight a candidate key to pair with, or press f for a key file.", markup=False)
             return
         cand = self.contacts.candidates.get(bytes.fromhex(key.partition(":")[2]))
         if cand is not None:
-            self.app.start_ceremony(cand.key, cand.claimed_name, safe.one_line(cand.source))  # type: ignore[attr-defined]
+            self.app.start_ceremony(cand.key, cand.claimed_name, safe.one_line(cand.source), mutual=mutual)  # type: ignore[attr-defined]
+
+    def action_pair_mutual(self) -> None:
+        """P: the mutual ceremony (gage.tui.mutual) with the highlighted candidate, or from a key file."""
+        self.action_pair(mutual=True)
 
     def action_pair_file(self) -> None:
         self.app.pair_from_file()  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ TITLES = {
     "inbox": "Inbox",
     "bundle": "A bundle",
     "ceremony": "Pairing (word-pair ceremony)",
+    "mutual": "Pairing both ways (the mutual ceremony)",
     "contacts": "Contacts",
 }
 VERDICT_STYLES = (("verified", "bold green"), ("unverified", "bold yellow"), ("invalid", "bold red"))

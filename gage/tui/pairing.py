@@ -1,4 +1,8 @@
-"""Starting the word-pair ceremony: from a bundle's sender (`p`), a key file (`k`), or a candidate.
+"""Starting the word-pair ceremony: from a bundle's sender (`p`), a key file (`f`), or a candidate.
+
+Every start goes through the pairing dialog (gage.tui.pair_name), which asks the local
+name and checks it for a clash before any word is shown, and offers the one-way or the
+mutual ceremony (gage.tui.ceremony, gage.tui.mutual).
 
 What a bundle's key is comes from the verdict's sender (gage.trust.verdict), never from a
 lookup of its own: a forged bundle proves nothing about its key, my own key is not a
@@ -27,14 +31,17 @@ from gage.trust.verdict import Verdict
 from gage.tui import background, safe
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.dialogs import ConfirmDialog, KeyFileDialog
+from gage.tui.mutual import MutualScreen
+from gage.tui.pair_name import PairChoice, PairNameDialog
 
 
 def _say(app: App[Any], text: str, *, severity: str = "information", timeout: float = 8) -> None:
     app.notify(text, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
 
 
-def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str) -> None:
-    """Open the ceremony on `key`, unless it is mine, already confirmed, or retired."""
+def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str, *, mutual: bool = False) -> None:
+    """Open the ceremony on `key`, unless it is mine, already confirmed, or retired: the
+    pairing dialog first (the name, checked; one way or both), then the ceremony chosen."""
     home = app.home  # type: ignore[attr-defined]
     try:
         trust = key_trust(home, Contacts.load(home.contacts_path), key)
@@ -52,7 +59,14 @@ def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str) ->
         replacement = parse_key(r["replacement"]) if isinstance(r.get("replacement"), str) else None
         _say(app, _cannot_pair(safe.one_line(str(r["contact"])), key, str(r["reason"]), replacement), severity="warning", timeout=12)
         return
-    app.push_screen(CeremonyScreen(key, claimed_name, source))
+
+    def chosen(choice: PairChoice | None) -> None:
+        if choice is None:
+            return
+        screen = MutualScreen if choice.mutual else CeremonyScreen
+        app.push_screen(screen(key, claimed_name, source, choice.name))
+
+    app.push_screen(PairNameDialog(key, claimed_name, source, mutual=mutual), chosen)
 
 
 def _cannot_pair(owner: str, key: bytes, reason: str, replacement: bytes | None) -> str:
@@ -140,8 +154,8 @@ def offer_replacement(app: App[Any], v: Verdict) -> None:
     app.push_screen(ConfirmDialog("Pair with their new key?", body, yes="Pair with the new key", no="Cancel", danger=False), answered)
 
 
-def pair_from_file(app: App[Any]) -> None:
-    """`k`: ask for a key file; read it and remember its key off the UI thread, then the ceremony."""
+def pair_from_file(app: App[Any], *, mutual: bool = False) -> None:
+    """`f`: ask for a key file; read it and remember its key off the UI thread, then the ceremony."""
     home = app.home  # type: ignore[attr-defined]
 
     def chosen(path: Path | None) -> None:
@@ -156,7 +170,7 @@ def pair_from_file(app: App[Any]) -> None:
 
         def loaded(result: tuple[KeyFile, str]) -> None:
             kf, source = result
-            start_ceremony(app, kf.key, kf.name, source)
+            start_ceremony(app, kf.key, kf.name, source, mutual=mutual)
 
         def failed(message: str) -> None:
             # A missing file is not "not a key file": say which it is.

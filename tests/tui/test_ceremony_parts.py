@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuikit import TestApp, World, identity, typed_keys
+from tuikit import TestApp, World, identity, name_them, typed_keys
 
 from gage.format.wordlist import EVEN, ODD
 from gage.tui.ceremony import CeremonyScreen, PairWordSuggester, pair_marks
@@ -43,6 +43,7 @@ async def test_right_arrow_takes_the_completion(world: World) -> None:
         await pilot.pause()
         app.start_ceremony(bob.key, "bob", "test")
         await pilot.pause()
+        await name_them(pilot, "bob")
         assert isinstance(app.screen, CeremonyScreen)
         await pilot.press(*typed_keys("aardv"))
         await pilot.pause()

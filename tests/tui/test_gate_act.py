@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuikit import TestApp, World, screen_text, spoken, typed_keys
+from tuikit import TestApp, World, name_them, screen_text, spoken, typed_keys
 
 from gage.home import listing
 from gage.inbox import gate
@@ -48,8 +48,9 @@ async def test_a_stray_word_after_a_toast_accepts_nothing(world: World) -> None:
         await go_to(pilot, app, world.ids["review"])  # verified: once accepted by `a` alone
         app.start_ceremony(world.stranger.key, "alice", "test")
         await pilot.pause()
+        await name_them(pilot, "mallory")
         assert isinstance(app.screen, CeremonyScreen)
-        await pilot.press(*typed_keys(bob_words), "enter", *typed_keys("mallory"), "enter")
+        await pilot.press(*typed_keys(bob_words), "enter")
         await pilot.pause()
         assert isinstance(app.screen, InboxScreen) and app._notifications  # back, with a toast
         await pilot.press(*typed_keys("aardvark"), "enter", *typed_keys("aardvark"), "space", "enter")

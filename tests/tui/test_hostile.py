@@ -20,6 +20,7 @@ from tuikit import (
     identity,
     make_bundle,
     make_home,
+    name_them,
     screen_segments,
     screen_text,
     write_key_file,
@@ -36,6 +37,7 @@ from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
 from gage.tui.dialogs import KeyFileDialog
 from gage.tui.gate_dialog import GateDialog
+from gage.tui.pair_name import PairNameDialog
 
 NASTY = [
     pytest.param("[@click=app.pwned]x[/]", id="click-action"),
@@ -128,6 +130,9 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
         assert_clean(app, nasty)
         await pilot.press("escape", "p")
         await pilot.pause()
+        assert isinstance(app.screen, PairNameDialog)
+        assert_clean(app, nasty[:60])  # the pairing dialog quotes the claimed name
+        await name_them(pilot, "mallory")
         assert isinstance(app.screen, CeremonyScreen)
         assert_clean(app, nasty[:200])
         await pilot.press("escape", "escape", "c")
@@ -141,6 +146,9 @@ async def test_hostile_string_everywhere(nasty: str, tmp_path: Path) -> None:
         app.screen.query_one("#keyfile").value = str(keyfile)
         await pilot.press("enter")
         await pilot.pause()
+        assert isinstance(app.screen, PairNameDialog)
+        assert_clean(app, nasty[:60], keyfile.name[:60])
+        await name_them(pilot, "mallory")
         assert isinstance(app.screen, CeremonyScreen)
         assert_clean(app, nasty[:200], keyfile.name)
         await pilot.press("escape", "f")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from gagetest import pair
-from tuikit import TestApp, screen_text
+from tuikit import TestApp, name_them, screen_text
 
 from gage.bundle import MANIFEST
 from gage.home.layout import Home
@@ -25,6 +25,7 @@ from gage.tui.ceremony import CeremonyScreen
 from gage.tui.dialogs import ConfirmDialog
 from gage.tui.gate_dialog import GateDialog
 from gage.tui.inbox import InboxScreen
+from gage.tui.pair_name import PairNameDialog
 
 SIZE = (140, 40)
 
@@ -122,6 +123,8 @@ async def test_p_on_a_retired_key_offers_its_named_replacement(make_home, tmp_pa
         assert "retired" in screen_text(app) and "new key" in screen_text(app)
         await pilot.press("y")
         await pilot.pause()
+        assert isinstance(app.screen, PairNameDialog) and app.screen.key == new_key
+        await name_them(pilot, "alice")  # the retired key's contact: its new key may take the name
         assert isinstance(app.screen, CeremonyScreen)
         assert app.screen.key == new_key
 

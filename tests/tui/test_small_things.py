@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuikit import TestApp, World, make_home, screen_text, spoken
+from tuikit import TestApp, World, make_home, name_them, screen_text, spoken
 
 from gage.format.words import derive
 from gage.home.identity import load_key_file
@@ -147,4 +147,5 @@ async def test_contacts_and_the_ceremony_show_a_keys_fingerprint_whole(world: Wo
         await pilot.press("escape")
         app.start_ceremony(world.stranger.key, "alice", "test")
         await pilot.pause()
+        await name_them(pilot, "mallory")
         assert short_fingerprint(world.stranger.key) in screen_text(app).splitlines()[1]

@@ -9,7 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tuikit import TestApp, World, build_world, identity, settle, write_key_file
+from tuikit import (
+    TestApp,
+    World,
+    build_world,
+    identity,
+    settle,
+    typed_keys,
+    write_key_file,
+)
+
+from gage.format.words import derive
 
 SIZE = (80, 24)
 
@@ -88,10 +98,66 @@ def test_ceremony(snap_compare, world: World, tmp_path: Path) -> None:
         await settle(pilot)
         app.start_ceremony(bob.key, "bob", f'key file "{path.name}"')
         await pilot.pause()
+        await pilot.press(*"bob", "enter")  # the pairing dialog: my name for them, first
+        await pilot.pause()
         await pilot.press(*"aardv")  # the first word half typed: the completion shows
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_pairing_dialog_name_clash(snap_compare, world: World) -> None:
+    """A name already confirmed for another key: said in the dialog, before any word is shown."""
+    app = TestApp(world.home)
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        app.start_ceremony(world.stranger.key, "alice", "bundle 0123456789ab")
+        await pilot.pause()
+        await pilot.press(*"alice", "enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def _mutual(app: TestApp, *, finish: bool = False):
+    """The mutual ceremony with bob: pair 1 heard right, pair 2 misheard (a near miss), or all four."""
+    bob = identity("bob", 7)
+    theirs = derive(bob.key)
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        app.start_ceremony(bob.key, "bob", 'key file "bob.key"', mutual=True)
+        await pilot.pause()
+        await pilot.press(*"bob", "enter")
+        await pilot.pause()
+        typed = [f"{a} {b}" for a, b in theirs] if finish else [" ".join(theirs[0]), f"{theirs[1][0][:-1]} {theirs[1][1]}"]
+        for line in typed:
+            await pilot.press(*typed_keys(line), "enter")
+            await pilot.pause()
+        await settle(pilot)  # confirming runs in a worker
+
+    return run_before
+
+
+def test_mutual_ceremony(snap_compare, world: World) -> None:
+    app = TestApp(world.home)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_mutual(app))
+
+
+def test_mutual_ceremony_wide(snap_compare, world: World) -> None:
+    app = TestApp(world.home)
+    assert snap_compare(app, terminal_size=WIDE, run_before=_mutual(app))
+
+
+def test_mutual_ceremony_closing_pair(snap_compare, world: World) -> None:
+    app = TestApp(world.home)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_mutual(app, finish=True))
+
+
+def test_mutual_ceremony_closing_pair_wide(snap_compare, world: World) -> None:
+    app = TestApp(world.home)
+    assert snap_compare(app, terminal_size=WIDE, run_before=_mutual(app, finish=True))
 
 
 def test_contacts(snap_compare, world: World) -> None:

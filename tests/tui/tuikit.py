@@ -386,3 +386,13 @@ def typed_keys(text: str) -> list[str]:
     return [names.get(ch, ch) for ch in text]
 
 
+
+
+async def name_them(pilot: Pilot, name: str) -> None:
+    """The pairing dialog (gage.tui.pair_name), which every pairing opens first: type my name
+    for them, then Enter. The ceremony chosen in it (one way, or both) is left as it opened."""
+    from gage.tui.pair_name import PairNameDialog
+
+    assert isinstance(pilot.app.screen, PairNameDialog), f"expected the pairing dialog, got {pilot.app.screen!r}"
+    await pilot.press(*typed_keys(name), "enter")
+    await pilot.pause()

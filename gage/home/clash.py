@@ -1,0 +1,30 @@
+"""A name clash in the ceremony, found before anyone reads a word (issue 18).
+
+`Contacts.clash` decides (one rule); this says what it found, so the command line and the
+interface can each word what to do in their own terms (`gage contacts remove`, or d in
+Contacts) without a second copy of the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Clash:
+    """A name or key the ceremony must refuse, found before any word is read: `name` is the
+    name asked for ("name-taken", "retired") or the one the key already has ("key-named")."""
+
+    why: Literal["retired", "name-taken", "key-named"]
+    name: str
+
+    def cli_text(self) -> str:
+        if self.why == "retired":
+            return "this key was retired by a statement it signed; a retired key is never confirmed again"
+        if self.why == "name-taken":
+            return (
+                f"a different key is already confirmed as {self.name!r}; remove it first "
+                f"(`gage contacts remove {self.name}`, if they really have a new key) or choose another --name"
+            )
+        return f"this key is already confirmed as {self.name!r}; nothing to do (or remove {self.name!r} first to rename)"
