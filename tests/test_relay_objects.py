@@ -5,9 +5,11 @@ failed put left, and leaves a put in progress alone."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import hashlib
 import io
+import json
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -16,9 +18,11 @@ import nats
 import nats.js.errors
 import pytest
 from nats.js import api
-from relaytest import relay  # noqa: F401  (fixture)
+from relaytest import bundle, relay  # noqa: F401  (fixture)
+from test_relay_mailbox import two  # noqa: F401  (fixture)
 
 from gage.carriers.relay import mailbox, objects
+from gage.home import listing, sealing
 
 C = objects.CHUNK
 
@@ -120,3 +124,29 @@ def test_a_put_that_fails_publishes_no_meta_and_the_owners_sweep_takes_its_chunk
         assert (await obs.get("fine")).data == b"kept"  # a named object is never swept
 
     _on(relay.url, "T_FAIL", work, max_bytes=20 * C)
+
+
+def test_a_hostile_meta_in_the_bucket_is_dropped_and_never_stalls_the_mailbox(two, tmp_path, relay, gage) -> None:  # noqa: F811
+    """Anyone may publish a meta into a bucket: a link into a bucket the receiver may not read, a
+    meta whose chunks are not there (nats-py's get would wait for them forever), one that is not
+    JSON. Each envelope pointing at one is journaled and dropped, and the next one lands."""
+    alice, bob = two
+    addr = sealing.mailbox_address(sealing.load(bob.root, bob.identity.key).recipient)
+    bucket = mailbox.bucket_name(addr)
+    link = {"name": "l", "bucket": bucket, "nuid": "n1", "size": 0, "chunks": 0, "digest": "", "options": {"link": {"bucket": "ELSEWHERE", "name": "x"}}}
+    missing = objects.meta(bucket, "m", "nochunks", 10 * C, 10, bytes(32), C)
+
+    async def hostile() -> None:
+        nc = await nats.connect(relay.url)
+        js = nc.jetstream()
+        for name, body in [("l", json.dumps(link).encode()), ("m", json.dumps(missing).encode()), ("j", b"not json")]:
+            await js.publish(objects.meta_subject(bucket, name), body, headers={"Nats-Rollup": "sub"})
+            await js.publish(mailbox.subject(addr), b"", headers={mailbox.HEADER: "1", mailbox.OBJECT_HEADER: name, "Nats-Msg-Id": name * 8})
+        await nc.close()
+
+    mailbox.run(hostile())
+    bid = bundle(alice, tmp_path, name="big.bin", data=os.urandom(mailbox.INLINE_MAX + 1000))
+    assert json.loads(gage(alice, "deliver", bid, "--to", "bob", "--json").out)["via"] == "object"
+    got = mailbox.run(asyncio.wait_for(mailbox.fetch(bob, relay.url, addr), 60))
+    assert [o.dropped is not None for o in got.opened] == [True, True, True, False]
+    assert got.opened[-1].id == bid and listing.find(bob, bid).state == "pending"

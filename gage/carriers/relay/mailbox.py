@@ -301,12 +301,13 @@ async def _take(js: Any, home: Home, address: str, msg: Msg, transport: dict[str
         try:
             if obj is not None:
                 obs = await js.object_store(bucket_name(address))
+                await objects.check(js, bucket_name(address), obj)
                 with open(tmp, "wb") as f:
                     await obs.get(obj, writeinto=f)
             else:
                 with open(tmp, "wb") as f:
                     f.write(msg.data)
-        except (nats.js.errors.ObjectNotFoundError, nats.js.errors.ObjectDeletedError, nats.js.errors.DigestMismatchError) as exc:
+        except (nats.js.errors.ObjectNotFoundError, nats.js.errors.ObjectDeletedError, nats.js.errors.DigestMismatchError, nats.js.errors.BadObjectMetaError, objects.Unreadable) as exc:
             from gage.format.errors import MalformedError
 
             digest = f"object:{obj}"

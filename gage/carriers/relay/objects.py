@@ -204,3 +204,33 @@ async def sweep(js: JetStreamContext, bucket: str, *, now: datetime.datetime | N
         gone += 1
     return gone
 
+
+
+class Unreadable(ValueError):
+    """An object's meta that nats-py's get cannot finish reading from this bucket alone."""
+
+
+async def check(js: JetStreamContext, bucket: str, name: str) -> None:
+    """Before the receiver's get: anyone may publish a meta into a bucket (spec/relay.md section 8),
+    and nats-py's get follows a link into another bucket (which this user may not read: the fetch
+    would stop at the refusal) or waits forever for chunks that are not there. Each would stall the
+    mailbox on one envelope, so such an object is refused here and its envelope dropped."""
+    stream = stream_of(bucket)
+    try:
+        raw = (await js.get_last_msg(stream, meta_subject(bucket, name))).data
+        info = json.loads(raw or b"")
+    except nats.js.errors.NotFoundError:
+        raise nats.js.errors.ObjectNotFoundError from None
+    except ValueError:
+        raise Unreadable("its meta is not JSON") from None
+    if not isinstance(info, dict) or info.get("deleted") or not isinstance(info.get("nuid"), str) or not info["nuid"]:
+        raise Unreadable("its meta names no object")
+    if (info.get("options") or {}).get("link"):
+        raise Unreadable("its meta is a link to another object")
+    size, chunks = info.get("size"), info.get("chunks")
+    if not isinstance(size, int) or not isinstance(chunks, int) or size < 0 or (size == 0) != (chunks == 0):
+        raise Unreadable("its meta's size and chunk count do not agree")
+    subj = chunk_subject(bucket, info["nuid"])
+    held = (await js.stream_info(stream, subjects_filter=subj)).state.subjects or {}
+    if size and held.get(subj, 0) != chunks:
+        raise Unreadable(f"the bucket holds {held.get(subj, 0)} of its {chunks} chunks")
