@@ -1,11 +1,14 @@
 """The per-user relay configuration of spec/relay.md section 8, on a real nats-server: each
 person may deliver to any mailbox and fetch only their own, and write the directory under their
-own handle only; big envelopes go through the mailboxes' object stores with the permissions those
-need; and a permission the relay refuses is an error that names it, at once (exit 15)."""
+own handle only; big envelopes go through the mailboxes' object stores with publishes only, so
+no person can read another's mailbox or bucket; and a permission the relay refuses is an error
+that names it, at once (exit 15)."""
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,8 +17,9 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 from relaytest import bundle
+from test_relay_objects import _Breaks
 
-from gage.carriers.relay import deliver, directory, mailbox, server
+from gage.carriers.relay import deliver, directory, mailbox, objects, server
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import Exit
 from gage.home import listing, sealing, whereabouts
@@ -37,17 +41,18 @@ def user_permissions(name: str, address: str, *, big: bool = True) -> list[str]:
     ]
 
 
-# Envelopes over the inline limit (spec/relay.md section 4): the sender puts the object in the
-# recipient's bucket, the owner reads, then deletes it from their own.
+# Envelopes over the inline limit (spec/relay.md section 4): the sender publishes the object's
+# chunks and meta into the recipient's bucket, and reads nothing (gage writes the object itself:
+# gage/carriers/relay/objects.py); the owner reads, then deletes it from their own.
 # (A NATS wildcard is a whole token: OBJ_GAGE_OB_* would match only itself.)
 BIG_SEND = [
-    "$JS.API.STREAM.INFO.*",
-    "$JS.API.STREAM.MSG.GET.*",
     "$O.*.C.*",
     "$O.*.M.*",
 ]
 BIG_OWN = [
     "$JS.API.STREAM.NAMES",
+    "$JS.API.STREAM.INFO.OBJ_GAGE_OB_<A>",
+    "$JS.API.STREAM.MSG.GET.OBJ_GAGE_OB_<A>",
     "$JS.API.CONSUMER.CREATE.OBJ_GAGE_OB_<A>",
     "$JS.API.CONSUMER.CREATE.OBJ_GAGE_OB_<A>.>",
     "$JS.API.CONSUMER.DELETE.OBJ_GAGE_OB_<A>.>",
@@ -119,6 +124,14 @@ def test_a_big_envelope_goes_through_the_object_store_under_per_user_permissions
         mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
     pair(alice, "bob", bob)
     whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    bucket = mailbox.bucket_name(addr["bob"])
+
+    async def broken_put() -> None:  # a put that dies half-way leaves chunks alice may not purge
+        async with mailbox.connected(_as("alice", srv)) as nc:
+            with pytest.raises(OSError):
+                await objects.put(nc, bucket, "dead", _Breaks(2), timeout=10)  # type: ignore[arg-type]
+
+    mailbox.run(broken_put())
     bid = _big(alice, tmp_path)
     done = deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
     assert done.via == "object", (srv.store / "server.log").read_text()[-2000:]
@@ -126,12 +139,19 @@ def test_a_big_envelope_goes_through_the_object_store_under_per_user_permissions
     assert [o.id for o in got.opened] == [bid], (srv.store / "server.log").read_text()[-2000:]
     assert listing.find(bob, bid).state == "pending"
 
-    async def objects() -> int:
+    async def left() -> int:
         async with mailbox.connected(_as("admin", srv)) as nc:
             obs = await nc.jetstream().object_store(mailbox.bucket_name(addr["bob"]))
             return len(await obs.list(ignore_deletes=True)) if await _has_objects(obs) else 0
 
-    assert mailbox.run(objects()) == 0  # bob deleted it from his bucket once it landed
+    assert mailbox.run(left()) == 0  # bob deleted it from his bucket once it landed
+
+    async def sweep(now: datetime.datetime | None) -> int:
+        async with mailbox.connected(_as("bob", srv)) as nc:
+            return await objects.sweep(nc.jetstream(), bucket, now=now)
+
+    assert mailbox.run(sweep(None)) == 0  # the fetch swept, and left the young leftovers alone
+    assert mailbox.run(sweep(datetime.datetime.now(datetime.UTC) + objects.ORPHAN_AGE * 2)) == 1  # bob may sweep his own
     assert "Permissions Violation" not in (srv.store / "server.log").read_text()
 
 
@@ -165,3 +185,41 @@ def test_a_permission_the_relay_refuses_is_a_clear_error_naming_it(people, gage,
     with pytest.raises(RelayError, match="no permission for writing the directory record for the handle 'bob'"):
         directory.publish(alice, "bob", _as("alice", srv), relay_for_record=None)
     assert [o.id for o in mailbox.run(mailbox.fetch(bob, _as("bob", srv), addr["bob"])).opened] == []  # nothing half-delivered
+
+
+def test_a_person_cannot_read_another_persons_mailbox_or_bucket(people, tmp_path: Path) -> None:
+    """What a sender of big envelopes used to be allowed (every stream's info and stored messages,
+    a wildcard being a whole token) is refused now: alice, under the documented permissions, asks
+    for bob's mailbox stream and bucket by every read the JetStream API has, and the relay refuses
+    each, while the operator reads the same message (so there was something to read)."""
+    homes, addr, srv = people
+    alice, bob = homes["alice"], homes["bob"]
+    for n in homes:
+        mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
+    pair(alice, "bob", bob)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    bid = _big(alice, tmp_path)
+    assert deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None).via == "object"
+    mb, ob = f"GAGE_MB_{addr['bob']}", f"OBJ_GAGE_OB_{addr['bob']}"
+
+    async def ask(who: str, subj: str, body: bytes) -> bytes:
+        async with mailbox.connected(_as(who, srv)) as nc:
+            return (await nc.request(subj, body, timeout=5)).data
+
+    first = b'{"seq": 1}'
+    assert b'"message"' in mailbox.run(ask("admin", f"$JS.API.STREAM.MSG.GET.{mb}", first))
+    for subj, body in [
+        (f"$JS.API.STREAM.MSG.GET.{mb}", first),
+        (f"$JS.API.DIRECT.GET.{mb}", first),
+        (f"$JS.API.DIRECT.GET.{mb}.gage.mb.{addr['bob']}", b""),
+        (f"$JS.API.STREAM.INFO.{mb}", b""),
+        (f"$JS.API.STREAM.MSG.GET.{ob}", first),
+        (f"$JS.API.DIRECT.GET.{ob}", first),
+        (f"$JS.API.STREAM.INFO.{ob}", b""),
+        (f"$JS.API.CONSUMER.CREATE.{ob}", b"{}"),
+        (f"$JS.API.STREAM.PURGE.{ob}", b"{}"),
+    ]:
+        with pytest.raises(RelayError, match=f"the relay refused: .*permissions violation for publish to \"?{re.escape(subj.lower())}"):
+            mailbox.run(ask("alice", subj, body))
+    # And bob still fetches what alice sent: nothing she tried touched it.
+    assert [o.id for o in mailbox.run(mailbox.fetch(bob, _as("bob", srv), addr["bob"])).opened] == [bid]

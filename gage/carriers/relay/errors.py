@@ -32,7 +32,7 @@ def refusal_text(server_says: str) -> str:
         what = f"writing the directory record for the handle {subj.split('.', 2)[2]!r}"
     elif "gage_ob_" in subj or subj.startswith("$o."):
         what = "a mailbox's object store, which carries envelopes over 768 KiB"
-    elif "gage_mb_" in subj and ("consumer" in subj or subj.startswith("$js.ack")):
+    elif "gage_mb_" in subj and ("consumer" in subj or subj.startswith(("$js.ack", "$js.api"))):
         what = "reading that mailbox"
     elif subj.startswith("gage.mb."):
         what = "delivering to that mailbox"

@@ -32,7 +32,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import api
 
-from gage.carriers.relay import landing
+from gage.carriers.relay import landing, objects
 from gage.carriers.relay.errors import (
     PERMISSIONS,
     REFUSED_MSG,
@@ -176,6 +176,7 @@ async def create(
                 ),
             )
             await js.create_object_store(bucket_name(address), api.ObjectStoreConfig(max_bytes=max_bytes, replicas=replicas))
+            await objects.sweep(js, bucket_name(address))  # what failed puts left (spec/relay.md section 4)
         except nats.js.errors.Error as exc:
             raise RelayError(f"the relay refused to create the mailbox: {exc}") from None
         except nats.errors.Error as exc:
@@ -244,9 +245,9 @@ async def _put(nc: Client, address: str, envelope: Path, size: int, headers: dic
         if size <= INLINE_MAX:
             ack = await js.publish(subject(address), envelope.read_bytes(), headers=headers, stream=stream_name(address))
         else:
-            obs = await js.object_store(bucket_name(address))
+            # Publishes only, into the recipient's bucket: nats-py's put would read it first.
             with open(envelope, "rb") as f:
-                await obs.put(msg_id, f)
+                await objects.put(nc, bucket_name(address), msg_id, f, timeout=timeout)
             headers[OBJECT_HEADER] = msg_id
             ack = await js.publish(subject(address), b"", headers=headers, stream=stream_name(address))
     except nats.js.errors.NoStreamResponseError:
@@ -300,12 +301,13 @@ async def _take(js: Any, home: Home, address: str, msg: Msg, transport: dict[str
         try:
             if obj is not None:
                 obs = await js.object_store(bucket_name(address))
+                await objects.check(js, bucket_name(address), obj)
                 with open(tmp, "wb") as f:
                     await obs.get(obj, writeinto=f)
             else:
                 with open(tmp, "wb") as f:
                     f.write(msg.data)
-        except (nats.js.errors.ObjectNotFoundError, nats.js.errors.ObjectDeletedError, nats.js.errors.DigestMismatchError) as exc:
+        except (nats.js.errors.ObjectNotFoundError, nats.js.errors.ObjectDeletedError, nats.js.errors.DigestMismatchError, nats.js.errors.BadObjectMetaError, objects.Unreadable) as exc:
             from gage.format.errors import MalformedError
 
             digest = f"object:{obj}"
@@ -380,6 +382,10 @@ async def fetch(
                 if obj is not None:
                     with contextlib.suppress(Exception):
                         await (await js.object_store(bucket_name(address))).delete(obj)
+                        # Its deleted-marker too, or every envelope ever received leaves one.
+                        await js.purge_stream(objects.stream_of(bucket_name(address)), subject=objects.meta_subject(bucket_name(address), obj))
+                        if _last(msg):  # drained: what is left unnamed is a failed put's (objects.sweep)
+                            await objects.sweep(js, bucket_name(address))
                 done.append(opened)
                 if on_opened is not None:
                     on_opened(opened)
