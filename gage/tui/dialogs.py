@@ -9,6 +9,7 @@ footer, so the keys shown are the dialog's, not those of the screen under it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,30 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
 
 from gage.tui import safe
+
+
+class SubmitsOnEnter:
+    """A dialog with one field and a `#yes` button: Enter in the field or the button submits;
+    another button, or Esc, closes it with nothing chosen. One place for what five dialogs do."""
+
+    dismiss: Callable[..., object]  # the ModalScreen's, in the class this is mixed into
+
+    def _submit(self) -> None:
+        raise NotImplementedError
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "yes":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -60,7 +85,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(value)
 
 
-class KeyFileDialog(ModalScreen[Path | None]):
+class KeyFileDialog(SubmitsOnEnter, ModalScreen[Path | None]):
     """Ask for the path of a public key file to start a pairing from."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -90,16 +115,8 @@ class KeyFileDialog(ModalScreen[Path | None]):
         value = self.query_one("#keyfile", Input).value.strip()
         return Path(value).expanduser() if value else None
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
+    def _submit(self) -> None:
         self.dismiss(self._path())
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(self._path() if event.button.id == "yes" else None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 @dataclass(frozen=True)
@@ -130,7 +147,7 @@ def new_file_path(text: str, cwd: Path) -> tuple[Path | None, str | None]:
     return path, None
 
 
-class ExportDialog(ModalScreen[ExportChoice | None]):
+class ExportDialog(SubmitsOnEnter, ModalScreen[ExportChoice | None]):
     """Ask where to write a bundle as an A2A artifact file, and for which protocol.
 
     The name is prefilled (`<id12>.a2a.json` in the working directory) so Enter alone
@@ -191,17 +208,3 @@ class ExportDialog(ModalScreen[ExportChoice | None]):
             self._problem(why or "")
             return
         self.dismiss(ExportChoice(path, self.protocol()))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "yes":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

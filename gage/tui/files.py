@@ -31,7 +31,7 @@ from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import extract as extract_mod
 from gage.tui import background, safe
-from gage.tui.dialogs import ConfirmDialog, resolve_path
+from gage.tui.dialogs import ConfirmDialog, SubmitsOnEnter, resolve_path
 
 SHOWN_STATES = ("accepted", "outbox")
 
@@ -87,7 +87,7 @@ class FolderDialog(ModalScreen[None]):
         self.dismiss(None)
 
 
-class SaveDialog(ModalScreen[Path | None]):
+class SaveDialog(SubmitsOnEnter, ModalScreen[Path | None]):
     """Ask which folder to save the files in (prefilled, so Enter alone saves)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -129,19 +129,6 @@ class SaveDialog(ModalScreen[Path | None]):
             return
         self.dismiss(path)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "yes":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 def _cwd() -> Path:

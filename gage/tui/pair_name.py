@@ -25,6 +25,7 @@ from gage.format.keys import short_fingerprint
 from gage.home.clash import Clash
 from gage.home.contacts import Contacts
 from gage.tui import safe
+from gage.tui.dialogs import SubmitsOnEnter
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def name_problem(home: object, name: str, key: bytes) -> str | None:
     return clash_text(found) if found is not None else None
 
 
-class PairNameDialog(ModalScreen[PairChoice | None]):
+class PairNameDialog(SubmitsOnEnter, ModalScreen[PairChoice | None]):
     """Dismissed with the checked name and the ceremony chosen, or None if the person cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -122,16 +123,3 @@ class PairNameDialog(ModalScreen[PairChoice | None]):
             return
         self.dismiss(PairChoice(name, self.chosen_mutual()))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "yes":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
