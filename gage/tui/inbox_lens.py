@@ -107,4 +107,5 @@ class Lens:
         if self.text.strip():
             parts.append("matching the words typed")
         marks = f" · {len(self.marked)} marked" if self.marked else ""
-        return f"{shown} of {total} shown: {', '.join(parts)}{marks}. Esc clears; v: verdict filter."
+        # Two lines at most (the bar wraps, never cuts): at 80 columns the keys stay in view.
+        return f"{shown} of {total} shown: {', '.join(parts)}{marks} · Esc clears · v: verdict filter"

@@ -149,3 +149,15 @@ async def test_contacts_and_the_ceremony_show_a_keys_fingerprint_whole(world: Wo
         await pilot.pause()
         await name_them(pilot, "mallory")
         assert short_fingerprint(world.stranger.key) in screen_text(app).splitlines()[1]
+
+
+async def test_the_filter_bar_wraps_rather_than_cutting_its_keys_at_80(world: World) -> None:
+    """The longest filter bar (strangers, words typed, marks) keeps "Esc clears" and "v" in view."""
+    app = TestApp(world.home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("space", "v", "v", "v", "v", "slash", "a", "enter")
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "only from strangers" in text and "words typed" in text
+        assert "Esc clears · v: verdict filter" in text
