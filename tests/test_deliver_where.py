@@ -20,6 +20,7 @@ from gage.carriers import route
 from gage.format.errors import Exit
 from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing, sealing, whereabouts
+from gage.inbox import gate, store
 from gage.trust import ceremony
 
 
@@ -234,3 +235,38 @@ def test_deliver_takes_a_candidate_by_the_fingerprint_contacts_shows(make_home, 
     r = gage(alice, "deliver", bid, "--to", fp, "--unconfirmed")
     assert r.code == 0, r.err
     assert os.listdir(drop) == [bid]
+
+
+def test_a_drop_folder_inside_this_home_is_refused_so_nothing_lands_around_the_gate(make_home, gage, tmp_path: Path) -> None:
+    """A folder in the home (its inbox/accepted, above all) would put a bundle where only the
+    import and the gate may: refused when set, and at delivery if where.json says so anyway."""
+    alice, bob = make_home("alice"), make_home("bob")
+    pair(alice, "bob", bob)
+    for inside in (alice.state_dir("accepted"), alice.state_dir("pending"), alice.root):
+        r = gage(alice, "contacts", "where", "bob", "--folder", str(inside))
+        assert r.code == Exit.REFUSED and "inside this gage home" in r.err, r.err
+    assert whereabouts.of(alice, bob.identity.key) is None
+    whereabouts.set_own(alice, bob.identity.key, drop=str(alice.state_dir("accepted")))  # as a hand edit would
+    bid = bundle(alice, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", "bob", "--via", "folder")
+    assert r.code == Exit.REFUSED and "inside this gage home" in r.err
+    assert os.listdir(alice.state_dir("accepted")) == []
+
+
+def test_bundle_and_forward_never_copy_a_bundle_into_this_home(make_home, gage, tmp_path: Path) -> None:
+    """`-o DIR` is a transport folder: inside the home (its inbox/accepted, above all) it would put
+    a bundle where only the import and the gate may. Refused before anything is made."""
+    alice, bob = make_home("alice"), make_home("bob")
+    pair(alice, "bob", bob)
+    f = tmp_path / "note.txt"
+    f.write_bytes(b"hi\n")
+    outbox_before = sorted(os.listdir(alice.state_dir("outbox")))
+    r = gage(alice, "bundle", str(f), "-o", str(alice.state_dir("accepted")))
+    assert r.code == Exit.REFUSED and "inside this gage home" in r.err, r.err
+    assert os.listdir(alice.state_dir("accepted")) == [] and sorted(os.listdir(alice.state_dir("outbox"))) == outbox_before
+    bid = bundle(bob, tmp_path)
+    store.import_bundle(alice, bob.state_dir("outbox") / bid)
+    gate.accept(alice, bid)
+    r = gage(alice, "forward", bid, "--to", "bob", "-o", str(alice.state_dir("pending")))
+    assert r.code == Exit.REFUSED and "inside this gage home" in r.err, r.err
+    assert os.listdir(alice.state_dir("pending")) == []

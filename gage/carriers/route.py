@@ -154,6 +154,7 @@ def deliver(
         code = 0 if result.delivered else int(Exit.A2A_UNCONFIRMED)
         return sent(w.a2a, said, {"delivered": result.delivered, "a2a": result.to_json()}, code)
     assert w.drop is not None
+    home.refuse_inside(Path(w.drop), "a delivery")
     copied = to_folder(bundle, Path(w.drop))
     said = "not yet imported" if copied else "it was already there; not yet imported"
     return sent(w.drop, said, {"path": str(Path(w.drop) / bundle.name), "copied": copied})

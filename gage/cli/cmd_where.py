@@ -67,6 +67,7 @@ def cmd_contacts_where(args: Any) -> int:
         a2a = check_url(args.a2a)
     if args.folder is not None:
         folder = _folder(args.folder)
+        home.refuse_inside(Path(folder), "a delivery")
     if args.relay is not None:
         if not args.relay.startswith(("nats://", "tls://", "ws://", "wss://")):
             raise UsageError(f"{args.relay!r} is not a NATS URL (nats://HOST:PORT)")

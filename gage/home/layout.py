@@ -203,6 +203,21 @@ class Home:
             raise GageIOError(f"cannot open the home: {exc.strerror or exc}", path=str(home.root)) from exc
         return home
 
+    def refuse_inside(self, folder: Path, what: str) -> None:
+        """`folder` is somewhere gage writes bundles for others (a drop folder, `-o DIR`): one inside
+        this home (its inbox, above all) would put a bundle where only the import and the gate
+        may, so it is refused before anything is written."""
+        try:
+            inside = Path(folder).resolve().is_relative_to(self.root.resolve())
+        except OSError:
+            inside = False
+        if inside:
+            raise RefusedError(
+                f"that folder is inside this gage home: {what} there would land around the import and the gate. "
+                "Give a folder outside it",
+                path=str(folder),
+            )
+
     def take_reconciled(self) -> list[str]:
         notes, self.reconciled = self.reconciled, []
         return notes

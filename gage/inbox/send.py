@@ -116,6 +116,8 @@ def create(
 ) -> tuple[Manifest, Path]:
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if copy_to is not None:
+        home.refuse_inside(copy_to, "a copy of the bundle")
     _signer(home)
     files = bundle_mod.collect_sources(paths)
     parties = _recipients(home, to or [])
@@ -163,6 +165,8 @@ def forward(
     `unverified`: then the hop names the key as unverified, never as a contact, so the
     receiver is not told "this came from carol" for what carol's thief may have signed.
     """
+    if copy_to is not None:
+        home.refuse_inside(copy_to, "a copy of the bundle")
     _signer(home)
     stored = resolve(home, bundle_ref)
     result = bundle_mod.check(stored.path, expect_name=True)
@@ -211,6 +215,8 @@ def key_statement_bundle(home: Home, statement_file: bytes, *, subject: str, cop
     The one bundle a key retired with no successor here still signs: the statement stands on
     its own signatures, so the carrier's signer adds no trust to it and takes none away.
     """
+    if copy_to is not None:
+        home.refuse_inside(copy_to, "a copy of the bundle")
     home.staging.mkdir(parents=True, exist_ok=True)
     src_dir = home.staging / f"statement-{secrets.token_hex(8)}"
     src_dir.mkdir(mode=0o700)
