@@ -10,9 +10,10 @@ receiver computes does not depend on it. Needs no optional extra.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import matches_ref, ref_digits, short_fingerprint
+from gage.format.keys import key_text, matches_ref, ref_digits, short_fingerprint
 from gage.home import whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -55,3 +56,13 @@ def key_of(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool]:
 def recipient(home: Home, to: str, *, unconfirmed: bool) -> Recipient:
     key, confirmed = key_of(home, to, unconfirmed=unconfirmed)
     return Recipient(name=to, key=key, confirmed=confirmed, where=whereabouts.load(home).get(key))
+
+
+def delivery_json(bundle_id: str, to: str, key: bytes, confirmed: bool) -> dict[str, Any]:
+    """The fields every way's `deliver --json` starts with: what was sent, and to whom, as a contact or a claim."""
+    return {
+        "id": bundle_id,
+        "to": to,
+        "key": key_text(key),
+        "recipient": "confirmed contact" if confirmed else "unconfirmed claim",
+    }

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from gage import bundle as bundle_mod
 from gage.bundle import atomic
-from gage.carriers.recipient import Recipient, recipient
+from gage.carriers.recipient import Recipient, delivery_json, recipient
 from gage.format.errors import (
     Exit,
     GageIOError,
@@ -32,7 +32,7 @@ from gage.format.errors import (
     UnknownKeyError,
     UsageError,
 )
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import short_fingerprint
 from gage.format.sanitize import visible
 from gage.home.layout import Home
 
@@ -58,10 +58,7 @@ class Sent:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "to": self.to,
-            "key": key_text(self.key),
-            "recipient": "confirmed contact" if self.confirmed else "unconfirmed claim",
+            **delivery_json(self.id, self.to, self.key, self.confirmed),
             "route": self.route,
             "where": {"status": "claim", "source": self.claimed_by, self.route: self.target},
             **self.detail,

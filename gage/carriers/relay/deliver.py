@@ -19,7 +19,7 @@ from typing import Any
 from gage.carriers import recipient as recipient_mod
 from gage.carriers.relay import config, mailbox, seal
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import short_fingerprint
 from gage.format.sanitize import visible
 from gage.home import whereabouts
 from gage.home.layout import Home
@@ -38,10 +38,7 @@ class Delivered:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "to": self.to,
-            "key": key_text(self.key),
-            "recipient": "confirmed contact" if self.confirmed else "unconfirmed claim",
+            **recipient_mod.delivery_json(self.id, self.to, self.key, self.confirmed),
             "mailbox": self.mailbox,
             "relay": self.relay,
             "bytes": self.bytes,
