@@ -66,7 +66,7 @@ class BundleScreen(Screen[None]):
         self.verdict: Verdict | None = None
         self.preview: Preview | None = None  # the one file previewed now
         self._status_timer: Timer | None = None
-        self._drawing: asyncio.Lock | None = None  # made on the UI loop, at the first redraw
+        self._drawing = asyncio.Lock()  # one redraw at a time (see _show); bound to the loop at first use
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -141,8 +141,6 @@ class BundleScreen(Screen[None]):
         One redraw at a time: a reload after an accept, a resize and a check finishing can each
         ask for one, and two interleaved at their awaits would remove the widgets the other is
         mounting (seen as a file heading left attached but never started, under CI load)."""
-        if self._drawing is None:
-            self._drawing = asyncio.Lock()
         async with self._drawing:
             await self._draw(result)
 
@@ -222,8 +220,6 @@ class BundleScreen(Screen[None]):
                 self.app.call_from_thread(self._show_preview, v, index, preview)
 
     async def _show_preview(self, v: Verdict, index: int, preview: Preview) -> None:
-        if self._drawing is None:
-            self._drawing = asyncio.Lock()
         async with self._drawing:  # never while a redraw is removing and mounting the payload
             await self._draw_preview(v, index, preview)
 
