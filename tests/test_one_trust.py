@@ -23,7 +23,7 @@ from gagetest import Run, arrive, pair
 
 from gage import bundle as bundle_mod
 from gage.format.errors import Exit, RefusedError
-from gage.format.keys import key_text
+from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -152,6 +152,25 @@ def test_a_superseded_hop_keeps_its_contact_as_a_previous_key(make_home, tmp_pat
     (hop,) = verdict_mod.compute(alice, listing.find(alice, fm.id)).chain
     assert hop.standing == "superseded" and hop.contact_name == "carol"
     assert hop.sentence().startswith("bob says this came from carol (previous key)")
+
+
+def test_a_hop_signed_by_my_own_superseded_key_is_named_as_mine(make_home, tmp_path: Path) -> None:
+    """spec/verdict.md, "Chain": a hop by one of this home's own retired keys is `my own previous key
+    <fingerprint>` (superseded) or `compromised key <fingerprint>`, never a bare `key` as if a stranger's."""
+    alice, bob = make_home("alice"), make_home("bob")
+    pair(bob, "alice", alice)
+    pair(alice, "bob", bob)
+    old_key = alice.identity.key
+    am, adest = send.create(alice, [_file(tmp_path, "a", "from my old key")], kind="share")
+    arrive(bob, adest)
+    fm, fdest = send.forward(bob, am.id, to=["alice"])
+    ownkey.retire(alice, reason="superseded", new=True)
+    alice = Home.open(alice.root)
+    arrive(alice, fdest)
+    (hop,) = verdict_mod.compute(alice, listing.find(alice, fm.id)).chain
+    assert hop.standing == "superseded" and hop.contact_name is None
+    assert f"says this came from my own previous key {short_fingerprint(old_key)}," in hop.sentence()
+    assert hop.to_json()["key_standing"] == "superseded"
 
 
 # --- bug 2: a thread's budget belongs to the people it was sent to -----------------------------

@@ -95,6 +95,7 @@ class ChainClaim:
     kind: str
     created: str
     standing: KeyStanding = "unknown"  # what the hop's key is to this home (gage.trust.keytrust)
+    mine: bool = False  # one of this home's own keys, current or retired
 
     def sentence(self) -> str:
         fp = short_fingerprint(self.key)
@@ -102,6 +103,8 @@ class ChainClaim:
             who = f"compromised key {fp}"
         elif self.standing == "superseded" and self.contact_name:
             who = f"{self.contact_name} (previous key)"
+        elif self.standing == "superseded" and self.mine:
+            who = f"my own previous key {fp}"
         else:
             who = self.contact_name or (f"my own key {fp}" if self.standing == "mine" else f"key {fp}")
         if self.claimed_name and self.claimed_name != self.contact_name:
@@ -363,6 +366,7 @@ def compute(
                 kind=hop.kind,
                 created=hop.created,
                 standing=hop_trust.standing,
+                mine=hop_trust.mine,
             )
         )
     return Verdict(
