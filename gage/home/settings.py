@@ -39,7 +39,7 @@ DEFAULT_A2A_MAX_BYTES = 64 << 20
 SETTINGS_LIMIT = 64 * 1024
 
 # [limits]: name -> (default, lowest, highest). Bytes are counted as a receiver counts a
-# bundle: manifest bytes + 64 (the signature) + every file's declared size (no copy ever
+# bundle: manifest bytes + the signature its key makes (64, or 3373 hybrid) + every file's declared size (no copy ever
 # writes more than that: spec/bundle.md section 10).
 LIMITS: dict[str, tuple[int, int, int]] = {
     "max_bundle_bytes": (4 << 30, 1024, 1 << 50),
