@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 import shutil
 import time
@@ -32,7 +33,8 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import api
 
-from gage.carriers.relay import landing, objects
+from gage.carriers.relay import landing, objects, streams
+from gage.carriers.relay.creds import Creds, as_credentials, check_url
 from gage.carriers.relay.errors import (
     PERMISSIONS,
     REFUSED_MSG,
@@ -42,10 +44,10 @@ from gage.carriers.relay.errors import (
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
-SUBJECT_PREFIX = "gage.mb."
-STREAM_PREFIX = "GAGE_MB_"
-OBJECT_PREFIX = "GAGE_OB_"
-CONSUMER = "inbox"
+SUBJECT_PREFIX = streams.SUBJECT_PREFIX
+STREAM_PREFIX = streams.STREAM_PREFIX
+OBJECT_PREFIX = streams.OBJECT_PREFIX
+CONSUMER = streams.CONSUMER
 HEADER = "Gage-Envelope"
 OBJECT_HEADER = "Gage-Object"
 ENVELOPE_VERSION = "1"
@@ -70,14 +72,19 @@ def bucket_name(address: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]:
+async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
     """A connection that fails fast and once: a relay that is down is an error now, not a hang.
+
+    `url` never carries a user or password (refused: it would leak wherever the URL goes);
+    `creds` is a credential kept in a file (gage.carriers.relay.creds), checked before anything is sent.
 
     A relay that does not let this user do something (per-user permissions, spec/relay.md
     section 8) says so only in an error message on the side, while the request itself would
     wait for its timeout: so a permissions violation stops the operation at once and is the
     error raised, naming what was refused.
     """
+    check_url(url)
+    options = as_credentials(creds).nats_options()
     refused: list[str] = []
     task = asyncio.current_task()
 
@@ -96,8 +103,7 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
         "reconnect_time_wait": 0.2,
         "error_cb": on_error,
     }
-    if creds:
-        kwargs["user_credentials"] = creds
+    kwargs.update(options)
     # A cluster is given as its nodes' URLs, comma-separated: any node that answers will do.
     servers = [u.strip() for u in url.split(",") if u.strip()]
     try:
@@ -105,6 +111,7 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
+        await _api_prefix(nc)
         yield nc
     except BaseException:
         if not refused:
@@ -117,6 +124,27 @@ async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]
             await nc.close()
 
 
+# Where a person's account on a shared relay finds the relay's JetStream API (gage.carriers.relay.relayconf).
+SHARED_API_PREFIX = "JS.MAIL.API"
+
+
+async def _api_prefix(nc: Client) -> None:
+    """On a shared relay a person's account has no JetStream of its own and reaches the relay's
+    under SHARED_API_PREFIX: every JetStream context made from `nc` then uses it, whoever makes it."""
+    try:
+        reply = await nc.request("$JS.API.INFO", b"", timeout=CONNECT_TIMEOUT)
+        code = (json.loads(reply.data or b"{}").get("error") or {}).get("err_code")
+    except (nats.errors.Error, TimeoutError, ValueError, AttributeError):
+        return
+    if code == 10039:  # JetStream not enabled for this account
+        plain = nc.jetstream
+
+        def jetstream(**opts: Any) -> Any:
+            return plain(**{"prefix": SHARED_API_PREFIX, **opts})
+
+        setattr(nc, "jetstream", jetstream)  # noqa: B010  (an instance attribute over the method)
+
+
 @dataclass(frozen=True)
 class Mailbox:
     address: str
@@ -124,6 +152,8 @@ class Mailbox:
     max_msgs: int
     max_bytes: int
     replicas: int
+    kept: tuple[str, ...] = ()  # what was asked but stays as the relay has it, in words
+    by_operator: bool = False  # made by the relay's operator: this user may not change it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +163,8 @@ class Mailbox:
             "max_msgs": self.max_msgs,
             "max_bytes": self.max_bytes,
             "replicas": self.replicas,
+            "kept": list(self.kept),
+            "made_by_operator": self.by_operator,
         }
 
 
@@ -140,48 +172,47 @@ async def create(
     url: str,
     address: str,
     *,
-    creds: str | None = None,
+    creds: Creds = None,
     max_msgs: int = DEFAULT_MAX_MSGS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     replicas: int = 1,
     ack_wait: float = ACK_WAIT,
 ) -> Mailbox:
-    """The stream, its consumer and its object bucket; again is harmless (limits are updated)."""
-    config = api.StreamConfig(
-        name=stream_name(address),
-        subjects=[subject(address)],
-        retention=api.RetentionPolicy.LIMITS,
-        max_msgs=max_msgs,
-        max_bytes=max_bytes,
-        discard=api.DiscardPolicy.NEW,
-        storage=api.StorageType.FILE,
-        num_replicas=replicas,
-        duplicate_window=120.0,
-    )
+    """The stream, its consumer, its object bucket and the directory (gage.carriers.relay.streams);
+    again updates what may be updated and names what may not. On a shared relay only the operator
+    makes them: a person whose mailbox the operator made is told so, and nothing fails."""
+    kept: list[str] = []
     async with connected(url, creds) as nc:
         js = nc.jetstream()
         try:
-            try:
-                await js.add_stream(config)
-            except nats.js.errors.BadRequestError:
-                await js.update_stream(config)
-            await js.add_consumer(
-                stream_name(address),
-                api.ConsumerConfig(
-                    durable_name=CONSUMER,
-                    ack_policy=api.AckPolicy.EXPLICIT,
-                    ack_wait=ack_wait,
-                    deliver_policy=api.DeliverPolicy.ALL,
-                    max_ack_pending=1000,
-                ),
-            )
-            await js.create_object_store(bucket_name(address), api.ObjectStoreConfig(max_bytes=max_bytes, replicas=replicas))
+            box = await streams.ensure(js, streams.mailbox_config(address, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas))
+            kept += box.kept
+            await streams.ensure_consumer(js, stream_name(address), streams.consumer_config(ack_wait))
+            kept += (await streams.ensure(js, streams.bucket_config(address, max_bytes=max_bytes, replicas=replicas))).kept
+            kept += (await streams.ensure(js, streams.directory_config(replicas=replicas))).kept
             await objects.sweep(js, bucket_name(address))  # what failed puts left (spec/relay.md section 4)
+        except streams.NotPermitted:
+            return await _made_by_operator(js, url, address)
         except nats.js.errors.Error as exc:
             raise RelayError(f"the relay refused to create the mailbox: {exc}") from None
         except nats.errors.Error as exc:
             raise RelayError(f"the relay failed while creating the mailbox: {exc or type(exc).__name__}") from None
-    return Mailbox(address=address, url=url, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas)
+    return Mailbox(address=address, url=url, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas, kept=tuple(kept))
+
+
+async def _made_by_operator(js: Any, url: str, address: str) -> Mailbox:
+    """A person on a shared relay: their mailbox is there (the operator made it) or it is not."""
+    try:
+        info = await js.stream_info(stream_name(address))
+    except (nats.js.errors.Error, nats.errors.Error):
+        raise RelayError(
+            "this relay does not let this user make a mailbox (on a shared relay its operator makes them, "
+            "spec/relay.md section 8), and it has none at this home's address yet: give the relay's operator "
+            f"your mailbox address {address} (`gage mailbox show`)"
+        ) from None
+    c = info.config
+    note = "made by the relay's operator: its limits are the operator's to change"
+    return Mailbox(address=address, url=url, max_msgs=c.max_msgs, max_bytes=c.max_bytes, replicas=c.num_replicas, kept=(note,), by_operator=True)
 
 
 def _full(exc: Exception) -> bool:
