@@ -11,17 +11,16 @@ from gagetest import pair
 from relayiso import Shared, shared  # noqa: F401  (the fixture)
 from relaytest import bundle
 
-from gage.carriers.relay import deliver, directory, mailbox
+from nats.js import api
+
+from gage.carriers.relay import deliver, mailbox, streams
 from gage.carriers.relay.errors import RelayError
 from gage.home import listing, sealing, whereabouts
-from gage.home.layout import Home
 
 
 def send(shared: Shared, frm: str, to: str, tmp: Path, data: bytes = b"hello") -> str:
     """`frm` delivers a small bundle into `to`'s mailbox with their own credential."""
     a, b = shared.homes[frm], shared.homes[to]
-    if not any(c.name == to for c in a.contacts.confirmed()) if hasattr(a, "contacts") else True:
-        pass
     bid = bundle(a, tmp, name=f"to-{to}-{len(data)}.txt", data=data)
     where = whereabouts.from_binding(sealing.load(b.root, b.identity.key).binding, relay=shared.url, source="key file")
     whereabouts.remember(a, where)
@@ -40,6 +39,15 @@ def paired(shared: Shared, *names: tuple[str, str]) -> None:
         pair(shared.homes[a], b, shared.homes[b])
 
 
+def waiting(shared: Shared, stream: str) -> int:
+    """What the operator sees: how many messages a stream in MAIL holds."""
+    async def go() -> int:
+        async with mailbox.connected(shared.url, shared.creds["operator"]) as nc:
+            return int((await nc.jetstream().stream_info(stream)).state.messages)
+
+    return int(mailbox.run(go()))
+
+
 def test_each_person_delivers_to_another_and_fetches_only_their_own(shared: Shared, tmp_path: Path) -> None:
     paired(shared, ("alice", "bob"), ("carol", "bob"))
     one = send(shared, "alice", "bob", tmp_path)
@@ -48,3 +56,56 @@ def test_each_person_delivers_to_another_and_fetches_only_their_own(shared: Shar
     assert listing.find(shared.homes["bob"], one).state == "pending"
     with pytest.raises(RelayError):
         fetch(shared, "mallory", shared.addr["bob"])
+
+
+def test_an_acknowledged_envelope_leaves_the_mailbox_so_it_never_counts_against_its_limit(shared: Shared, tmp_path: Path) -> None:
+    """A limits-retention mailbox kept what was taken until it was full ("mailbox is full" with nothing
+    waiting): the mailbox is a work queue now. bob's mailbox holds 3; 5 deliveries, fetched as they
+    come, all land, and the relay holds none of them after."""
+    mb = mailbox.stream_name(shared.addr["bob"])
+    box = mailbox.run(mailbox.create(shared.url, shared.addr["bob"], creds=shared.creds["operator"], max_msgs=3))
+    assert box.max_msgs == 3 and not box.kept
+    paired(shared, ("alice", "bob"))
+    landed = []
+    for i in range(5):
+        bid = send(shared, "alice", "bob", tmp_path, data=b"x" * (i + 1))
+        landed += fetch(shared, "bob")
+        assert bid in landed
+        assert waiting(shared, mb) == 0
+    assert len(landed) == 5
+
+
+def test_mailbox_create_again_updates_the_limits_and_names_what_it_cannot_change(shared: Shared) -> None:
+    """Made again with other limits: updated, where before it failed on the stream's config. A
+    mailbox made the old way (limits retention) is kept as it is, and the answer says so and why."""
+    addr = shared.addr["bob"]
+    box = mailbox.run(mailbox.create(shared.url, addr, creds=shared.creds["operator"], max_msgs=7, max_bytes=1 << 20, ack_wait=5.0))
+    assert (box.max_msgs, box.max_bytes, box.kept) == (7, 1 << 20, ())
+
+    async def cfg() -> tuple[int, int, float, int]:
+        async with mailbox.connected(shared.url, shared.creds["operator"]) as nc:
+            js = nc.jetstream()
+            si = await js.stream_info(mailbox.stream_name(addr))
+            ci = await js.consumer_info(mailbox.stream_name(addr), mailbox.CONSUMER)
+            return si.config.max_msgs, si.config.max_bytes, ci.config.ack_wait, ci.config.max_deliver
+
+    assert mailbox.run(cfg()) == (7, 1 << 20, 5.0, streams.MAX_DELIVER)
+
+    async def old_style() -> None:  # what `mailbox create` made before: limits retention, rollups allowed
+        async with mailbox.connected(shared.url, shared.creds["operator"]) as nc:
+            js = nc.jetstream()
+            name = mailbox.stream_name("mb" + "0" * 40)
+            await js.add_stream(api.StreamConfig(name=name, subjects=["gage.mb.mb" + "0" * 40], retention=api.RetentionPolicy.LIMITS))
+
+    mailbox.run(old_style())
+    again = mailbox.run(mailbox.create(shared.url, "mb" + "0" * 40, creds=shared.creds["operator"]))
+    assert any("retention stays limits" in k and "counting against" in k for k in again.kept), again.kept
+
+
+def test_a_person_is_told_the_operator_made_their_mailbox_and_may_not_make_one(shared: Shared, make_home) -> None:
+    """On the shared relay a person has no JetStream API: `mailbox create` with their own credential
+    finds the mailbox the operator made and says so; one the operator did not make is a clear refusal."""
+    box = mailbox.run(mailbox.create(shared.url, shared.addr["bob"], creds=shared.creds["bob"], max_msgs=5))
+    assert box.by_operator and box.max_msgs == mailbox.DEFAULT_MAX_MSGS
+    with pytest.raises(RelayError, match="give the relay's operator your mailbox address"):
+        mailbox.run(mailbox.create(shared.url, "mb" + "1" * 40, creds=shared.creds["mallory"]))
