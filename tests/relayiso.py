@@ -4,13 +4,13 @@ password file), each with a mailbox the operator made. Used by tests/test_relay_
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import nkeys
-import pytest
 
 from gage.carriers.relay import mailbox, relayconf, server
 from gage.carriers.relay.creds import Credentials
@@ -95,8 +95,9 @@ def addresses(homes: dict[str, Home]) -> dict[str, str]:
     return out
 
 
-@pytest.fixture
-def shared(make_home, tmp_path: Path) -> Iterator[Shared]:
+@contextlib.contextmanager
+def running(make_home: Callable[[str], Home], tmp_path: Path) -> Iterator[Shared]:
+    """The shared relay, started, with every person's mailbox; each test file's `shared` fixture."""
     homes = {n: make_home(n) for n in NAMES}
     addr = addresses(homes)
     people_file, creds = write_people(tmp_path / "people", addr)

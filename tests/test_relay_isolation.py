@@ -4,18 +4,24 @@ their own; the mailboxes, buckets and directory refuse what a fellow user tries 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gagetest import pair
-from relayiso import Shared, shared  # noqa: F401  (the fixture)
-from relaytest import bundle
-
 from nats.js import api
+from relayiso import Shared, running
+from relaytest import bundle
 
 from gage.carriers.relay import deliver, mailbox, streams
 from gage.carriers.relay.errors import RelayError
 from gage.home import listing, sealing, whereabouts
+
+
+@pytest.fixture
+def shared(make_home, tmp_path: Path) -> Iterator[Shared]:
+    with running(make_home, tmp_path) as s:
+        yield s
 
 
 def send(shared: Shared, frm: str, to: str, tmp: Path, data: bytes = b"hello") -> str:

@@ -7,17 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nats.errors
 import pytest
-from relayiso import Shared, shared  # noqa: F401  (the fixture)
+from relayiso import Shared, running
 from test_relay_isolation import fetch, paired, send, waiting
 
 from gage.carriers.relay import directory, mailbox, objects, record
 from gage.carriers.relay.errors import RelayError
 from gage.carriers.relay.mailbox import SHARED_API_PREFIX
+
+
+@pytest.fixture
+def shared(make_home, tmp_path: Path) -> Iterator[Shared]:
+    with running(make_home, tmp_path) as s:
+        yield s
 
 
 def api_names(subj: str) -> list[str]:

@@ -71,6 +71,10 @@ def cmd_contacts_where(args: Any) -> int:
     if args.relay is not None:
         if not args.relay.startswith(("nats://", "tls://", "ws://", "wss://")):
             raise UsageError(f"{args.relay!r} is not a NATS URL (nats://HOST:PORT)")
+        from gage.home.settings import relay_url_problem
+
+        if relay_url_problem(args.relay) is not None:
+            raise UsageError(str(relay_url_problem(args.relay)))
         relay = args.relay
     clear = {"drop" if c == "folder" else c for c in (args.clear or [])}
     if clear & {n for n, v in (("a2a", a2a), ("drop", folder), ("relay", relay)) if v is not None}:

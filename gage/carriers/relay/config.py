@@ -24,15 +24,12 @@ def relay_url(home: Home) -> str | None:
     return settings.load(home).relay_url  # one with a user or password in it is refused by settings.parse
 
 
-def relay_creds(home: Home) -> str | None:
-    """The creds file's path alone (the older form; relay_credentials says every form)."""
-    return settings.load(home).relay_creds
-
-
-def relay_credentials(home: Home) -> Credentials:
-    """This home's credential for its own relay, as settings.toml names it (paths, checked when used)."""
+def relay_creds(home: Home) -> Credentials | None:
+    """This home's credential for its own relay, as settings.toml names it (paths, checked when
+    used), or None. Only ever presented to the relay settings.toml names."""
     s = settings.load(home)
-    return Credentials(creds=s.relay_creds, nkey=s.relay_nkey, user=s.relay_user, password_file=s.relay_password_file)
+    cred = Credentials(creds=s.relay_creds, nkey=s.relay_nkey, user=s.relay_user, password_file=s.relay_password_file)
+    return cred or None
 
 
 def _line(name: str, value: str) -> str:

@@ -15,6 +15,7 @@ imports nats: the CLI checks a credential before anything is loaded or sent.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ class Credentials:
     @property
     def empty(self) -> bool:
         return self.creds is None and self.nkey is None and self.user is None
+
+    def __bool__(self) -> bool:
+        return not self.empty
 
     def files(self) -> list[tuple[str, str]]:
         """(option, path) of every file this credential reads."""
@@ -103,10 +107,10 @@ def as_credentials(creds: Creds) -> Credentials:
 
 
 def _need_nkeys(opt: str) -> None:
-    try:
-        import nkeys  # noqa: F401  (nats-py imports it only when it signs the server's nonce)
-    except ImportError:
-        raise UsageError(f"{opt} needs the nkeys package, part of the relay extra: pip install 'gage-bundles[relay]'") from None
+    # nats-py imports nkeys only when it signs the server's nonce, deep in the connect: a missing
+    # one was a ModuleNotFoundError traceback there (issue 26), so it is looked for first.
+    if importlib.util.find_spec("nkeys") is None:
+        raise UsageError(f"{opt} needs the nkeys package, part of the relay extra: pip install 'gage-bundles[relay]'")
 
 
 def private_file(path: str, opt: str) -> os.stat_result:

@@ -17,6 +17,7 @@ import nats.js.errors
 from nats.js import api
 
 from gage.carriers.relay import mailbox, record
+from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import GageError, NotFoundError, RefusedError
 from gage.home import dirseen, sealing, whereabouts
@@ -36,7 +37,7 @@ async def _kv(js: Any, *, create: bool) -> Any:
         return await js.create_key_value(api.KeyValueConfig(bucket=BUCKET, history=HISTORY))
 
 
-async def put_raw(url: str, handle: str, data: bytes, *, creds: str | None = None) -> int:
+async def put_raw(url: str, handle: str, data: bytes, *, creds: Creds = None) -> int:
     """Write bytes under a handle, checked by nobody: what `publish` uses, and what a test's hostile directory does."""
     async with mailbox.connected(url, creds) as nc:
         kv = await _kv(nc.jetstream(), create=True)
@@ -47,7 +48,7 @@ async def put_raw(url: str, handle: str, data: bytes, *, creds: str | None = Non
         return seq
 
 
-async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
+async def get_raw(url: str, handle: str, *, creds: Creds = None) -> bytes:
     async with mailbox.connected(url, creds) as nc:
         kv = await _kv(nc.jetstream(), create=False)
         try:
@@ -60,7 +61,7 @@ async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
         return value
 
 
-def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: str | None = None) -> record.Record:
+def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: Creds = None) -> record.Record:
     """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
     record.check_handle(handle)
     me = home.identity
@@ -73,7 +74,7 @@ def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, 
     return rec
 
 
-def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True) -> record.Record:
+def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True) -> record.Record:
     """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
 
     Refused records are remembered nowhere, and so is a record older than one this home has seen

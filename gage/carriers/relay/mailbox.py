@@ -31,7 +31,6 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js import api
 
 from gage.carriers.relay import landing, objects, streams
 from gage.carriers.relay.creds import Creds, as_credentials, check_url
@@ -225,7 +224,7 @@ def _full(exc: Exception) -> bool:
 PUBLISH_PATIENCE = 10.0
 
 
-async def publish(url: str, address: str, envelope: Path, *, creds: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
+async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0) -> dict[str, Any]:
     """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
 
     A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
@@ -250,7 +249,7 @@ class _Transient(Exception):
     """A publish that failed on the way, not one the relay refused: worth trying again."""
 
 
-async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: str | None, timeout: float) -> dict[str, Any]:
+async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: Creds, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
     conn = connected(url, creds)
@@ -366,7 +365,7 @@ async def fetch(
     url: str,
     address: str,
     *,
-    creds: str | None = None,
+    creds: Creds = None,
     limit: int | None = None,
     wait: float = 1.0,
     forever: bool = False,
