@@ -219,9 +219,9 @@ def cmd_deliver(args: Any) -> int:
     from gage.carriers import route
     from gage.cli.cmd_a2a import token_from_file
 
+    relay = _checked_url(args.relay) if args.relay else None
     home = open_home(args)
     stored = listing.resolve(home, args.id)
-    relay = _checked_url(args.relay) if args.relay else None
     done = route.deliver(
         home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=relay, creds=_given_creds(args),
         token=token_from_file(args.token_file),

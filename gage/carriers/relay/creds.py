@@ -109,7 +109,11 @@ def as_credentials(creds: Creds) -> Credentials:
 def _need_nkeys(opt: str) -> None:
     # nats-py imports nkeys only when it signs the server's nonce, deep in the connect: a missing
     # one was a ModuleNotFoundError traceback there (issue 26), so it is looked for first.
-    if importlib.util.find_spec("nkeys") is None:
+    try:
+        found = importlib.util.find_spec("nkeys") is not None
+    except (ImportError, ValueError):  # a module entry of None, or one without a spec
+        found = False
+    if not found:
         raise UsageError(f"{opt} needs the nkeys package, part of the relay extra: pip install 'gage-bundles[relay]'")
 
 
