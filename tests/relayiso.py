@@ -108,7 +108,7 @@ def running(make_home: Callable[[str], Home], tmp_path: Path) -> Iterator[Shared
     srv.start()
     try:
         for n in NAMES:  # the relay's operator makes the mailboxes (and the directory with the first)
-            mailbox.run(mailbox.create(srv.url, addr[n], creds=creds["operator"]))
+            mailbox.run(mailbox.create(srv.url, addr[n], creds=creds["operator"], directory=True))
         yield Shared(srv=srv, homes=homes, addr=addr, creds=creds, people_file=people_file)
     finally:
         srv.stop(kill=True)

@@ -138,7 +138,7 @@ def cmd_mailbox_create(args: Any) -> int:
     if args.address is not None:  # the operator, for a person: nothing of this home's is read or written
         if not sealing.is_mailbox_address(args.address):
             raise UsageError(f"--address {args.address!r} is not a mailbox address (what `gage mailbox show` prints)")
-        box = mailbox.run(mailbox.create(url, args.address, creds=cred, **limits))
+        box = mailbox.run(mailbox.create(url, args.address, creds=cred, directory=True, **limits))
         return _made(args, box, None, None)
     home = open_home(args)
     if home.identity.current_retirement is not None:

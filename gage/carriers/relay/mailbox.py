@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import secrets
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +32,10 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from gage.carriers.relay import landing, objects, streams
-from gage.carriers.relay.creds import Creds, as_credentials, check_url
+from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
+from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
-    PERMISSIONS,
-    REFUSED_MSG,
     RelayError,
-    refusal_text,
 )
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
@@ -55,7 +52,7 @@ INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
 DEFAULT_MAX_BYTES = 1 << 30
 ACK_WAIT = 120.0
-CONNECT_TIMEOUT = 5.0
+__all__ = ["CONNECT_TIMEOUT", "SHARED_API_PREFIX", "connected"]  # where the other relay modules find them
 
 
 def subject(address: str) -> str:
@@ -68,80 +65,6 @@ def stream_name(address: str) -> str:
 
 def bucket_name(address: str) -> str:
     return OBJECT_PREFIX + address
-
-
-@contextlib.asynccontextmanager
-async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
-    """A connection that fails fast and once: a relay that is down is an error now, not a hang.
-
-    `url` never carries a user or password (refused: it would leak wherever the URL goes);
-    `creds` is a credential kept in a file (gage.carriers.relay.creds), checked before anything is sent.
-
-    A relay that does not let this user do something (per-user permissions, spec/relay.md
-    section 8) says so only in an error message on the side, while the request itself would
-    wait for its timeout: so a permissions violation stops the operation at once and is the
-    error raised, naming what was refused.
-    """
-    check_url(url)
-    options = as_credentials(creds).nats_options()
-    refused: list[str] = []
-    task = asyncio.current_task()
-
-    async def on_error(exc: Exception) -> None:
-        """nats-py reports every failed attempt here; the error raised below says it once."""
-        if PERMISSIONS in str(exc).lower() and not refused:
-            refused.append(str(exc))
-            if task is not None and not task.done():
-                task.cancel(REFUSED_MSG)
-
-    # max_reconnect_attempts=0 would mean "try this server forever" to nats-py's first connect.
-    kwargs: dict[str, Any] = {
-        "connect_timeout": CONNECT_TIMEOUT,
-        "allow_reconnect": False,
-        "max_reconnect_attempts": 1,
-        "reconnect_time_wait": 0.2,
-        "error_cb": on_error,
-    }
-    kwargs.update(options)
-    # A cluster is given as its nodes' URLs, comma-separated: any node that answers will do.
-    servers = [u.strip() for u in url.split(",") if u.strip()]
-    try:
-        nc = await nats.connect(servers=servers, **kwargs)
-    except (TimeoutError, OSError, nats.errors.Error) as exc:
-        raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
-    try:
-        await _api_prefix(nc)
-        yield nc
-    except BaseException:
-        if not refused:
-            raise
-        if task is not None and task.cancelling():
-            task.uncancel()  # the cancel was ours: what stops the operation is the refusal below
-        raise RelayError(refusal_text(refused[0])) from None
-    finally:
-        with contextlib.suppress(Exception):
-            await nc.close()
-
-
-# Where a person's account on a shared relay finds the relay's JetStream API (gage.carriers.relay.relayconf).
-SHARED_API_PREFIX = "JS.MAIL.API"
-
-
-async def _api_prefix(nc: Client) -> None:
-    """On a shared relay a person's account has no JetStream of its own and reaches the relay's
-    under SHARED_API_PREFIX: every JetStream context made from `nc` then uses it, whoever makes it."""
-    try:
-        reply = await nc.request("$JS.API.INFO", b"", timeout=CONNECT_TIMEOUT)
-        code = (json.loads(reply.data or b"{}").get("error") or {}).get("err_code")
-    except (nats.errors.Error, TimeoutError, ValueError, AttributeError):
-        return
-    if code == 10039:  # JetStream not enabled for this account
-        plain = nc.jetstream
-
-        def jetstream(**opts: Any) -> Any:
-            return plain(**{"prefix": SHARED_API_PREFIX, **opts})
-
-        setattr(nc, "jetstream", jetstream)  # noqa: B010  (an instance attribute over the method)
 
 
 @dataclass(frozen=True)
@@ -176,8 +99,10 @@ async def create(
     max_bytes: int = DEFAULT_MAX_BYTES,
     replicas: int = 1,
     ack_wait: float = ACK_WAIT,
+    directory: bool = False,
 ) -> Mailbox:
-    """The stream, its consumer, its object bucket and the directory (gage.carriers.relay.streams);
+    """The stream, its consumer, its object bucket, and with `directory` the directory (the
+    operator's `mailbox create --address`; elsewhere the first publish makes it) (gage.carriers.relay.streams);
     again updates what may be updated and names what may not. On a shared relay only the operator
     makes them: a person whose mailbox the operator made is told so, and nothing fails."""
     kept: list[str] = []
@@ -188,7 +113,8 @@ async def create(
             kept += box.kept
             await streams.ensure_consumer(js, stream_name(address), streams.consumer_config(ack_wait))
             kept += (await streams.ensure(js, streams.bucket_config(address, max_bytes=max_bytes, replicas=replicas))).kept
-            kept += (await streams.ensure(js, streams.directory_config(replicas=replicas))).kept
+            if directory:
+                kept += (await streams.ensure(js, streams.directory_config(replicas=replicas))).kept
             await objects.sweep(js, bucket_name(address))  # what failed puts left (spec/relay.md section 4)
         except streams.NotPermitted:
             return await _made_by_operator(js, url, address)
