@@ -178,3 +178,33 @@ def test_creds_without_nkeys_installed_is_a_usage_error_not_a_traceback(monkeypa
     for cred in (Credentials(creds=str(f)), Credentials(nkey=str(f))):
         with pytest.raises(UsageError, match="needs the nkeys package"):
             mailbox.run(mailbox.create("nats://127.0.0.1:1", "mb" + "0" * 40, creds=cred))
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ('url = "nats://h:4222"\ncreds = "/a"\nnkey = "/b"\n', "one relay credential"),
+        ('url = "nats://h:4222"\nuser = "bob"\n', "one relay credential"),
+        ('url = "nats://h:4222"\npassword_file = "/pw"\n', "one relay credential"),
+        ('url = "nats://h:1,nats://bob:pw@h:2"\n', "may not carry a user or password"),
+        ('url = "nats://h:4222"\nsecret = "x"\n', "unknown setting"),
+    ],
+)
+def test_settings_hold_one_credential_as_paths_and_no_secret(table: str, says: str, make_home) -> None:
+    home = make_home("bob")
+    settings.path_of(home).write_text("[relay]\n" + table)
+    with pytest.raises(MalformedError, match=says):
+        settings.load(home)
+
+
+def test_the_recorded_credential_is_the_one_the_commands_use(make_home, tmp_path: Path) -> None:
+    from gage.carriers.relay import config
+
+    home = make_home("bob")
+    pw = tmp_path / "pw"
+    relayiso.secret_file(pw, "s3cret")
+    config.record(home, "nats://h:4222", Credentials(user="bob", password_file=str(pw)))
+    assert config.relay_creds(home) == Credentials(user="bob", password_file=str(pw))
+    assert "s3cret" not in settings.path_of(home).read_text()
+    config.record(home, "nats://h:4222", None)  # another relay, no credential: the old one's lines go
+    assert config.relay_creds(home) is None and "password_file" not in settings.path_of(home).read_text()

@@ -25,6 +25,8 @@ from gage.carriers.relay.errors import (
 )
 
 CONNECT_TIMEOUT = 5.0
+PROBE = "$JS.API.INFO"
+PROBE_TIMEOUT = 1.0
 
 
 @contextlib.asynccontextmanager
@@ -46,7 +48,10 @@ async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
 
     async def on_error(exc: Exception) -> None:
         """nats-py reports every failed attempt here; the error raised below says it once."""
-        if PERMISSIONS in str(exc).lower() and not refused:
+        text = str(exc).lower()
+        if PROBE.lower() in text:
+            return  # a relay with per-user permissions may refuse the probe (_api_prefix): no matter
+        if PERMISSIONS in text and not refused:
             refused.append(str(exc))
             if task is not None and not task.done():
                 task.cancel(REFUSED_MSG)
@@ -88,7 +93,9 @@ async def _api_prefix(nc: Client) -> None:
     """On a shared relay a person's account has no JetStream of its own and reaches the relay's
     under SHARED_API_PREFIX: every JetStream context made from `nc` then uses it, whoever makes it."""
     try:
-        reply = await nc.request("$JS.API.INFO", b"", timeout=CONNECT_TIMEOUT)
+        # Short: where it matters, the connected server answers at once itself; a relay that refuses
+        # the probe (per-user permissions) answers nothing, and costs this wait.
+        reply = await nc.request(PROBE, b"", timeout=PROBE_TIMEOUT)
         code = (json.loads(reply.data or b"{}").get("error") or {}).get("err_code")
     except (nats.errors.Error, TimeoutError, ValueError, AttributeError):
         return
