@@ -115,3 +115,19 @@ def test_a_person_is_told_the_operator_made_their_mailbox_and_may_not_make_one(s
     assert box.by_operator and box.max_msgs == mailbox.DEFAULT_MAX_MSGS
     with pytest.raises(RelayError, match="give the relay's operator your mailbox address"):
         mailbox.run(mailbox.create(shared.url, "mb" + "1" * 40, creds=shared.creds["mallory"]))
+
+
+def test_a_raw_api_request_finds_the_relays_api_where_the_account_reaches_it(shared: Shared) -> None:
+    """A person's account reaches MAIL's JetStream API under the prefix JS.MAIL.API (the server answers
+    `$JS.API.>` itself in an account without JetStream); the operator's, and an open relay's, at `$JS.API`."""
+    from gage.carriers.relay.connection import api_subject
+
+    async def subjects(who: str) -> tuple[str, str]:
+        async with mailbox.connected(shared.url, shared.creds[who]) as nc:
+            stream = mailbox.stream_name(shared.addr["bob"])
+            info = await nc.request(api_subject(nc, f"STREAM.INFO.{stream}"), b"", timeout=5)
+            assert b'"error"' not in info.data, info.data
+            return api_subject(nc, "X"), nc.jetstream()._prefix
+
+    assert mailbox.run(subjects("bob")) == ("JS.MAIL.API.X", "JS.MAIL.API")
+    assert mailbox.run(subjects("operator")) == ("$JS.API.X", "$JS.API")

@@ -106,3 +106,14 @@ async def _api_prefix(nc: Client) -> None:
             return plain(**{"prefix": SHARED_API_PREFIX, **opts})
 
         setattr(nc, "jetstream", jetstream)  # noqa: B010  (an instance attribute over the method)
+        setattr(nc, _PREFIX_ATTR, SHARED_API_PREFIX)  # noqa: B010
+
+
+_PREFIX_ATTR = "_gage_api_prefix"
+
+
+def api_subject(nc: Client, rest: str) -> str:
+    """A JetStream API subject as this connection reaches it, for a raw request (`STREAM.MSG.GET.<stream>`
+    gives `$JS.API.STREAM.MSG.GET.<stream>`, or `JS.MAIL.API.STREAM.MSG.GET.<stream>` on a shared relay)."""
+    prefix: str = getattr(nc, _PREFIX_ATTR, "$JS.API")
+    return f"{prefix}.{rest}"
