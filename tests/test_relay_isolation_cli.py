@@ -208,3 +208,21 @@ def test_the_recorded_credential_is_the_one_the_commands_use(make_home, tmp_path
     assert "s3cret" not in settings.path_of(home).read_text()
     config.record(home, "nats://h:4222", None)  # another relay, no credential: the old one's lines go
     assert config.relay_creds(home) is None and "password_file" not in settings.path_of(home).read_text()
+
+
+def test_each_node_of_a_cluster_gets_a_configuration_nats_server_accepts(people, gage, tmp_path: Path) -> None:
+    """`--cluster` with a route to each other node: one file per node, each checked by `nats-server -t`
+    (the three-node fault test, tests/test_relay_faults.py, runs such files)."""
+    import subprocess
+
+    _homes, _addr, _creds, people_file = people
+    for i in range(3):
+        routes = [a for j in range(3) if j != i for a in ("--route", f"nats-route://127.0.0.1:{16222 + j}")]
+        r = gage(None, "relay", "config", str(people_file), "--name", f"n{i}", "--cluster", "gage",
+                 "--cluster-listen", f"127.0.0.1:{16222 + i}", "--store", str(tmp_path / f"n{i}"), *routes)
+        assert r.code == 0, r.err
+        assert f'cluster {{ name: "gage", listen: "127.0.0.1:{16222 + i}"' in r.out and f'server_name: "n{i}"' in r.out
+        conf = tmp_path / f"n{i}.conf"
+        conf.write_text(r.out)
+        t = subprocess.run([server.binary(), "-t", "-c", str(conf)], capture_output=True, text=True, timeout=30)
+        assert t.returncode == 0, t.stdout + t.stderr
