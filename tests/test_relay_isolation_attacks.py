@@ -250,3 +250,35 @@ def test_a_reply_subject_of_malloris_choosing_writes_into_nothing_of_bobs(shared
     raw = mailbox.run(directory.get_raw(shared.url, "bob", creds=shared.creds["alice"]))
     assert record.parse(raw, handle="bob").signing_key == shared.homes["bob"].identity.key
     bob_lands_everything(shared, bobs_mail)
+
+
+def test_bob_reads_and_deletes_an_object_in_his_bucket_with_the_exported_requests_alone(shared: Shared, bobs_mail: list[str]) -> None:
+    """What the object reader of RELAY-CONTRACT.md needs, through bob's private exports: the last meta
+    by subject, the chunks by sequence and subject, and a purge by subject (chunks, then meta)."""
+    from gage.carriers.relay.connection import api_subject
+
+    bucket = mailbox.bucket_name(shared.addr["bob"])
+    stream = objects.stream_of(bucket)
+
+    async def read_and_delete() -> tuple[dict[str, Any], bytes]:
+        async with mailbox.connected(shared.url, shared.creds["bob"]) as nc:
+            async def call(rest: str, body: dict[str, Any]) -> dict[str, Any]:
+                r = await nc.request(api_subject(nc, rest), json.dumps(body).encode(), timeout=5)
+                out: dict[str, Any] = json.loads(r.data)
+                assert "error" not in out, out
+                return out
+
+            meta = await call(f"STREAM.MSG.GET.{stream}", {"last_by_subj": objects.meta_subject(bucket, "obj1")})
+            import base64
+
+            info = json.loads(base64.b64decode(meta["message"]["data"]))
+            chunk = await call(f"STREAM.MSG.GET.{stream}", {"seq": 1, "next_by_subj": objects.chunk_subject(bucket, info["nuid"])})
+            data = base64.b64decode(chunk["message"]["data"])
+            await call(f"STREAM.PURGE.{stream}", {"filter": objects.chunk_subject(bucket, info["nuid"])})
+            await call(f"STREAM.PURGE.{stream}", {"filter": objects.meta_subject(bucket, "obj1")})
+            return info, data
+
+    info, data = mailbox.run(read_and_delete())
+    assert info["nuid"] == "n1" and data == b"c" * 100
+    assert held(shared)[1] == 0  # the bucket is empty
+    assert sorted(fetch(shared, "bob")) == sorted(bobs_mail)
