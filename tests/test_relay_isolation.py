@@ -131,3 +131,33 @@ def test_a_raw_api_request_finds_the_relays_api_where_the_account_reaches_it(sha
 
     assert mailbox.run(subjects("bob")) == ("JS.MAIL.API.X", "JS.MAIL.API")
     assert mailbox.run(subjects("operator")) == ("$JS.API.X", "$JS.API")
+
+
+def test_buckets_made_the_old_way_lose_their_rollups_when_the_mailbox_is_made_again(make_home, tmp_path: Path) -> None:
+    """A relay set up before this (nats-py's bucket and key-value defaults: rollups allowed) is brought to
+    the new config by `mailbox create` again: rollups off, deletes denied, and what stays is named."""
+    from gage.carriers.relay import server
+
+    srv = server.Server(store=tmp_path / "old", name="old").start()
+    addr = "mb" + "2" * 40
+    try:
+        async def old_setup() -> None:
+            async with mailbox.connected(srv.url) as nc:
+                js = nc.jetstream()
+                await js.create_object_store(mailbox.bucket_name(addr))
+                await js.create_key_value(api.KeyValueConfig(bucket="GAGE_DIRECTORY", history=16))
+
+        mailbox.run(old_setup())
+        box = mailbox.run(mailbox.create(srv.url, addr, directory=True))
+
+        async def configs() -> list[api.StreamConfig]:
+            async with mailbox.connected(srv.url) as nc:
+                js = nc.jetstream()
+                names = [mailbox.stream_name(addr), f"OBJ_{mailbox.bucket_name(addr)}", "KV_GAGE_DIRECTORY"]
+                return [(await js.stream_info(n)).config for n in names]
+
+        for c in mailbox.run(configs()):
+            assert not c.allow_rollup_hdrs and c.deny_delete, (c.name, box.kept)
+        assert all("rollup" not in k for k in box.kept), box.kept
+    finally:
+        srv.stop(kill=True)

@@ -157,6 +157,11 @@ async def ensure(js: JetStreamContext, cfg: api.StreamConfig) -> Made:
     for name in _DENIES:
         if getattr(old, name) and not getattr(cfg, name):
             want[name] = True
+    if getattr(old, "allow_msg_ttl", None) and not getattr(cfg, "allow_msg_ttl", None):
+        # Per-message TTLs cannot be turned off in place (nats-py's key-value buckets have them on):
+        # kept; a writer can only age out what they themselves wrote.
+        want["allow_msg_ttl"] = True
+        made.kept.append(f"{cfg.name}: allow_msg_ttl stays true (it cannot be turned off in place)")
     new = dataclasses.replace(cfg, **want)
     if _same(old, new):
         return made
