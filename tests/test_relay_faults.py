@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import relayiso
 from gagetest import pair
 from relaytest import bundle
 
 from gage import bundle as bundle_mod
-from gage.carriers.relay import config, deliver, mailbox, server
+from gage.carriers.relay import config, deliver, mailbox, relayconf, server
+from gage.carriers.relay.creds import Credentials
 from gage.carriers.relay.errors import RelayError
 from gage.home import listing, sealing, whereabouts
 from gage.home.layout import Home
@@ -48,10 +50,16 @@ def _pending_ok(home: Home) -> set[str]:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[list[server.Server]]:
-    nodes = server.cluster(tmp_path / "cluster", 3)
+def cluster(make_home, tmp_path: Path) -> Iterator[tuple[list[server.Server], dict[str, Home], dict[str, str], dict[str, Credentials]]]:
+    """Three nodes, each running exactly what `gage relay config --cluster` generates for it
+    (spec/relay.md section 8): alice and bob in accounts of their own, the mailboxes in MAIL."""
+    homes = {n: make_home(n) for n in ("alice", "bob")}
+    addr = relayiso.addresses(homes)
+    people_file, creds = relayiso.write_people(tmp_path / "people", addr)
+    people = relayiso.generated(people_file)
+    nodes = server.cluster(tmp_path / "cluster", 3, conf=lambda s: relayconf.render(people, relayiso.node_of(s)))
     try:
-        yield nodes
+        yield nodes, homes, addr, creds
     finally:
         for n in nodes:
             n.stop(kill=True)
@@ -70,27 +78,29 @@ def _create_when_ready(url: str, address: str, **kw: object) -> None:
             time.sleep(0.5)
 
 
-def test_a_cluster_node_killed_during_100_deliveries_loses_none(cluster: list[server.Server], make_home, tmp_path: Path) -> None:
-    urls = ",".join(n.url for n in cluster)
-    alice, bob = make_home("alice"), make_home("bob")
-    with bob.lock():
-        key = sealing.ensure(bob.root, bob.identity.secret)
-    address = sealing.mailbox_address(key.recipient)
-    _create_when_ready(urls, address, replicas=3, ack_wait=5.0)
-    config.record(bob, urls, None)
+def test_a_cluster_node_killed_during_100_deliveries_loses_none(cluster, tmp_path: Path) -> None:
+    nodes, homes, addr, creds = cluster
+    urls = ",".join(n.url for n in nodes)
+    alice, bob = homes["alice"], homes["bob"]
+    key = sealing.load(bob.root, bob.identity.key)
+    assert key is not None
+    address = addr["bob"]
+    _create_when_ready(urls, address, replicas=3, ack_wait=5.0, creds=creds["operator"])  # the operator makes it
+    config.record(bob, urls, creds["bob"])
+    config.record(alice, urls, creds["alice"])
     pair(alice, "bob", bob)
     whereabouts.remember(alice, whereabouts.from_binding(key.binding, relay=urls, source="key file"))
     ids = [bundle(alice, tmp_path, name=f"b{i}.txt", data=f"bundle {i}".encode()) for i in range(100)]
     victim = random.randrange(3)
     for i, bid in enumerate(ids):
         if i == 40:
-            cluster[victim].stop(kill=True)  # kill -9, mid-run
+            nodes[victim].stop(kill=True)  # kill -9, mid-run
         deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
     got: set[str] = set()
     deadline = time.monotonic() + 120
     while got != set(ids) and time.monotonic() < deadline:
         try:
-            fetched = mailbox.run(mailbox.fetch(bob, urls, address, wait=2.0))
+            fetched = mailbox.run(mailbox.fetch(bob, urls, address, wait=2.0, creds=creds["bob"]))
         except RelayError:  # the cluster electing a new leader for the stream: as a person would, again
             time.sleep(1)
             continue

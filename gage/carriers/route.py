@@ -20,7 +20,7 @@ import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gage import bundle as bundle_mod
 from gage.bundle import atomic
@@ -35,6 +35,9 @@ from gage.format.errors import (
 from gage.format.keys import short_fingerprint
 from gage.format.sanitize import visible
 from gage.home.layout import Home
+
+if TYPE_CHECKING:
+    from gage.carriers.relay.creds import Creds
 
 Route = Literal["mailbox", "a2a", "folder"]
 ROUTES: tuple[Route, ...] = ("mailbox", "a2a", "folder")
@@ -122,7 +125,7 @@ def deliver(
     via: Route | None = None,
     unconfirmed: bool = False,
     relay: str | None = None,
-    creds: str | None = None,
+    creds: Creds = None,
     token: str | None = None,
 ) -> Sent:
     if via == "mailbox":

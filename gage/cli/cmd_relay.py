@@ -30,16 +30,63 @@ def _relay(module: str) -> Any:
         ) from None
 
 
+def _checked_url(url: str) -> str:
+    """A relay URL with no user or password in it (gage.carriers.relay.creds), or a usage error."""
+    from gage.home.settings import relay_url_problem
+
+    problem = relay_url_problem(url)
+    if problem is not None:
+        raise UsageError(problem)
+    return url
+
+
 def _url(home: Home, args: Any) -> str:
-    url: str | None = getattr(args, "relay", None) or _relay("config").relay_url(home)
+    given: str | None = getattr(args, "relay", None)
+    url: str | None = _checked_url(given) if given else _relay("config").relay_url(home)
     if not url:
         raise UsageError("no relay is known: give --relay URL (or run `gage mailbox create --relay URL` once)")
     return url
 
 
-def _creds(home: Home, args: Any) -> str | None:
-    creds: str | None = getattr(args, "creds", None) or _relay("config").relay_creds(home)
-    return creds
+def _given_creds(args: Any) -> Any:
+    """The credential given on the command line (checked: each file 0600), or None."""
+    # No nats import: the credential is checked before anything of the extra is loaded.
+    from gage.carriers.relay.creds import Credentials
+
+    cred = Credentials(
+        creds=getattr(args, "creds", None), nkey=getattr(args, "nkey", None),
+        user=getattr(args, "user", None), password_file=getattr(args, "password_file", None),
+    )
+    return cred.check() if cred else None
+
+
+def _creds(home: Home, args: Any) -> Any:
+    """The credential given, else this home's own from settings.toml (spec/settings.md)."""
+    return _given_creds(args) or _relay("config").relay_creds(home)
+
+
+def cmd_relay_config(args: Any) -> int:
+    """`gage relay config PEOPLE`: the server's configuration on stdout (gage.carriers.relay.relayconf)."""
+    relayconf = _relay("relayconf")
+    if args.cluster is None and args.route:
+        raise UsageError("--route needs --cluster NAME: routes join this node to the other nodes of a cluster")
+    if args.cluster is not None and not args.route:
+        raise UsageError("--cluster needs a --route for each other node (nats-route://HOST:PORT)")
+    for r in args.route:
+        if not r.startswith("nats-route://") or "@" in r:
+            raise UsageError(f"--route {r!r}: give it as nats-route://HOST:PORT")
+    people = relayconf.load_people(args.people)
+    node = relayconf.Node(
+        name=args.name, listen=args.listen, store=args.store, cluster=args.cluster,
+        cluster_listen=args.cluster_listen, routes=list(args.route),
+    )
+    out(relayconf.render(people, node).rstrip("\n"))
+    err(
+        f"gage relay config: {len(people.persons)} people, each in an account of their own; every mailbox in account MAIL. "
+        "Start it with nats-server -c FILE, then make each mailbox as the operator: "
+        "gage mailbox create --relay URL --address ADDRESS --nkey operator.nk (spec/relay.md section 8)"
+    )
+    return 0
 
 
 def cmd_relay_dev(args: Any) -> int:
@@ -85,23 +132,40 @@ def _sealing_key(home: Home) -> sealing.SealingKey:
 
 def cmd_mailbox_create(args: Any) -> int:
     mailbox = _relay("mailbox")
+    url = _checked_url(args.relay)
+    cred = _given_creds(args)
+    limits = {"max_msgs": args.max_msgs, "max_bytes": args.max_bytes, "replicas": args.replicas, "ack_wait": float(args.ack_wait)}
+    if args.address is not None:  # the operator, for a person: nothing of this home's is read or written
+        if not sealing.is_mailbox_address(args.address):
+            raise UsageError(f"--address {args.address!r} is not a mailbox address (what `gage mailbox show` prints)")
+        box = mailbox.run(mailbox.create(url, args.address, creds=cred, directory=True, **limits))
+        return _made(args, box, None, None)
     home = open_home(args)
     if home.identity.current_retirement is not None:
         raise UsageError("this home's key is retired; it opens no new mailbox")
     key = _sealing_key(home)
     address = sealing.mailbox_address(key.recipient)
-    box = mailbox.run(
-        mailbox.create(args.relay, address, creds=args.creds, max_msgs=args.max_msgs, max_bytes=args.max_bytes, replicas=args.replicas)
-    )
-    _relay("config").record(home, args.relay, args.creds)
+    box = mailbox.run(mailbox.create(url, address, creds=cred, **limits))
+    _relay("config").record(home, url, cred)
+    return _made(args, box, home, key)
+
+
+def _made(args: Any, box: Any, home: Home | None, key: sealing.SealingKey | None) -> int:
     if args.json:
-        emit_json({**box.to_json(), "sealing_key": key.recipient, "signing_key": home.identity.key_text})
+        mine = {} if home is None or key is None else {"sealing_key": key.recipient, "signing_key": home.identity.key_text}
+        emit_json({**box.to_json(), **mine})
         return 0
-    out(address)
+    out(box.address)
+    for k in box.kept:
+        err(f"note: {show(k)}")
+    limits = f"at most {box.max_msgs} envelopes, {box.max_bytes} bytes"
+    if home is None or key is None:
+        err(f"mailbox {box.address} on {show(box.url)} ({limits}); nothing recorded in this home.")
+        return 0
     err(
-        f"mailbox {address} on {show(args.relay)} (at most {box.max_msgs} envelopes, {box.max_bytes} bytes); "
+        f"mailbox {box.address} on {show(box.url)} ({limits}); "
         f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
-        "Recorded in settings.toml. Your key file (`gage key export`) now carries it."
+        "Recorded in settings.toml (the relay, and your credential's file paths). Your key file (`gage key export`) now carries it."
     )
     return 0
 
@@ -155,10 +219,11 @@ def cmd_deliver(args: Any) -> int:
     from gage.carriers import route
     from gage.cli.cmd_a2a import token_from_file
 
+    relay = _checked_url(args.relay) if args.relay else None
     home = open_home(args)
     stored = listing.resolve(home, args.id)
     done = route.deliver(
-        home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=args.relay, creds=args.creds,
+        home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=relay, creds=_given_creds(args),
         token=token_from_file(args.token_file),
     )
     if args.json:
@@ -172,7 +237,8 @@ def cmd_directory_publish(args: Any) -> int:
     directory = _relay("directory")
     home = open_home(args)
     url = _url(home, args)
-    rec = directory.publish(home, args.handle, url, relay_for_record=args.advertise or url, creds=_creds(home, args))
+    advertise = _checked_url(args.advertise) if args.advertise else url
+    rec = directory.publish(home, args.handle, url, relay_for_record=advertise, creds=_creds(home, args))
     if args.json:
         emit_json(rec.to_json() | {"status": "published"})
         return 0

@@ -59,6 +59,11 @@ def cmd_contacts_where(args: Any) -> int:
     home = open_home(args)
     if not args.name:
         raise UsageError("give the contact: gage contacts where NAME [--a2a URL] [--folder DIR] [--clear WHAT]")
+    if args.relay is not None:  # a secret in it would travel with the route: refused before anything is looked up
+        from gage.home.settings import relay_url_problem
+
+        if relay_url_problem(args.relay) is not None:
+            raise UsageError(str(relay_url_problem(args.relay)))
     key, label = _key_of(home, args.name)
     a2a = folder = relay = None
     if args.a2a is not None:

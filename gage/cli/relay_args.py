@@ -31,7 +31,28 @@ examples:
 
 
 def _creds(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--creds", metavar="FILE", help="NATS credentials for a relay that asks for them")
+    """The credential for this home's relay: one of three files, each 0600 or refused (spec/relay.md section 8)."""
+    g = p.add_argument_group("relay credential (default: the one in settings.toml; never in the URL)")
+    g.add_argument("--creds", metavar="FILE", help="a NATS creds file (a user JWT and its nkey seed)")
+    g.add_argument("--nkey", metavar="FILE", help="an nkey seed file (the relay's configuration holds its public key)")
+    g.add_argument("--user", metavar="NAME", help="a user name, with --password-file")
+    g.add_argument("--password-file", metavar="FILE", help="a file holding the password on its first line")
+
+
+CONFIG_EXAMPLES = """\
+examples:
+  gage relay config people.toml > relay.conf && nats-server -c relay.conf     # one node
+  gage relay config people.toml --name n1 --cluster gage \\
+      --route nats-route://n2:6222 --route nats-route://n3:6222 > n1.conf      # a node of a three-node cluster
+people.toml (spec/relay.md section 8):
+  [operator]
+  nkey = "U..."                   # or password_file = "operator.pw"
+  [[person]]
+  name = "bob"
+  mailbox = "mb..."               # what `gage mailbox show` prints on bob's home
+  handle = "bob"
+  nkey = "U..."                   # bob's public nkey, or password_file = "bob.pw" (0600)
+"""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,6 +68,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--dir", metavar="DIR", help="keep the relay's store here (default: a scratch folder)")
     json_option(d, "print the URL and the store folder as one JSON object, then run until stopped")
     run_as(d, "cmd_relay", "cmd_relay_dev")
+    cf = rsub.add_parser(
+        "config",
+        help="print a nats-server configuration for a relay many people share (per-person accounts), from a people file",
+        epilog=CONFIG_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cf.add_argument("people", metavar="PEOPLE", help="the people file (TOML): the operator and each person's name, mailbox, handle and login")
+    cf.add_argument("--name", default="gage-relay", metavar="NAME", help="this server's name (each node of a cluster its own; default gage-relay)")
+    cf.add_argument("--listen", default="0.0.0.0:4222", metavar="HOST:PORT", help="where clients connect (default 0.0.0.0:4222)")
+    cf.add_argument("--store", default="/var/lib/gage-relay", metavar="DIR", help="JetStream's store folder (default /var/lib/gage-relay)")
+    cf.add_argument("--cluster", metavar="NAME", help="make this one node of a cluster of that name (with --route for each other node)")
+    cf.add_argument("--cluster-listen", default="0.0.0.0:6222", metavar="HOST:PORT", help="with --cluster: where the other nodes connect (default 0.0.0.0:6222)")
+    cf.add_argument("--route", action="append", default=[], metavar="URL", help="with --cluster: another node, nats-route://HOST:PORT (repeatable)")
+    run_as(cf, "cmd_relay", "cmd_relay_config")
 
     p = sub.add_parser("mailbox", help="this home's mailbox on a relay: create, fetch, show (needs gage[relay])", epilog=RELAY_EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,9 +89,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = msub.add_parser("create", help="make this home's mailbox on a relay and record the relay in settings.toml")
     c.add_argument("--relay", required=True, metavar="URL", help="the relay, e.g. nats://127.0.0.1:4222")
     _creds(c)
+    c.add_argument(
+        "--address", metavar="ADDRESS",
+        help="the relay's operator: make the mailbox at a person's ADDRESS (from the people file) instead of this home's; records nothing",
+    )
     c.add_argument("--max-msgs", type=positive, default=10_000, metavar="N", help="envelopes the mailbox holds at most (default 10000)")
     c.add_argument("--max-bytes", type=positive, default=1 << 30, metavar="N", help="bytes the mailbox holds at most (default 1 GiB)")
     c.add_argument("--replicas", type=positive, default=1, metavar="N", help="copies the relay keeps (a JetStream cluster; default 1)")
+    c.add_argument("--ack-wait", type=positive, default=120, metavar="SECONDS", help="how long a fetched envelope waits for its acknowledgement before it is delivered again (default 120)")
     json_option(c)
     run_as(c, "cmd_relay", "cmd_mailbox_create")
     f = msub.add_parser("fetch", help="take the envelopes waiting, land their bundles in pending, then acknowledge them")

@@ -18,8 +18,11 @@ pending_unconfirmed = 1000      # bundles in inbox/pending from all such keys to
 pending_unconfirmed_bytes = 8589934592
 
 [relay]                         # this home's mailbox relay (spec/relay.md); written by `gage mailbox create`
-url = "nats://127.0.0.1:4222"
-creds = "/path/to/user.creds"   # optional: NATS credentials for a relay that asks for them
+url = "nats://127.0.0.1:4222"  # never with a user or password in it: refused
+creds = "/path/to/user.creds"   # optional, one of: a NATS creds file,
+# nkey = "/path/to/user.nk"     #   an nkey seed file,
+# user = "bob"                  #   a user name with
+# password_file = "/path/pw"    #   a file holding the password; every file 0600 or refused
 ```
 """
 
@@ -74,6 +77,26 @@ class Settings:
     limits: Limits = Limits()
     relay_url: str | None = None
     relay_creds: str | None = None
+    relay_nkey: str | None = None
+    relay_user: str | None = None
+    relay_password_file: str | None = None
+
+
+RELAY_CREDENTIALS = ("creds", "nkey", "user", "password_file")
+
+
+def relay_url_problem(url: str) -> str | None:
+    """Why `url` may not name a relay, or None: a user or password in it would travel wherever the
+    URL goes (records, cards, journal lines, printed lines), so it is refused, naming the fix."""
+    for one in url.split(","):
+        netloc = one.strip().partition("://")[2].partition("/")[0]
+        if "@" in netloc:
+            return (
+                "a relay URL may not carry a user or password (it would be printed, journaled and published "
+                "with the URL): give the URL without them, and the credential as a file: --creds FILE, "
+                "--nkey FILE, or --user NAME --password-file FILE (each file 0600)"
+            )
+    return None
 
 
 class LimitError(RefusedError):
@@ -138,9 +161,18 @@ def parse(raw: bytes, p: Path) -> Settings:
         raise MalformedError("must be a whole number of bytes from 1024 to 2**40", path=str(p), field="a2a.max_bytes")
     table = _table(doc, "limits", set(LIMITS), p)
     limits = Limits(**{name: _whole(table, name, d, lo, hi, p, f"limits.{name}") for name, (d, lo, hi) in LIMITS.items()})
-    relay = _table(doc, "relay", {"url", "creds"}, p)
-    for name in ("url", "creds"):
+    relay = _table(doc, "relay", {"url", *RELAY_CREDENTIALS}, p)
+    for name in ("url", *RELAY_CREDENTIALS):
         v = relay.get(name)
         if v is not None and (not isinstance(v, str) or not v or len(v) > 2000):
             raise MalformedError("must be text of 1 to 2000 characters", path=str(p), field=f"relay.{name}")
-    return Settings(a2a_max_bytes=value, limits=limits, relay_url=relay.get("url"), relay_creds=relay.get("creds"))
+    problem = relay_url_problem(relay.get("url") or "")
+    if problem is not None:
+        raise MalformedError(problem, path=str(p), field="relay.url")
+    forms = ("creds" in relay) + ("nkey" in relay) + ("user" in relay or "password_file" in relay)
+    if forms > 1 or ("user" in relay) != ("password_file" in relay):
+        raise MalformedError("one relay credential: creds, or nkey, or user with password_file", path=str(p), field="relay")
+    return Settings(
+        a2a_max_bytes=value, limits=limits, relay_url=relay.get("url"), relay_creds=relay.get("creds"),
+        relay_nkey=relay.get("nkey"), relay_user=relay.get("user"), relay_password_file=relay.get("password_file"),
+    )

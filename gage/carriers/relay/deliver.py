@@ -18,6 +18,7 @@ from typing import Any
 
 from gage.carriers import recipient as recipient_mod
 from gage.carriers.relay import config, mailbox, seal
+from gage.carriers.relay.creds import Creds
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
 from gage.format.keys import short_fingerprint
 from gage.format.sanitize import visible
@@ -70,7 +71,7 @@ def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, w
     return key, who.confirmed, where
 
 
-def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: str | None) -> Delivered:
+def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds) -> Delivered:
     key, confirmed, where = recipient(home, to, unconfirmed=unconfirmed)
     url = relay or where.relay or config.relay_url(home)
     if not url:

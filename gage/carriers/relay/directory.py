@@ -14,17 +14,17 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
-from nats.js import api
 
-from gage.carriers.relay import mailbox, record
+from gage.carriers.relay import mailbox, record, streams
+from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import GageError, NotFoundError, RefusedError
 from gage.home import dirseen, sealing, whereabouts
 from gage.home.layout import Home
 from gage.trust import ceremony
 
-BUCKET = "GAGE_DIRECTORY"
-HISTORY = 16
+BUCKET = streams.DIRECTORY
+HISTORY = streams.DIRECTORY_HISTORY
 
 
 async def _kv(js: Any, *, create: bool) -> Any:
@@ -33,21 +33,33 @@ async def _kv(js: Any, *, create: bool) -> Any:
     except (nats.js.errors.BucketNotFoundError, nats.js.errors.NotFoundError):
         if not create:
             raise NotFoundError("this relay has no gage directory (nobody has published to it)") from None
-        return await js.create_key_value(api.KeyValueConfig(bucket=BUCKET, history=HISTORY))
+    # Made as gage.carriers.relay.streams says (rollups, deletes and purges off), never with
+    # nats-py's defaults: a rollup from one person's key would wipe everyone's records.
+    try:
+        await streams.ensure(js, streams.directory_config(replicas=1))
+    except streams.NotPermitted:
+        raise RelayError("this relay has no gage directory, and only its operator may make one (`gage mailbox create` makes it)") from None
+    return await js.key_value(BUCKET)
 
 
-async def put_raw(url: str, handle: str, data: bytes, *, creds: str | None = None) -> int:
+async def put_raw(url: str, handle: str, data: bytes, *, creds: Creds = None) -> int:
     """Write bytes under a handle, checked by nobody: what `publish` uses, and what a test's hostile directory does."""
     async with mailbox.connected(url, creds) as nc:
         kv = await _kv(nc.jetstream(), create=True)
         try:
             seq: int = await kv.put(handle, data)
+        except nats.js.errors.NoStreamResponseError:
+            raise RelayError(
+                f"this relay does not let this user write the directory record for the handle {handle!r}: "
+                "on a shared relay each person writes only their own handle, the one the relay's operator "
+                "gave them (spec/relay.md section 8)"
+            ) from None
         except (TimeoutError, nats.errors.Error) as exc:
             raise RelayError(f"the directory did not take the record: {exc or type(exc).__name__}") from None
         return seq
 
 
-async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
+async def get_raw(url: str, handle: str, *, creds: Creds = None) -> bytes:
     async with mailbox.connected(url, creds) as nc:
         kv = await _kv(nc.jetstream(), create=False)
         try:
@@ -60,7 +72,7 @@ async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
         return value
 
 
-def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: str | None = None) -> record.Record:
+def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: Creds = None) -> record.Record:
     """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
     record.check_handle(handle)
     me = home.identity
@@ -73,7 +85,7 @@ def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, 
     return rec
 
 
-def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True) -> record.Record:
+def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True) -> record.Record:
     """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
 
     Refused records are remembered nowhere, and so is a record older than one this home has seen

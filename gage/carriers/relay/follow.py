@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 
 from gage.carriers.relay import landing, mailbox
+from gage.carriers.relay.creds import Creds
 from gage.carriers.watch import WatchEvent
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
@@ -52,7 +53,7 @@ def follow(
     url: str,
     address: str,
     *,
-    creds: str | None,
+    creds: Creds,
     budget: int | None,
     on_event: Callable[[WatchEvent], None],
     stop: threading.Event,

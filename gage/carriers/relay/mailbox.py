@@ -20,7 +20,7 @@ import contextlib
 import secrets
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,22 +30,20 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js import api
 
-from gage.carriers.relay import landing, objects
+from gage.carriers.relay import landing, objects, streams
+from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
+from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
-    PERMISSIONS,
-    REFUSED_MSG,
     RelayError,
-    refusal_text,
 )
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
-SUBJECT_PREFIX = "gage.mb."
-STREAM_PREFIX = "GAGE_MB_"
-OBJECT_PREFIX = "GAGE_OB_"
-CONSUMER = "inbox"
+SUBJECT_PREFIX = streams.SUBJECT_PREFIX
+STREAM_PREFIX = streams.STREAM_PREFIX
+OBJECT_PREFIX = streams.OBJECT_PREFIX
+CONSUMER = streams.CONSUMER
 HEADER = "Gage-Envelope"
 OBJECT_HEADER = "Gage-Object"
 ENVELOPE_VERSION = "1"
@@ -54,7 +52,7 @@ INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
 DEFAULT_MAX_BYTES = 1 << 30
 ACK_WAIT = 120.0
-CONNECT_TIMEOUT = 5.0
+__all__ = ["CONNECT_TIMEOUT", "SHARED_API_PREFIX", "connected"]  # where the other relay modules find them
 
 
 def subject(address: str) -> str:
@@ -69,54 +67,6 @@ def bucket_name(address: str) -> str:
     return OBJECT_PREFIX + address
 
 
-@contextlib.asynccontextmanager
-async def connected(url: str, creds: str | None = None) -> AsyncIterator[Client]:
-    """A connection that fails fast and once: a relay that is down is an error now, not a hang.
-
-    A relay that does not let this user do something (per-user permissions, spec/relay.md
-    section 8) says so only in an error message on the side, while the request itself would
-    wait for its timeout: so a permissions violation stops the operation at once and is the
-    error raised, naming what was refused.
-    """
-    refused: list[str] = []
-    task = asyncio.current_task()
-
-    async def on_error(exc: Exception) -> None:
-        """nats-py reports every failed attempt here; the error raised below says it once."""
-        if PERMISSIONS in str(exc).lower() and not refused:
-            refused.append(str(exc))
-            if task is not None and not task.done():
-                task.cancel(REFUSED_MSG)
-
-    # max_reconnect_attempts=0 would mean "try this server forever" to nats-py's first connect.
-    kwargs: dict[str, Any] = {
-        "connect_timeout": CONNECT_TIMEOUT,
-        "allow_reconnect": False,
-        "max_reconnect_attempts": 1,
-        "reconnect_time_wait": 0.2,
-        "error_cb": on_error,
-    }
-    if creds:
-        kwargs["user_credentials"] = creds
-    # A cluster is given as its nodes' URLs, comma-separated: any node that answers will do.
-    servers = [u.strip() for u in url.split(",") if u.strip()]
-    try:
-        nc = await nats.connect(servers=servers, **kwargs)
-    except (TimeoutError, OSError, nats.errors.Error) as exc:
-        raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
-    try:
-        yield nc
-    except BaseException:
-        if not refused:
-            raise
-        if task is not None and task.cancelling():
-            task.uncancel()  # the cancel was ours: what stops the operation is the refusal below
-        raise RelayError(refusal_text(refused[0])) from None
-    finally:
-        with contextlib.suppress(Exception):
-            await nc.close()
-
-
 @dataclass(frozen=True)
 class Mailbox:
     address: str
@@ -124,6 +74,8 @@ class Mailbox:
     max_msgs: int
     max_bytes: int
     replicas: int
+    kept: tuple[str, ...] = ()  # what was asked but stays as the relay has it, in words
+    by_operator: bool = False  # made by the relay's operator: this user may not change it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +85,8 @@ class Mailbox:
             "max_msgs": self.max_msgs,
             "max_bytes": self.max_bytes,
             "replicas": self.replicas,
+            "kept": list(self.kept),
+            "made_by_operator": self.by_operator,
         }
 
 
@@ -140,48 +94,50 @@ async def create(
     url: str,
     address: str,
     *,
-    creds: str | None = None,
+    creds: Creds = None,
     max_msgs: int = DEFAULT_MAX_MSGS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     replicas: int = 1,
     ack_wait: float = ACK_WAIT,
+    directory: bool = False,
 ) -> Mailbox:
-    """The stream, its consumer and its object bucket; again is harmless (limits are updated)."""
-    config = api.StreamConfig(
-        name=stream_name(address),
-        subjects=[subject(address)],
-        retention=api.RetentionPolicy.LIMITS,
-        max_msgs=max_msgs,
-        max_bytes=max_bytes,
-        discard=api.DiscardPolicy.NEW,
-        storage=api.StorageType.FILE,
-        num_replicas=replicas,
-        duplicate_window=120.0,
-    )
+    """The stream, its consumer, its object bucket, and with `directory` the directory (the
+    operator's `mailbox create --address`; elsewhere the first publish makes it) (gage.carriers.relay.streams);
+    again updates what may be updated and names what may not. On a shared relay only the operator
+    makes them: a person whose mailbox the operator made is told so, and nothing fails."""
+    kept: list[str] = []
     async with connected(url, creds) as nc:
         js = nc.jetstream()
         try:
-            try:
-                await js.add_stream(config)
-            except nats.js.errors.BadRequestError:
-                await js.update_stream(config)
-            await js.add_consumer(
-                stream_name(address),
-                api.ConsumerConfig(
-                    durable_name=CONSUMER,
-                    ack_policy=api.AckPolicy.EXPLICIT,
-                    ack_wait=ack_wait,
-                    deliver_policy=api.DeliverPolicy.ALL,
-                    max_ack_pending=1000,
-                ),
-            )
-            await js.create_object_store(bucket_name(address), api.ObjectStoreConfig(max_bytes=max_bytes, replicas=replicas))
+            box = await streams.ensure(js, streams.mailbox_config(address, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas))
+            kept += box.kept
+            await streams.ensure_consumer(js, stream_name(address), streams.consumer_config(ack_wait))
+            kept += (await streams.ensure(js, streams.bucket_config(address, max_bytes=max_bytes, replicas=replicas))).kept
+            if directory:
+                kept += (await streams.ensure(js, streams.directory_config(replicas=replicas))).kept
             await objects.sweep(js, bucket_name(address))  # what failed puts left (spec/relay.md section 4)
+        except streams.NotPermitted:
+            return await _made_by_operator(js, url, address)
         except nats.js.errors.Error as exc:
             raise RelayError(f"the relay refused to create the mailbox: {exc}") from None
         except nats.errors.Error as exc:
             raise RelayError(f"the relay failed while creating the mailbox: {exc or type(exc).__name__}") from None
-    return Mailbox(address=address, url=url, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas)
+    return Mailbox(address=address, url=url, max_msgs=max_msgs, max_bytes=max_bytes, replicas=replicas, kept=tuple(kept))
+
+
+async def _made_by_operator(js: Any, url: str, address: str) -> Mailbox:
+    """A person on a shared relay: their mailbox is there (the operator made it) or it is not."""
+    try:
+        info = await js.stream_info(stream_name(address))
+    except (nats.js.errors.Error, nats.errors.Error):
+        raise RelayError(
+            "this relay does not let this user make a mailbox (on a shared relay its operator makes them, "
+            "spec/relay.md section 8), and it has none at this home's address yet: give the relay's operator "
+            f"your mailbox address {address} (`gage mailbox show`)"
+        ) from None
+    c = info.config
+    note = "made by the relay's operator: its limits are the operator's to change"
+    return Mailbox(address=address, url=url, max_msgs=c.max_msgs, max_bytes=c.max_bytes, replicas=c.num_replicas, kept=(note,), by_operator=True)
 
 
 def _full(exc: Exception) -> bool:
@@ -194,7 +150,7 @@ def _full(exc: Exception) -> bool:
 PUBLISH_PATIENCE = 10.0
 
 
-async def publish(url: str, address: str, envelope: Path, *, creds: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
+async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0) -> dict[str, Any]:
     """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
 
     A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
@@ -219,7 +175,7 @@ class _Transient(Exception):
     """A publish that failed on the way, not one the relay refused: worth trying again."""
 
 
-async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: str | None, timeout: float) -> dict[str, Any]:
+async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: Creds, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
     conn = connected(url, creds)
@@ -335,7 +291,7 @@ async def fetch(
     url: str,
     address: str,
     *,
-    creds: str | None = None,
+    creds: Creds = None,
     limit: int | None = None,
     wait: float = 1.0,
     forever: bool = False,

@@ -118,7 +118,7 @@ async def put(
     finally:
         await acks.stop()
     info = meta(bucket, name, nuid, size, chunks, h.digest(), chunk_size)
-    await nc.jetstream().publish(meta_subject(bucket, name), json.dumps(info).encode(), timeout=timeout, stream=stream, headers={"Nats-Rollup": "sub"})
+    await nc.jetstream().publish(meta_subject(bucket, name), json.dumps(info).encode(), timeout=timeout, stream=stream)  # no rollup: the bucket refuses them; a reader takes the last meta
     return info
 
 

@@ -14,8 +14,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import UsageError
@@ -65,6 +67,10 @@ class Server:
     cluster_port: int | None = None
     routes: list[int] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    # A whole configuration to run instead of the open one (`gage relay config`'s, in tests);
+    # made from this server's fields when it starts (its port is known by then).
+    conf: Callable[[Server], str] | None = None
+    log: Path | None = None
 
     @property
     def url(self) -> str:
@@ -88,11 +94,18 @@ class Server:
             self.port = free_port()
         self.store.mkdir(parents=True, exist_ok=True)
         conf = self.store / f"{self.name}.conf"
-        conf.write_text(self.config())
-        out = subprocess.DEVNULL if quiet else None
-        self.proc = subprocess.Popen(
-            [binary(), "-c", str(conf)], stdout=out, stderr=out, start_new_session=True, preexec_fn=_die_with_parent
-        )
+        conf.write_text(self.conf(self) if self.conf is not None else self.config())
+        if self.log is not None:
+            out: Any = open(self.log, "ab")  # noqa: SIM115  (the server's own account of what it refused)
+        else:
+            out = subprocess.DEVNULL if quiet else None
+        try:
+            self.proc = subprocess.Popen(
+                [binary(), "-c", str(conf)], stdout=out, stderr=out, start_new_session=True, preexec_fn=_die_with_parent
+            )
+        finally:
+            if self.log is not None:
+                out.close()
         self.wait_ready(wait)
         return self
 
@@ -126,12 +139,16 @@ class Server:
         self.stop(kill=True)
 
 
-def cluster(root: Path, size: int = 3) -> list[Server]:
-    """`size` nodes routed to each other on 127.0.0.1, each with its own store (started)."""
+def cluster(root: Path, size: int = 3, conf: Callable[[Server], str] | None = None) -> list[Server]:
+    """`size` nodes routed to each other on 127.0.0.1, each with its own store (started).
+    `conf`: each node's whole configuration, made from the node (`gage relay config --cluster`'s)."""
     ports = [free_port() for _ in range(size)]
     cports = [free_port() for _ in range(size)]
     nodes = [
-        Server(store=root / f"n{i}", port=ports[i], name=f"n{i}", cluster="gage", cluster_port=cports[i], routes=[p for j, p in enumerate(cports) if j != i])
+        Server(
+            store=root / f"n{i}", port=ports[i], name=f"n{i}", cluster="gage", cluster_port=cports[i],
+            routes=[p for j, p in enumerate(cports) if j != i], conf=conf,
+        )
         for i in range(size)
     ]
     try:
