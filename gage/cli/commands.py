@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
     relay_args.register(sub)
+    from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
+
+    invite_args.register(sub)
     _files(sub)
 
 
