@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from invitetest import Term, ceremony, pairs
 from relaytest import bundle, own_relay, relay  # noqa: F401 - fixtures
 

@@ -128,7 +128,7 @@ async def _on_relay(url: str, creds: str | None, step: Callable[[Client], Awaita
         async with mailbox.connected(url, creds) as nc:
             await rendezvous.ensure_stream(nc)
             return await step(nc)
-    except (nats.errors.Error, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, nats.errors.Error, OSError) as exc:
         raise RelayError(f"lost the relay at {url} during the invite ({exc or type(exc).__name__}): nothing was confirmed") from None
 
 
