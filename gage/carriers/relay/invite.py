@@ -130,6 +130,10 @@ async def _on_relay(url: str, creds: str | None, step: Callable[[Client], Awaita
             return await step(nc)
     except (TimeoutError, nats.errors.Error, OSError) as exc:
         raise RelayError(f"lost the relay at {url} during the invite ({exc or type(exc).__name__}): nothing was confirmed") from None
+    except RelayError as exc:
+        if "nothing was confirmed" in exc.message:
+            raise
+        raise RelayError(f"{exc.message}; the invite stopped and nothing was confirmed") from None
 
 
 class _Side:
@@ -171,7 +175,7 @@ class _Side:
             until = asyncio.get_running_loop().time() + OUTCOME_WAIT
             try:
                 await rendezvous.wait_for(nc, self.theirs, self.seen, theirs, until=until, what="their outcome")
-            except TimeoutError:
+            except rendezvous.Waited:
                 return "the other side did not finish its ceremony in time"
             o = heard[0]
             if o["matched"]:
@@ -222,7 +226,7 @@ class Inviter(_Side):
             until = asyncio.get_running_loop().time() + max(0.0, self.deadline - time.time())
             try:
                 join = await rendezvous.wait_for(nc, self.theirs, self.seen, lambda s: _is(s, "join"), until=until, what="a join")
-            except TimeoutError:
+            except rendezvous.Waited:
                 await rendezvous.say(nc, self.mine, _msg("closed", why="expired"))
                 raise InviteRefused("the code expired before anyone joined: nothing was swapped (run `gage invite` again)") from None
             self.seen = join.seq
@@ -273,12 +277,16 @@ class Joiner(_Side):
             self.seen = offer.seq
 
             def answer(s: Said) -> bool:
-                return _is(s, "answer", "refused") and s.body.get("to") == join_seq
+                if _is(s, "answer", "refused", "closed") and s.body.get("to") != join_seq:
+                    # Another join came first (one join per code), or the inviter gave up waiting.
+                    raise InviteRefused("this code was used by someone else just before you (a code is good once): "
+                                        "nothing was swapped. Tell them, and ask for a new one")
+                return _is(s, "answer", "refused")
 
             until = asyncio.get_running_loop().time() + ANSWER_WAIT
             try:
                 got = await rendezvous.wait_for(nc, self.theirs, offer.seq, answer, until=until, what="the answer")
-            except TimeoutError:
+            except rendezvous.Waited:
                 raise RelayError("the inviter did not answer (is their `gage invite` still running?): nothing was confirmed") from None
             self.seen = got.seq
             if _is(got, "refused"):

@@ -94,6 +94,10 @@ def parse_duration(text: str) -> float:
 # --- the wire ------------------------------------------------------------------------------
 
 
+class Waited(Exception):
+    """Nothing wanted came before the deadline (not the relay failing: that is nats-py's own errors)."""
+
+
 @dataclass(frozen=True)
 class Said:
     """One message read back from the stream: its sequence, its time (the relay's) and its JSON."""
@@ -189,7 +193,7 @@ async def wait_for(
             if ok:
                 return s
         if loop.time() >= until:
-            raise TimeoutError(what)
+            raise Waited(what)
         if nc.is_closed:
             raise nats.errors.ConnectionClosedError
         await asyncio.sleep(POLL)
