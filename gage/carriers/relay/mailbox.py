@@ -54,7 +54,7 @@ INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
 DEFAULT_MAX_BYTES = 1 << 30
 ACK_WAIT = 120.0
-CONNECT_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 1.0  # a relay that does not answer within this is down: said within 2 s (issue 30)
 
 
 def subject(address: str) -> str:
@@ -192,6 +192,7 @@ def _full(exc: Exception) -> bool:
 # How long a delivery keeps trying after a failure on the way: a cluster that lost a node
 # elects a new stream leader in seconds, longer on a loaded machine. Bounded, then reported.
 PUBLISH_PATIENCE = 10.0
+CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down (issue 30)
 
 
 async def publish(url: str, address: str, envelope: Path, *, creds: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -204,10 +205,17 @@ async def publish(url: str, address: str, envelope: Path, *, creds: str | None =
     msg_id = secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
+    unreachable: float | None = None  # since when no node could be reached
     while True:
         try:
             return await _publish_once(url, address, envelope, msg_id, creds=creds, timeout=timeout)
+        except _Unreachable as exc:
+            unreachable = unreachable or time.monotonic()
+            if time.monotonic() - unreachable > CONNECT_PATIENCE:
+                raise RelayError(f"{exc}; nothing was delivered") from None
+            await asyncio.sleep(0.1)
         except _Transient as exc:
+            unreachable = None
             attempt += 1
             pause = min(2.0, 0.5 * attempt)
             if time.monotonic() + pause > deadline:
@@ -219,6 +227,10 @@ class _Transient(Exception):
     """A publish that failed on the way, not one the relay refused: worth trying again."""
 
 
+class _Unreachable(Exception):
+    """No connection at all: tried again only briefly."""
+
+
 async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: str | None, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
@@ -226,7 +238,7 @@ async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, 
     try:
         nc = await conn.__aenter__()
     except RelayError as exc:
-        raise _Transient(str(exc)) from None
+        raise _Unreachable(str(exc)) from None
     try:
         ack = await _put(nc, address, envelope, size, headers, msg_id, timeout)
     except BaseException as exc:
