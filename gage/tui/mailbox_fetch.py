@@ -24,7 +24,9 @@ def start(app: Any, home: Home) -> threading.Event | None:
     if key is None or not url:
         return None
     try:
-        from gage.carriers.relay import follow  # the relay extra: absent, the interface simply does not fetch
+        from gage.carriers.relay import (
+            follow,  # the relay extra: absent, the interface simply does not fetch
+        )
     except ImportError:
         return None
     stop = threading.Event()
