@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from invitetest import Term, ceremony, pairs
 from relaytest import bundle, own_relay, relay  # noqa: F401 - fixtures
 
@@ -165,3 +166,44 @@ def test_the_name_is_asked_with_their_claim_offered(make_home, relay) -> None:  
     assert confirmed(alice) == {"bob": bob.identity.key}
     assert confirmed(bob) == {"Alice Smith": alice.identity.key}
     assert key_text(bob.identity.key)
+
+
+def test_codes_are_a_number_and_two_list_words_and_only_the_number_reaches_the_relay() -> None:
+    from gage.carriers.relay import rendezvous
+    from gage.format.errors import UsageError
+
+    code = rendezvous.parse_code("  7-Tiger-Guitarist ")
+    assert code.text == "7-tiger-guitarist"
+    # The subject is the number's alone: the words are the PAKE's password and never travel, hashed or not.
+    assert code.subject("i") == rendezvous.Code(7, ("orca", "ohio")).subject("i") != code.subject("j")
+    assert "tiger" not in code.subject("i") and code.subject("i").startswith("gage.rv.")
+    for bad in ("7-guitar-orbit", "tiger-guitarist", "07-tiger-guitarist", "7-guitarist-tiger", "10000-tiger-guitarist", "7 tiger guitarist"):
+        with pytest.raises(UsageError):
+            rendezvous.parse_code(bad)
+    new = rendezvous.new_code()
+    assert rendezvous.parse_code(new.text) == new and 1 <= new.nameplate <= 99
+    assert rendezvous.parse_duration("10m") == 600 and rendezvous.parse_duration("90s") == 90 and rendezvous.parse_duration("1h") == 3600
+    for bad in ("0s", "2h", "ten", "-5m"):
+        with pytest.raises(UsageError):
+            rendezvous.parse_duration(bad)
+
+
+def test_invite_and_join_need_a_person_at_a_terminal_before_any_code_is_made_or_spent(make_home, relay) -> None:  # noqa: F811
+    from gagetest import run_gage_process
+
+    alice = make_home("alice")
+    for args in (("invite", "--relay", relay.url), ("join", "7-tiger-guitarist", "--relay", relay.url)):
+        r = run_gage_process(*args, home=alice.root, input="")
+        assert r.code == 9 and "human act" in r.err, r
+    assert not (alice.root / "sealing.json").exists()  # not even the mailbox was made
+
+
+def test_a_chosen_code_whose_number_is_in_use_is_refused(make_home, relay) -> None:  # noqa: F811
+    alice, bob = make_home("alice"), make_home("bob")
+    first = Term(alice, "invite", "--relay", relay.url, "--code", "55-orca-ohio")
+    try:
+        assert first.code() == "55-orca-ohio"
+        second = Term(bob, "invite", "--relay", relay.url, "--code", "55-tiger-guitarist")
+        assert second.finish() == 9 and "in use" in second.text()
+    finally:
+        first.close()

@@ -8,6 +8,7 @@ whereabouts) before any word is read, and stays one if the ceremony does not con
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -88,14 +89,24 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
         out(f"Their key {short_fingerprint(key)} claims the name \"{show(theirs.keyfile.name)}\" (a claim, not a fact);")
         out(f"kept as a candidate with their mailbox on {show(theirs.relay)}, until the words confirm it.")
         name = _name(home, args, key, theirs.keyfile.name)
-    except (GageError, KeyboardInterrupt) as exc:
-        side.outcome(False, "the other side stopped before the ceremony")
-        raise exc
+    except (GageError, KeyboardInterrupt):
+        _tell(side, "the other side stopped before the ceremony")
+        raise
     out("")
     out("The word-pair ceremony, both ways at once. Stay on the call (a channel neither machine controls).")
     out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
     out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
-    return pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
+    try:
+        return pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
+    except KeyboardInterrupt:
+        _tell(side, "the other side stopped (Ctrl-C)")
+        raise
+
+
+def _tell(side: Any, why: str) -> None:
+    """Best effort: the other side hears that this one stopped, so it confirms nothing and stops waiting."""
+    with contextlib.suppress(GageError, KeyboardInterrupt):
+        side.outcome(False, why)
 
 
 def cmd_invite(args: Any) -> int:
@@ -110,7 +121,7 @@ def cmd_invite(args: Any) -> int:
     code = side.open()
     out(f"code: {code.text}")
     minutes = f"{expires / 60:g} minute" + ("" if expires == 60 else "s")
-    out(f"Read this code to them; they run: gage join {code.text}" + ("" if args.relay is None else f" --relay {show(url)}"))
+    out(f"Read this code to them; they run: gage join {code.text} --relay {show(url)}")
     out(f"It works once, for {minutes}. Waiting for them to join...")
     theirs = side.wait_join(mine)
     return _ceremony(home, args, side, theirs, f"gage invite on {url}")

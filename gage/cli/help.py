@@ -91,7 +91,7 @@ EXAMPLES: dict[str, list[str]] = {
     "relay": ["gage relay dev --port 4222"],
     "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --store ./relay-store"],
     "invite": ["gage invite --relay nats://127.0.0.1:4222", "gage invite --name bob --expires 5m"],
-    "join": ["gage join 7-guitar-orbit --relay nats://127.0.0.1:4222", "gage join 7-guitar-orbit --name alice"],
+    "join": ["gage join 7-tiger-guitarist --relay nats://127.0.0.1:4222", "gage join 7-tiger-guitarist --name alice"],
     "mailbox": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox fetch"],
     "mailbox create": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox create --relay nats://hub:4222 --creds me.creds"],
     "mailbox fetch": ["gage mailbox fetch", "gage mailbox fetch --json"],

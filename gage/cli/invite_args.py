@@ -12,8 +12,8 @@ from gage.cli.argtypes import run_as
 INVITE_EXAMPLES = """\
 examples:
   gage relay dev                                             # a relay to meet on (or your own)
-  gage invite --relay nats://127.0.0.1:4222                  # prints `code: 7-guitar-orbit`, waits
-  gage join 7-guitar-orbit --relay nats://127.0.0.1:4222     # on their machine; then both read words
+  gage invite --relay nats://127.0.0.1:4222                  # prints `code: 7-tiger-guitarist`, waits
+  gage join 7-tiger-guitarist --relay nats://127.0.0.1:4222     # on their machine; then both read words
   gage deliver 3f2a --to bob                                 # afterwards, nothing else needed
 """
 
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=INVITE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("code", metavar="CODE", help="the code they read to you, e.g. 7-guitar-orbit")
+    p.add_argument("code", metavar="CODE", help="the code they read to you, e.g. 7-tiger-guitarist")
     p.add_argument("--relay", metavar="URL", help="the relay they invited you on (default: this home's)")
     p.add_argument("--name", metavar="NAME", help="the name they will be known by here (default: asked, their claim offered)")
     p.add_argument("--creds", metavar="FILE", help="NATS credentials for a relay that asks for them")

@@ -195,6 +195,7 @@ class Inviter(_Side):
         self.expires = expires
         self.pake = SPAKE2_A(b"", idA=ID_A, idB=ID_B)
         self.offer_seq = 0
+        self.deadline = 0.0
 
     def open(self) -> Code:
         """Publish the offer under a number nobody's live offer holds; the code to read to them."""

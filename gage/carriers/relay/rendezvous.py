@@ -1,6 +1,6 @@
 """Where two homes meet on a relay for `gage invite` / `gage join`: the code, and the wire under it.
 
-An invite code is `N-even-odd` (`7-guitar-orbit`): N, a number, is the nameplate, and the two
+An invite code is `N-even-odd` (`7-tiger-guitarist`): N, a number, is the nameplate, and the two
 words (one from each PGP list) are the secret. Only the number reaches the relay, as the
 subject token hashed from it: a hash of the words would not hide them (two list words are
 65,536 guesses, ground in a second), so the words never travel in any form and are the
@@ -64,7 +64,7 @@ def parse_code(text: str) -> Code:
     """A code as people type it: case and the space around it do not matter, nothing else is guessed."""
     m = _CODE.match(text.strip().lower())
     if m is None:
-        raise UsageError(f"{text!r} is not an invite code: a number and two words, like 7-guitar-orbit")
+        raise UsageError(f"{text!r} is not an invite code: a number and two words, like 7-tiger-guitarist")
     n, a, b = int(m.group(1)), m.group(2), m.group(3)
     if a not in _EVEN or b not in _ODD:
         bad = a if a not in _EVEN else b
@@ -133,6 +133,10 @@ async def ensure_stream(nc: Client) -> None:
     except nats.js.errors.BadRequestError as exc:
         if "already in use" not in str(exc).lower():
             raise RelayError(f"the relay has no rendezvous stream {STREAM} and would not make one: {exc}") from None
+    except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+        raise RelayError(
+            f"the relay has no rendezvous stream {STREAM}, and this user may not make one: its operator makes it (spec/relay.md section 10)"
+        ) from None
 
 
 async def say(nc: Client, subject: str, body: dict[str, Any]) -> int:
