@@ -97,7 +97,10 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
     out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
     out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
     try:
-        return pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
+        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
+        if code == 0:
+            out(f"Mail now flows: `gage deliver ID --to {show(name)}`; `gage watch` (or an open `gage`) fetches what they send.")
+        return code
     except KeyboardInterrupt:
         _tell(side, "the other side stopped (Ctrl-C)")
         raise
