@@ -207,3 +207,16 @@ def test_a_chosen_code_whose_number_is_in_use_is_refused(make_home, relay) -> No
         assert second.finish() == 9 and "in use" in second.text()
     finally:
         first.close()
+
+
+def test_an_offer_left_by_a_killed_inviter_expires_by_the_relays_clock(make_home, relay) -> None:  # noqa: F811
+    import time
+
+    alice, bob = make_home("alice"), make_home("bob")
+    inv = Term(alice, "invite", "--relay", relay.url, "--expires", "2s")
+    code = inv.code()
+    inv.close()  # killed: it never says `closed`
+    time.sleep(2.5)
+    jn = Term(bob, "join", code, "--relay", relay.url)
+    assert jn.finish() == 9 and "expired" in jn.text(), jn.text()
+    assert candidates(bob) == set()
