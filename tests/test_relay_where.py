@@ -191,7 +191,7 @@ def test_watch_mailbox_unattended_meets_the_same_budgeted_gate(make_home, relay,
 def test_relay_dev_prints_its_url_serves_and_stops_on_a_signal(tmp_path: Path) -> None:
     import nats as nats_mod
 
-    proc = subprocess.Popen([sys.executable, "-m", "gage.cli.main", "relay", "dev", "--port", "0", "--json"],
+    proc = subprocess.Popen([sys.executable, "-m", "gage.cli.main", "--home", str(tmp_path / "h"), "relay", "dev", "--port", "0", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
     try:
         assert proc.stdout is not None
@@ -211,4 +211,4 @@ def test_relay_dev_prints_its_url_serves_and_stops_on_a_signal(tmp_path: Path) -
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
     assert code == 0
-    assert not Path(info["store"]).exists()  # its scratch store is gone
+    assert Path(info["store"]) == tmp_path / "h" / "relay-dev" and Path(info["store"]).is_dir()  # kept, in the home (issue 30)

@@ -103,6 +103,13 @@ def cmd_reject(args: Any) -> int:
     return _decide_each(args, one)
 
 
+def _has_mailbox(home: Any) -> bool:
+    """A sealing key and a relay in settings.toml: what `gage mailbox create` (or `gage invite`) leaves."""
+    from gage.home import sealing, settings
+
+    return sealing.load(home.root, home.identity.key) is not None and bool(settings.load(home).relay_url)
+
+
 def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) -> threading.Thread:
     """`--mailbox`: the relay's envelopes, fetched live beside the drop folders (gage.carriers.relay.follow)."""
     from gage.cli import cmd_relay
@@ -130,9 +137,11 @@ def cmd_watch(args: Any) -> int:
         raise UsageError("--unattended needs --budget N: the number of unattended accepts allowed per thread")
     if args.budget is not None and not args.unattended:
         raise UsageError("--budget only applies with --unattended")
-    if not args.drop and not getattr(args, "mailbox", False):
-        raise UsageError("give at least one --drop DIR to watch, or --mailbox")
     home = open_home(args)
+    # The mailbox is fetched by default once the home has one (issue 30): mail arrives with nothing else run.
+    with_mailbox = getattr(args, "mailbox", False) or (not getattr(args, "no_mailbox", False) and _has_mailbox(home))
+    if not args.drop and not with_mailbox:
+        raise UsageError("give at least one --drop DIR to watch (this home has no mailbox: `gage invite` or `gage mailbox create` makes one)")
     stop = threading.Event()
     log = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
 
@@ -164,7 +173,7 @@ def cmd_watch(args: Any) -> int:
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    box = _mailbox_thread(home, args, on_event, stop) if getattr(args, "mailbox", False) else None
+    box = _mailbox_thread(home, args, on_event, stop) if with_mailbox else None
     try:
         if args.drop:
             watcher.run()

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import importlib
 import signal
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-from gage.cli.output import emit_json, err, open_home, out, show
+from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.format.errors import Exit, UsageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing, sealing
@@ -91,12 +90,9 @@ def cmd_relay_config(args: Any) -> int:
 
 def cmd_relay_dev(args: Any) -> int:
     server = _relay("server")
-    if args.dir:
-        store_dir = Path(args.dir)
-        note = f"its store is {store_dir} (kept)"
-    else:
-        store_dir = Path(tempfile.mkdtemp(prefix="gage-relay-"))
-        note = f"its store is {store_dir} (a scratch folder, removed when it stops; give --dir DIR to keep it)"
+    # Kept, so a restart has every mailbox and directory entry (issue 30): under the gage home by default.
+    store_dir = Path(args.dir) if args.dir else home_path(args) / "relay-dev"
+    note = f"its store is {store_dir} (kept: a restart has every mailbox and directory entry)"
     srv = server.Server(store=store_dir, port=args.port, name="gage-dev")
     srv.start()
     stop = threading.Event()
@@ -117,10 +113,6 @@ def cmd_relay_dev(args: Any) -> int:
         pass
     finally:
         srv.stop()
-        if not args.dir:
-            import shutil
-
-            shutil.rmtree(store_dir, ignore_errors=True)  # the scratch store it made
     err("gage relay dev: stopped")
     return 0
 

@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
     relay_args.register(sub)
+    from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
+
+    invite_args.register(sub)
     _files(sub)
 
 
@@ -277,9 +280,11 @@ def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(p, 'print {"id", "state", "why"} (a list of them for several ids)')
     run_as(p, "cmd_gate", "cmd_reject")
 
-    p = sub.add_parser("watch", help="import bundles from drop folders until stopped")
+    p = sub.add_parser("watch", help="import bundles from drop folders and this home's mailbox until stopped")
     p.add_argument("--drop", action="append", default=[], metavar="DIR", help="a drop folder to watch (repeatable)")
-    p.add_argument("--mailbox", action="store_true", help="also fetch this home's relay mailbox as envelopes arrive (needs gage[relay])")
+    box = p.add_mutually_exclusive_group()
+    box.add_argument("--mailbox", action="store_true", help="fetch this home's relay mailbox as envelopes arrive (the default when it has one)")
+    box.add_argument("--no-mailbox", action="store_true", help="only the drop folders, even when this home has a mailbox")
     p.add_argument(
         "--unattended",
         action="store_true",

@@ -10,6 +10,8 @@ only by `ceremony.confirm` over all eight words typed, derived afresh (spec/cere
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gage.cli.output import err, out, show
 from gage.format import hearing
 from gage.format.errors import Exit, RefusedError
@@ -96,8 +98,15 @@ def one_way(home: Home, name: str, key: bytes) -> int:
     return _finish(home, name, key, got, ceremony.METHOD)
 
 
-def mutual(home: Home, name: str, key: bytes, mine: WordPairs) -> int:
-    """Both directions in one flow: for each pair, read mine, then type theirs."""
+# `gage invite`/`join`: told how this side's pairs ended (all matched, or why not), it answers
+# None when the other side matched too, else why this side must not confirm.
+Agree = Callable[[bool, str], "str | None"]
+
+
+def mutual(home: Home, name: str, key: bytes, mine: WordPairs, *, agree: Agree | None = None) -> int:
+    """Both directions in one flow: for each pair, read mine, then type theirs.
+
+    With `agree` (an invite), nothing is confirmed unless the other side's ceremony matched too."""
     expected = derive(key)
     got: list[list[str] | None] = [None] * PAIRS
     tried: set[int] = set()
@@ -106,7 +115,15 @@ def mutual(home: Home, name: str, key: bytes, mine: WordPairs) -> int:
             out(f" {i + 1}. Read YOUR pair {i + 1}:  {a} {b}")
             got[i] = _settle(expected, i, tried)
     except GaveUp as why:
+        if agree is not None:
+            agree(False, str(why))
         return _not_confirmed(got, tried, str(why))
+    if agree is not None:
+        out("   Your side matched. Waiting for theirs (nothing is confirmed until both sides match)...")
+        held = agree(True, "")
+        if held is not None:
+            err(f"gage: NOT confirmed: {show(held)}. Nothing was confirmed on this side either.")
+            return int(Exit.REFUSED)
     code = _finish(home, name, key, got, MUTUAL_METHOD)
     if code == 0:
         c1, c2 = hearing.closing_pair(home.identity.key, key)

@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rsub = p.add_subparsers(dest="relay_command", metavar="ACTION", required=True)
     d = rsub.add_parser("dev", help="run nats-server with JetStream on 127.0.0.1; prints the URL; Ctrl-C stops it")
     d.add_argument("--port", type=port, default=4222, help="port (default 4222; 0 picks a free one)")
-    d.add_argument("--dir", metavar="DIR", help="keep the relay's store here (default: a scratch folder)")
+    d.add_argument("--store", "--dir", dest="dir", metavar="DIR",
+                   help="keep the relay's store here (default: relay-dev/ in the gage home); a restart keeps every mailbox and directory entry")
     json_option(d, "print the URL and the store folder as one JSON object, then run until stopped")
     run_as(d, "cmd_relay", "cmd_relay_dev")
     cf = rsub.add_parser(

@@ -28,7 +28,7 @@ from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
-from gage.tui import export, pairing, safe
+from gage.tui import export, mailbox_fetch, pairing, safe
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
@@ -110,6 +110,12 @@ class GageApp(App[int]):
         self.push_screen(self.inbox)
         if self._watch:
             self.watch_inbox()
+            # The mailbox too, as `gage watch` does (issue 30): mail lands and shows with nothing else run.
+            self._mail_stop = mailbox_fetch.start(self, self.home)
+
+    def on_unmount(self) -> None:
+        if getattr(self, "_mail_stop", None) is not None:
+            self._mail_stop.set()
 
     # --- live inbox ---------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from gage.carriers.relay.errors import (
     refusal_text,
 )
 
-CONNECT_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 1.0  # a relay that does not answer within this is down: said within 2 s (issue 30)
 PROBE = "$JS.API.INFO"
 PROBE_TIMEOUT = 1.0
 

@@ -36,6 +36,8 @@ def refusal_text(server_says: str) -> str:
         what = "reading that mailbox"
     elif subj.startswith("gage.mb."):
         what = "delivering to that mailbox"
+    elif "gage_rv" in subj or subj.startswith("gage.rv."):
+        what = "creating the invite stream GAGE_RV (the relay's operator makes it)" if ".create." in subj else "invite codes"
     elif "kv_gage_directory" in subj:
         what = "creating the directory (the relay's operator makes it)" if ".create." in subj else "reading the directory"
     else:

@@ -31,7 +31,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from gage.carriers.relay import landing, objects, streams
+from gage.carriers.relay import landing, objects, rendezvous, streams
 from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
@@ -113,8 +113,9 @@ async def create(
             kept += box.kept
             await streams.ensure_consumer(js, stream_name(address), streams.consumer_config(ack_wait))
             kept += (await streams.ensure(js, streams.bucket_config(address, max_bytes=max_bytes, replicas=replicas))).kept
-            if directory:
+            if directory:  # the operator's shared streams: the directory, and the rendezvous of `gage invite`
                 kept += (await streams.ensure(js, streams.directory_config(replicas=replicas))).kept
+                await rendezvous.ensure_stream(nc)
             await objects.sweep(js, bucket_name(address))  # what failed puts left (spec/relay.md section 4)
         except streams.NotPermitted:
             return await _made_by_operator(js, url, address)
@@ -148,6 +149,7 @@ def _full(exc: Exception) -> bool:
 # How long a delivery keeps trying after a failure on the way: a cluster that lost a node
 # elects a new stream leader in seconds, longer on a loaded machine. Bounded, then reported.
 PUBLISH_PATIENCE = 10.0
+CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down (issue 30)
 
 
 async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -160,10 +162,17 @@ async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None
     msg_id = secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
+    unreachable: float | None = None  # since when no node could be reached
     while True:
         try:
             return await _publish_once(url, address, envelope, msg_id, creds=creds, timeout=timeout)
+        except _Unreachable as exc:
+            unreachable = unreachable or time.monotonic()
+            if time.monotonic() - unreachable > CONNECT_PATIENCE:
+                raise RelayError(f"{exc}; nothing was delivered") from None
+            await asyncio.sleep(0.1)
         except _Transient as exc:
+            unreachable = None
             attempt += 1
             pause = min(2.0, 0.5 * attempt)
             if time.monotonic() + pause > deadline:
@@ -175,6 +184,10 @@ class _Transient(Exception):
     """A publish that failed on the way, not one the relay refused: worth trying again."""
 
 
+class _Unreachable(Exception):
+    """No connection at all: tried again only briefly."""
+
+
 async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: Creds, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
     headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
@@ -182,7 +195,7 @@ async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, 
     try:
         nc = await conn.__aenter__()
     except RelayError as exc:
-        raise _Transient(str(exc)) from None
+        raise _Unreachable(str(exc)) from None
     try:
         ack = await _put(nc, address, envelope, size, headers, msg_id, timeout)
     except BaseException as exc:

@@ -1,0 +1,142 @@
+"""`gage invite` and `gage join`: two people, one command each, then the ceremony (issue 30).
+
+Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's; the ceremony is
+`pair --mutual`'s own code (gage.cli.pairing), told to confirm nothing unless the other side
+matched too. What arrives through the relay is filed as a claim (a candidate and its
+whereabouts) before any word is read, and stays one if the ceremony does not confirm it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any
+
+from gage.cli.cmd_relay import _checked_url, _creds, _relay, _sealing_key
+from gage.cli.output import err, open_home, out, show
+from gage.format.errors import GageError, RefusedError, UsageError
+from gage.format.keyfile import KeyFile
+from gage.format.keys import check_local_name, short_fingerprint
+from gage.home import sealing, whereabouts
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+from gage.trust import ceremony
+
+
+def _terminal() -> None:
+    """Checked before the code is made or spent: the ceremony that follows needs a person."""
+    if not sys.stdin.isatty():
+        raise RefusedError("pairing is a human act: it needs a person at a terminal on standard input. Nothing was confirmed.")
+
+
+def _url(home: Home, args: Any) -> str:
+    url: str | None = args.relay or _relay("config").relay_url(home)
+    if not url:
+        raise UsageError("no relay is known: give --relay URL (a relay both of you reach, e.g. `gage relay dev`'s)")
+    return _checked_url(url)
+
+
+def _own_claims(home: Home, url: str, creds: Any) -> Any:
+    """This home's key file, mailbox and relay, making the mailbox first if it has none (as `gage mailbox create`)."""
+    config, mailbox, invite = _relay("config"), _relay("mailbox"), _relay("invite")
+    key = sealing.load(home.root, home.identity.key)
+    relay = config.relay_url(home)
+    if key is None or relay is None:
+        if home.identity.current_retirement is not None:
+            raise UsageError("this home's key is retired; it opens no new mailbox")
+        key = _sealing_key(home)
+        address = sealing.mailbox_address(key.recipient)
+        mailbox.run(mailbox.create(url, address, creds=creds))
+        config.record(home, url, creds)
+        relay = url
+        err(f"made this home's mailbox {address} on {show(url)} (recorded in settings.toml)")
+    kf = KeyFile(key=home.identity.key, name=home.identity.name, sealing=key.binding.to_carried())
+    return invite.Claims(kf, sealing.mailbox_address(key.recipient), relay)
+
+
+def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
+    """--name, or asked, with the name they claim offered: checked by the ceremony's rule before any word."""
+    if args.name:
+        Contacts.load(home.contacts_path).confirmable(args.name, key)
+        return str(args.name)
+    while True:
+        try:
+            line = input(f"   their name here (Enter for {show(claimed)!r}, their claim): ")
+        except EOFError:
+            raise RefusedError("no name was given: nothing was confirmed") from None
+        name = line.strip() or claimed
+        try:
+            check_local_name(name)
+            Contacts.load(home.contacts_path).confirmable(name, key)
+            return name
+        except GageError as exc:
+            err(f"   {show(str(exc))}")
+
+
+def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int:
+    """File their claims as claims, then the mutual ceremony; the other side hears how ours ended."""
+    from gage.cli import pairing
+
+    key = theirs.keyfile.key
+    try:
+        if home.identity.owns(key):
+            raise RefusedError("the other side sent this home's own key: nothing was confirmed")
+        down = ceremony.downgrade(home, key)
+        if down is not None:
+            raise RefusedError(ceremony.mismatch_message(down))
+        ceremony.add_candidate(home, key, theirs.keyfile.name, source)
+        whereabouts.remember(home, theirs.where(source))
+        out(f"Their key {short_fingerprint(key)} claims the name \"{show(theirs.keyfile.name)}\" (a claim, not a fact);")
+        out(f"kept as a candidate with their mailbox on {show(theirs.relay)}, until the words confirm it.")
+        name = _name(home, args, key, theirs.keyfile.name)
+    except (GageError, KeyboardInterrupt):
+        _tell(side, "the other side stopped before the ceremony")
+        raise
+    out("")
+    out("The word-pair ceremony, both ways at once. Stay on the call (a channel neither machine controls).")
+    out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
+    out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
+    try:
+        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
+        if code == 0:
+            out(f"Mail now flows: `gage deliver ID --to {show(name)}`; `gage watch` (or an open `gage`) fetches what they send.")
+        return code
+    except KeyboardInterrupt:
+        _tell(side, "the other side stopped (Ctrl-C)")
+        raise
+
+
+def _tell(side: Any, why: str) -> None:
+    """Best effort: the other side hears that this one stopped, so it confirms nothing and stops waiting."""
+    with contextlib.suppress(GageError, KeyboardInterrupt):
+        side.outcome(False, why)
+
+
+def cmd_invite(args: Any) -> int:
+    invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    home = open_home(args)
+    _terminal()
+    expires = rendezvous.parse_duration(args.expires)
+    chosen = rendezvous.parse_code(args.code) if args.code else None
+    url, creds = _url(home, args), _creds(home, args)
+    mine = _own_claims(home, url, creds)
+    side = invite.Inviter(url, creds, chosen, expires)
+    code = side.open()
+    out(f"code: {code.text}")
+    minutes = f"{expires / 60:g} minute" + ("" if expires == 60 else "s")
+    out(f"Read this code to them; they run: gage join {code.text} --relay {show(url)}")
+    out(f"It works once, for {minutes}. Waiting for them to join...")
+    theirs = side.wait_join(mine)
+    return _ceremony(home, args, side, theirs, f"gage invite on {url}")
+
+
+def cmd_join(args: Any) -> int:
+    invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    home = open_home(args)
+    _terminal()
+    code = rendezvous.parse_code(args.code)
+    url, creds = _url(home, args), _creds(home, args)
+    mine = _own_claims(home, url, creds)
+    side = invite.Joiner(url, creds, code)
+    theirs = side.meet(mine)
+    return _ceremony(home, args, side, theirs, f"gage join on {url}")

@@ -1,0 +1,51 @@
+"""The open interface fetches this home's mailbox itself (issue 30): mail arrives with nothing else run.
+
+A background thread runs the very fetch `gage watch` runs (gage.carriers.relay.follow): every
+envelope lands in pending through the ordinary import, and is acknowledged only after it landed.
+The inbox's own file watcher then shows the bundle like any other arrival; this only says, as a
+notification, that mail came (made safe: the sender's label may be a claim). Nothing happens
+for a home with no mailbox, or without the relay extra.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from gage.home import sealing, settings
+from gage.home.layout import Home
+from gage.tui import safe
+
+
+def start(app: Any, home: Home) -> threading.Event | None:
+    """Start fetching in the background; the event stops it (set it when the interface closes)."""
+    key = sealing.load(home.root, home.identity.key)
+    url = settings.load(home).relay_url
+    if key is None or not url:
+        return None
+    try:
+        from gage.carriers.relay import (
+            follow,  # the relay extra: absent, the interface simply does not fetch
+        )
+    except ImportError:
+        return None
+    stop = threading.Event()
+
+    def on_event(event: Any) -> None:
+        if event.kind not in ("imported", "error"):
+            return
+        text = safe.one_line(("Mail arrived: " if event.kind == "imported" else "") + str(event.message), limit=300)
+        severity = "information" if event.kind == "imported" else "warning"
+        try:
+            app.call_from_thread(app.notify, text, title="mailbox", severity=severity)
+        except RuntimeError:
+            stop.set()  # the interface has closed
+
+    threading.Thread(
+        target=follow.follow,
+        args=(home, url, sealing.mailbox_address(key.recipient)),
+        kwargs={"creds": settings.load(home).relay_creds, "budget": None, "on_event": on_event, "stop": stop},
+        name="gage-tui-mailbox",
+        daemon=True,
+    ).start()
+    return stop

@@ -1,0 +1,147 @@
+"""`gage invite` against the relay and the people on it (issue 30): a man in the middle without
+the code is caught before any word is read; one who learned it and swaps the claims is caught by
+the ceremony on both sides; a relay killed mid-invite is a clear error that confirms nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from invitetest import Term, pairs
+from relaytest import open_mailbox, own_relay, relay  # noqa: F401 - fixtures
+from spake2 import SPAKE2_B
+
+from gage.carriers.relay import invite, mailbox, rendezvous
+from gage.format.keyfile import KeyFile
+from gage.home import sealing
+from gage.home.contacts import Contacts
+from gage.home.layout import Home
+
+
+def confirmed(home: Home) -> dict[str, bytes]:
+    return {c.name: c.key for c in Contacts.load(home.contacts_path).confirmed.values()}
+
+
+def candidates(home: Home) -> set[bytes]:
+    return set(Contacts.load(home.contacts_path).candidates)
+
+
+def claims_of(home: Home, url: str, claimed: str) -> invite.Claims:
+    """Mallory's own claims, under the name she pretends to."""
+    address = open_mailbox(home, url)
+    key = sealing.load(home.root, home.identity.key)
+    assert key is not None
+    return invite.Claims(KeyFile(key=home.identity.key, name=claimed, sealing=key.binding.to_carried()), address, url)
+
+
+def test_a_relay_without_the_code_cannot_swap_in_its_claims(make_home, relay, tmp_path: Path) -> None:  # noqa: F811
+    """Someone on the relay sees the offer (public) and gets in first with mallory's claims under a guessed code."""
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    inv = Term(alice, "invite", "--relay", relay.url, "--name", "bob")
+    code = rendezvous.parse_code(inv.code())
+    fake = claims_of(mallory, relay.url, "bob")
+    guess = rendezvous.Code(code.nameplate, ("aardvark", "adroitness") if code.words != ("aardvark", "adroitness") else ("absurd", "adviser"))
+    pake = SPAKE2_B(guess.text.encode(), idA=invite.ID_A, idB=invite.ID_B)
+
+    async def race() -> None:
+        async with mailbox.connected(relay.url) as nc:
+            offer = await rendezvous.last(nc, code.subject("i"))
+            assert offer is not None and offer.body["kind"] == "offer"  # what anyone on the relay can read
+            start = pake.start()
+            session = invite.Session(pake.finish(bytes.fromhex(offer.body["pake"])), "j")
+            await rendezvous.say(nc, code.subject("j"), invite._msg("join", pake=start.hex(), box=session.seal(fake.to_json())))
+
+    mailbox.run(race())
+    jn = Term(bob, "join", code.text, "--relay", relay.url, "--name", "alice")
+    assert inv.finish() == 9, inv.text()
+    assert jn.finish() == 9, jn.text()
+    assert "wrong code" in inv.text()
+    assert "used by someone else" in jn.text() or "already used" in jn.text()
+    assert "their pair" not in inv.text() + jn.text()  # caught before any word is read
+    assert mallory.identity.key not in candidates(alice)
+    assert confirmed(alice) == {} and confirmed(bob) == {}
+
+
+def test_a_man_in_the_middle_who_knows_the_code_is_caught_by_the_ceremony_on_both_sides(make_home, relay, own_relay) -> None:  # noqa: F811
+    """The relay alice and bob think they share is mallory's: she joins alice's invite and invites bob
+    under the same code, each with her own key claiming the other's name, and says "matched" to both."""
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    inv = Term(alice, "invite", "--relay", relay.url, "--name", "bob")
+    code = rendezvous.parse_code(inv.code())
+    as_bob, as_alice = claims_of(mallory, relay.url, "bob"), claims_of(mallory, own_relay.url, "alice")
+    to_alice = invite.Joiner(relay.url, None, code)
+    to_bob = invite.Inviter(own_relay.url, None, code, 600)
+    to_bob.open()
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(to_bob.wait_join(as_alice)), daemon=True)
+    t.start()
+    jn = Term(bob, "join", code.text, "--relay", own_relay.url, "--name", "alice")
+    assert to_alice.meet(as_bob).keyfile.key == alice.identity.key  # mallory has alice's claims ...
+    t.join(30)
+    assert got and got[0].keyfile.key == bob.identity.key  # type: ignore[attr-defined]  # ... and bob's
+    for side in (to_alice, to_bob):  # and tells each side the other matched, in a box they open
+        threading.Thread(target=side.outcome, args=(True,), daemon=True).start()
+    try:
+        # Alice and bob on the phone: each types what the other reads, which is not the key they hold.
+        for term, heard in ((inv, pairs(bob)[0]), (jn, pairs(alice)[0])):
+            term.expect(b"their pair 1: ")
+            term.send(heard)
+            term.expect(b"their pair 1 again")
+            term.send(heard)
+            term.expect(b"their pair 1 again")
+            term.send("give up")
+        assert inv.finish() == 9 and jn.finish() == 9
+    finally:
+        inv.close()
+        jn.close()
+    assert "NOT confirmed" in inv.text() and "NOT confirmed" in jn.text()
+    assert confirmed(alice) == {} and confirmed(bob) == {}
+    # What mallory swapped in stays a claim, never more.
+    assert candidates(alice) == {mallory.identity.key} and candidates(bob) == {mallory.identity.key}
+
+
+def test_the_relay_killed_while_the_inviter_waits_is_a_clear_error(make_home, own_relay) -> None:  # noqa: F811
+    alice = make_home("alice")
+    inv = Term(alice, "invite", "--relay", own_relay.url)
+    inv.code()
+    own_relay.stop(kill=True)
+    started = time.monotonic()
+    assert inv.finish() == 15, inv.text()
+    assert time.monotonic() - started < 10
+    assert ("lost the relay" in inv.text() or "cannot reach the relay" in inv.text()) and "nothing was confirmed" in inv.text()
+    assert candidates(alice) == set()
+
+
+def test_the_relay_killed_mid_ceremony_confirms_nothing_and_the_code_stays_spent(make_home, own_relay) -> None:  # noqa: F811
+    alice, bob = make_home("alice"), make_home("bob")
+    inv = Term(alice, "invite", "--relay", own_relay.url, "--name", "bob")
+    code = inv.code()
+    jn = Term(bob, "join", code, "--relay", own_relay.url, "--name", "alice")
+    try:
+        theirs, mine = pairs(bob), pairs(alice)
+        for i in range(3):
+            inv.expect(f"their pair {i + 1}: ".encode())
+            jn.expect(f"their pair {i + 1}: ".encode())
+            inv.send(theirs[i])
+            jn.send(mine[i])
+        inv.expect(b"their pair 4: ")
+        jn.expect(b"their pair 4: ")
+        own_relay.stop(kill=True)
+        inv.send(theirs[3])
+        jn.send(mine[3])
+        assert inv.finish() == 15, inv.text()
+        assert jn.finish() == 15, jn.text()
+    finally:
+        inv.close()
+        jn.close()
+    for t in (inv, jn):
+        assert "relay" in t.text().splitlines()[-1] and "nothing was confirmed" in t.text() and "Confirmed." not in t.text()
+    assert confirmed(alice) == {} and confirmed(bob) == {}
+    assert candidates(alice) == {bob.identity.key} and candidates(bob) == {alice.identity.key}
+    for home in (alice, bob):  # nothing half-written: no scratch left, every file whole
+        assert list(home.staging.iterdir()) == []
+        Contacts.load(home.contacts_path)
+    own_relay.start()  # the same store and port: the code is still spent
+    again = Term(bob, "join", code, "--relay", own_relay.url)
+    assert again.finish() == 9 and "already used" in again.text()
