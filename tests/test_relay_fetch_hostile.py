@@ -160,6 +160,11 @@ def test_the_object_is_read_from_the_meta_that_was_checked_a_swap_changes_nothin
     assert swapped and [(o.id, o.dropped) for o in got.opened] == [(bid, None)]
     assert not _drops(bob)
 
+    async def held(nc: Any, js: Any) -> int:
+        return int((await js.stream_info(objects.stream_of(mailbox.bucket_name(addr)))).state.messages)
+
+    assert mailbox.run(_raw(relay.url, held)) == 0  # landed, then its chunks and every meta under its name purged
+
 
 def test_a_relay_killed_mid_read_of_a_32_mib_object_is_a_relay_failure_nothing_journaled_nothing_acked(make_home, tmp_path, own_relay, monkeypatch) -> None:  # noqa: F811
     from gagetest import pair

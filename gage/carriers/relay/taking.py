@@ -78,6 +78,7 @@ async def take(
     try:
         obj = (msg.headers or {}).get(object_header)
         ours = obj is not None and landing.object_ref(obj).startswith("object:")
+        nuid: str | None = None
         try:
             with open(tmp, "wb") as f:
                 if obj is None:
@@ -85,7 +86,7 @@ async def take(
                 elif not ours:
                     raise objread.ObjectError("its Gage-Object header is not an object name gage writes (32 hex digits)")
                 else:
-                    await objread.read(nc, bucket, obj, f, max_size=max_size)
+                    nuid = (await objread.read(nc, bucket, obj, f, max_size=max_size)).nuid
         except objread.ObjectError as exc:
             assert obj is not None
             dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(obj), again=again)
@@ -106,7 +107,7 @@ async def take(
                 raise GageIOError(f"cannot land the envelope: {exc.strerror or exc}; nothing was acknowledged") from exc
 
         opened = await asyncio.get_running_loop().run_in_executor(None, work)
-        return Taken(opened, obj if ours else None, None)
+        return Taken(opened, obj if ours else None, nuid)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
