@@ -20,6 +20,8 @@ from gage.home.listing import find
 from gage.inbox import gate
 from gage.trust import verdict as verdict_mod
 
+LOCAL_PAUSE_MAX = 300.0
+
 
 def _events_of(home: Home, o: landing.Opened, budget: int | None) -> list[WatchEvent]:
     if o.dropped is not None:
@@ -77,9 +79,12 @@ def follow(
             )
             pause, complained = 1.0, False
         except GageIOError as exc:
+            # This home's fault (a full disk): said each time, and tried again more slowly, up to
+            # every LOCAL_PAUSE_MAX seconds: each try is a delivery the relay counts, and a
+            # mailbox's consumer gives up on a message after its max_deliver.
             on_event(WatchEvent("error", f"mailbox: {exc}; the envelope stays on the relay"))
             stop.wait(pause)
-            pause = min(pause * 2, 30.0)
+            pause = min(pause * 2, LOCAL_PAUSE_MAX)
         except GageError as exc:
             if not complained:
                 on_event(WatchEvent("error", f"mailbox: {exc}; trying again"))

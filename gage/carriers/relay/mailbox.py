@@ -285,8 +285,10 @@ async def fetch(
 ) -> Fetched:
     """Take envelopes until the mailbox is empty (or `limit`, or, with `forever`, until `stop`).
 
-    Each is acknowledged only after it landed or was dropped; an error of this home's own
-    (a full disk) stops the fetch and leaves that envelope, and all after it, on the relay.
+    Each is acknowledged only after it landed or was dropped (gage.carriers.relay.taking decides
+    which, by the type of what went wrong); an error of this home's own (a full disk) stops the
+    fetch and hands that envelope back unacknowledged, leaving it and all after it on the relay;
+    a relay failure stops it with nothing journaled or acknowledged.
     """
     transport = {"relay": url, "mailbox": address}
     done: list[landing.Opened] = []
