@@ -349,3 +349,32 @@ def _publish_file(url: str, address: str, data: bytes, tmp: Path) -> None:
     p = tmp / f"raw-{hashlib.sha256(data).hexdigest()[:8]}.age"
     p.write_bytes(data)
     mailbox.run(mailbox.publish(url, address, p))
+
+
+def test_chunks_interleaved_with_another_objects_and_one_appended_after_the_meta_read_right(relay) -> None:  # noqa: F811
+    """The window of chunk reads (objread.WINDOW at once) takes consecutive chunks whatever the stream
+    holds between them; a chunk a stranger appends after the meta is no part of the object."""
+    bucket = "T_IL"
+    k = objread.MIN_CHUNK  # the smallest chunks a meta may say it has
+    a, b = os.urandom(21 * k + 5), os.urandom(13 * k)
+    pa = [a[i : i + k] for i in range(0, len(a), k)]
+    pb = [b[i : i + k] for i in range(0, len(b), k)]
+
+    async def work(nc: Any, js: Any) -> None:
+        await js.add_stream(api.StreamConfig(name=objects.stream_of(bucket), subjects=[f"$O.{bucket}.C.>", f"$O.{bucket}.M.>"]))
+        for i in range(max(len(pa), len(pb))):
+            for nuid, parts in (("A", pa), ("B", pb)):
+                if i < len(parts):
+                    await js.publish(objects.chunk_subject(bucket, nuid), parts[i])
+            if i % 3 == 0:
+                await js.publish(f"$O.{bucket}.C.other", b"noise")
+        for nuid, name, data, parts in (("A", _name(1), a, pa), ("B", _name(2), b, pb)):
+            meta = objects.meta(bucket, name, nuid, len(data), len(parts), hashlib.sha256(data).digest(), k)
+            await js.publish(objects.meta_subject(bucket, name), json.dumps(meta).encode())
+        await js.publish(objects.chunk_subject(bucket, "A"), b"appended after the meta")
+        for name, data in ((_name(1), a), (_name(2), b)):
+            out = io.BytesIO()
+            await objread.read(nc, bucket, name, out, max_size=1 << 30)
+            assert out.getvalue() == data
+
+    mailbox.run(_raw(relay.url, work))

@@ -20,6 +20,7 @@ An object is deleted with `$JS.API.STREAM.PURGE` and a subject filter: its chunk
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import datetime
@@ -43,6 +44,8 @@ META_MAX = 8 * 1024
 MIN_CHUNK = 64 * 1024
 MAX_CHUNK = 1024 * 1024
 STEP_TIMEOUT = 10.0
+# Chunk reads in flight at once: at most this many chunks (1 MiB each at the most) are held.
+WINDOW = 8
 _NUID = re.compile(r"[A-Za-z0-9]{1,64}")
 _DIGEST = re.compile(r"SHA-256=([A-Za-z0-9_-]{43}=)")
 
@@ -163,31 +166,51 @@ async def read(nc: Client, bucket: str, name: str, out: BinaryIO, *, max_size: i
     return meta
 
 
+async def _next_chunks(nc: Client, stream: str, subj: str, after: int, before: int, timeout: float) -> list[_Stored]:
+    """The chunks on `subj` after sequence `after` and before `before`, the next few in order.
+
+    One request alone finds the first chunk (the stream may begin far past sequence 1). Then a
+    window of requests at once, from `after + 1` to `after + WINDOW`, each for the first chunk at
+    or past its sequence: their distinct answers are exactly the chunks in that range and the
+    first one past it, so consecutive chunks whatever else the stream holds between them, and
+    one round trip brings up to WINDOW chunks instead of one."""
+    starts = range(after + 1, min(after + (WINDOW if after else 1), before - 1) + 1)
+    got = await asyncio.gather(*(_get(nc, stream, {"seq": s, "next_by_subj": subj}, timeout) for s in starts))
+    found: dict[int, _Stored] = {}
+    for start, chunk in zip(starts, got, strict=True):
+        if chunk is None:
+            continue
+        if chunk.subject != subj or chunk.seq < start:
+            raise RelayError("the relay answered a read of a chunk with another message")
+        if chunk.seq < before:  # a chunk stored after its meta is no part of it
+            found[chunk.seq] = chunk
+    return [found[k] for k in sorted(found)]
+
+
 async def _chunks(nc: Client, stream: str, bucket: str, meta: Meta, out: BinaryIO, timeout: float) -> None:
     """The chunks the meta names, in order, each stored before it, adding up to its size and digest."""
     subj = objects.chunk_subject(bucket, meta.nuid)
     h = hashlib.sha256()
-    done, seq = 0, 1
-    for i in range(meta.chunks + 1):  # one more than said: there must be none
-        chunk = await _get(nc, stream, {"seq": seq, "next_by_subj": subj}, timeout)
-        if chunk is not None and (chunk.subject != subj or chunk.seq < seq):
-            raise RelayError("the relay answered a read of a chunk with another message")
-        ours = chunk is not None and chunk.seq < meta.seq  # a chunk stored after its meta is no part of it
-        if i == meta.chunks:
-            if ours:
-                raise ObjectError(f"the bucket holds more chunks than the {meta.chunks} its meta says")
+    done = count = last = 0
+    while True:
+        chunks = await _next_chunks(nc, stream, subj, last, meta.seq, timeout)
+        if not chunks:
             break
-        if not ours or chunk is None:
-            raise ObjectError(f"a chunk is missing: the bucket holds {i} of the {meta.chunks} its meta says")
-        if not chunk.data or len(chunk.data) > MAX_CHUNK or done + len(chunk.data) > meta.size:
-            raise ObjectError(f"its chunks do not add up to the {meta.size} bytes its meta says")
-        h.update(chunk.data)
-        done += len(chunk.data)
-        seq = chunk.seq + 1
-        try:
-            out.write(chunk.data)
-        except OSError as exc:
-            raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}") from exc
+        for chunk in chunks:
+            count += 1
+            if count > meta.chunks:
+                raise ObjectError(f"the bucket holds more chunks than the {meta.chunks} its meta says")
+            if not chunk.data or len(chunk.data) > MAX_CHUNK or done + len(chunk.data) > meta.size:
+                raise ObjectError(f"its chunks do not add up to the {meta.size} bytes its meta says")
+            h.update(chunk.data)
+            done += len(chunk.data)
+            last = chunk.seq
+            try:
+                out.write(chunk.data)
+            except OSError as exc:
+                raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}") from exc
+    if count < meta.chunks:
+        raise ObjectError(f"a chunk is missing: the bucket holds {count} of the {meta.chunks} its meta says")
     if done != meta.size:
         raise ObjectError(f"its chunks hold {done} bytes; its meta says {meta.size}")
     if h.digest() != meta.sha256:
