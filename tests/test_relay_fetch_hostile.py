@@ -20,8 +20,11 @@ from typing import Any
 
 import nats
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from nats.js import api
 from relaytest import bundle, own_relay, relay  # noqa: F401  (fixtures)
+from test_fuzz_common import fuzz_settings
 from test_relay_mailbox import _address, two  # noqa: F401  (fixture)
 
 from gage.carriers.relay import mailbox, objects, objread, taking
@@ -378,3 +381,17 @@ def test_chunks_interleaved_with_another_objects_and_one_appended_after_the_meta
             assert out.getvalue() == data
 
     mailbox.run(_raw(relay.url, work))
+
+
+_GOOD_META = json.dumps({**objects.meta("B", "n", "NUID1", 3 * C, 3, bytes(32), C)}).encode()
+
+
+@fuzz_settings(300)
+@given(st.one_of(st.binary(max_size=300), st.builds(lambda b, i, x: b[:i] + x + b[i:], st.just(_GOOD_META), st.integers(0, len(_GOOD_META)), st.binary(max_size=12))))
+def test_a_meta_of_any_bytes_is_taken_whole_or_refused_as_an_object_error(data: bytes) -> None:
+    try:
+        meta = objread.check_meta(data, "B", "n", 5, 1 << 30)
+    except objread.ObjectError:
+        return
+    assert meta.size >= 0 and meta.chunks <= -(-meta.size // objread.MIN_CHUNK) and (meta.size == 0) == (meta.chunks == 0)
+    assert len(meta.sha256) == 32 and meta.nuid.isalnum()
