@@ -29,7 +29,10 @@ from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.manifest_files import check_path
 
 MAGIC = b"gage-envelope/v1\n"
-# Errors of this machine, not of an envelope (see seal.LOCAL_ERRNOS, which is this set).
+# Errors of this machine, not of an envelope: a full disk or quota, a read-only or unwritable
+# folder, a failing device, no file descriptors or memory left (spec/relay.md section 6). Any
+# other OSError while a bundle is written out (a path that is a file one entry and a folder the
+# next) is the envelope's.
 LOCAL_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG}
 )

@@ -23,20 +23,6 @@ AGE_MAGIC = b"age-encryption.org/v1\n"
 # which is ours would hold the mailbox for a minute. gage seals to one recipient.
 HEADER_MAX = 16 * 1024
 STANZAS_MAX = 16
-# Errors of this machine, not of an envelope: a full disk or quota, a read-only or unwritable
-# folder, a failing device, no file descriptors or memory left. Any other OSError while a
-# bundle is written out (a path that is a file one entry and a folder the next) is the
-# envelope's.
-LOCAL_ERRNOS = envelope.LOCAL_ERRNOS
-
-
-def local_fault(exc: OSError, doing: str) -> GageIOError | None:
-    """The GageIOError `exc` is when it is this home's fault, by its errno; None when it is not."""
-    if exc.errno not in LOCAL_ERRNOS:
-        return None
-    return GageIOError(f"cannot {doing}: {exc.strerror or exc}; nothing was acknowledged, the envelope stays on the relay")
-
-
 def _header(src: IO[bytes]) -> bytes:
     """The age header, read up to its `---` line and bounded, before any key is tried: what a
     header too long or with too many stanzas costs is refused, not tried (an OpenError)."""
