@@ -139,3 +139,41 @@ def test_an_envelope_to_this_home_among_several_recipients_within_the_bound_stil
     _publish(relay.url, _address(bob), data, tmp_path)
     got = mailbox.run(mailbox.fetch(bob, relay.url, _address(bob)))
     assert [(o.id, o.dropped) for o in got.opened] == [(bid, None)]
+
+
+def test_watch_mailbox_says_a_full_disk_goes_on_and_lands_the_envelope_once_there_is_room(two, tmp_path) -> None:  # noqa: F811
+    """The real `gage watch --mailbox` process: the error is said, the watcher keeps running, nothing is
+    dropped, and once the disk has room the same envelope lands (it was handed back, not acknowledged)."""
+    import signal
+    import sys
+
+    from test_relay_where import _read_lines
+
+    alice, bob = two
+    bid = bundle(alice, tmp_path, name="big.bin", data=os.urandom(700_000))
+    with _mounted(bob.staging, "size=1100k,mode=0700"):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gage.cli.main", "--home", str(bob.root), "watch", "--mailbox", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+        )
+        try:
+            _read_lines(proc, "watching mailbox", 30)
+            _deliver(alice, bid)
+            errors = _read_lines(proc, "No space left on device", 30)
+            assert any(e["kind"] == "error" and "stays on the relay" in e["message"] for e in errors)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    try:
+        assert proc.poll() is None  # still watching
+        lines = _read_lines(proc, f"received {bid[:12]} from the mailbox", 60)
+        assert any(e["kind"] == "imported" and e["id"] == bid for e in lines)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert listing.find(bob, bid).state == "pending" and not _drops(bob)
