@@ -54,11 +54,6 @@ def _big(home: Home, tmp_path: Path) -> str:
     return bundle(home, tmp_path, name="big.bin", data=os.urandom(mailbox.INLINE_MAX + 200_000))
 
 
-@pytest.mark.xfail(
-    reason="needs relay-fetch's object writer (a meta without Nats-Rollup: buckets refuse rollups) and reader "
-    "(STREAM.MSG.GET only: no consumers are exported); issue 26, RELAY-CONTRACT.md",
-    strict=False,
-)
 def test_a_big_envelope_goes_through_the_recipients_bucket_across_accounts(shared: Shared, tmp_path: Path) -> None:
     alice, bob = shared.homes["alice"], shared.homes["bob"]
     _route(shared, "alice", "bob")

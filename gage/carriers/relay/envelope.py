@@ -13,6 +13,7 @@ Format only: no age, no NATS. Sealing is gage.carriers.relay.seal, landing gage.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import struct
@@ -23,11 +24,18 @@ from pathlib import Path
 from gage import bundle as bundle_mod
 from gage.bundle import safeopen
 from gage.format import signing
-from gage.format.errors import GageError, MalformedError, RefusedError
+from gage.format.errors import GageError, GageIOError, MalformedError, RefusedError
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.manifest_files import check_path
 
 MAGIC = b"gage-envelope/v1\n"
+# Errors of this machine, not of an envelope: a full disk or quota, a read-only or unwritable
+# folder, a failing device, no file descriptors or memory left (spec/relay.md section 6). Any
+# other OSError while a bundle is written out (a path that is a file one entry and a folder the
+# next) is the envelope's.
+LOCAL_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG}
+)
 FILE = b"F"
 END = b"E"
 CHUNK = 1 << 16
@@ -153,6 +161,16 @@ class Reader:
             self.error = exc
             self._close_file()
             raise
+        except OSError as exc:
+            # By its errno: a full disk or an unwritable folder is this home's fault (the
+            # envelope waits on the relay); any other (an entry that is a file where the next
+            # wants a folder) is the envelope's.
+            self._close_file()
+            if exc.errno in LOCAL_ERRNOS:
+                self.error = GageIOError(f"cannot write the bundle into this home: {exc.strerror or exc}; nothing was acknowledged, the envelope stays on the relay")
+            else:
+                self.error = EnvelopeError(f"the bundle it holds cannot be written as it is: {exc.strerror or exc}")
+            raise self.error from None
         return len(data)
 
     def flush(self) -> None:

@@ -21,6 +21,8 @@ from gage.home.listing import find
 from gage.inbox import gate
 from gage.trust import verdict as verdict_mod
 
+LOCAL_PAUSE_MAX = 300.0
+
 
 def _events_of(home: Home, o: landing.Opened, budget: int | None) -> list[WatchEvent]:
     if o.dropped is not None:
@@ -58,7 +60,8 @@ def follow(
     on_event: Callable[[WatchEvent], None],
     stop: threading.Event,
 ) -> None:
-    """Until `stop` is set: take envelopes as they arrive. Never raises for the relay's sake."""
+    """Until `stop` is set: take envelopes as they arrive. Never raises: any failure of a round
+    (the relay, this home, an unforeseen error) is reported as an event and the loop goes on."""
     on_event(WatchEvent("started", f"watching mailbox {address} on {url}"))
     pause = 1.0
     complained = False
@@ -77,12 +80,23 @@ def follow(
             )
             pause, complained = 1.0, False
         except GageIOError as exc:
+            # This home's fault (a full disk): said each time, and tried again more slowly, up to
+            # every LOCAL_PAUSE_MAX seconds: each try is a delivery the relay counts, and a
+            # mailbox's consumer gives up on a message after its max_deliver.
             on_event(WatchEvent("error", f"mailbox: {exc}; the envelope stays on the relay"))
             stop.wait(pause)
-            pause = min(pause * 2, 30.0)
+            pause = min(pause * 2, LOCAL_PAUSE_MAX)
         except GageError as exc:
             if not complained:
                 on_event(WatchEvent("error", f"mailbox: {exc}; trying again"))
                 complained = True
+            stop.wait(pause)
+            pause = min(pause * 2, 30.0)
+        except Exception as exc:  # noqa: BLE001 - nothing may end the mailbox loop unseen
+            # An error nobody foresaw (a bug, a library's surprise): said every time, with its
+            # type, and tried again after a pause; no envelope was acknowledged by the failed
+            # round, so nothing is lost. The watcher goes on (issue 26).
+            why = f"{type(exc).__name__}: {str(exc)[:300]}".rstrip(": ")
+            on_event(WatchEvent("error", f"mailbox: an unexpected error ({why}); the envelope stays on the relay, trying again"))
             stop.wait(pause)
             pause = min(pause * 2, 30.0)

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from gage.carriers.relay import envelope, seal
 from gage.format.errors import GageError
-from gage.format.manifest import Manifest
+from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.home import listing, sealing, settings
 from gage.home.layout import Home
 from gage.inbox import store
@@ -81,6 +81,27 @@ def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], dige
     return Opened(id=res.id, state=res.state, new=res.new, ok=ok)
 
 
+# A dropped envelope's journal line is bounded (spec/relay.md section 6): the reason is cut here,
+# and every name that came from the relay (an object's name) is kept only when it is gage's own
+# form, else replaced by its SHA-256, so a stranger's header never grows the journal.
+REASON_MAX = 500
+REF_MAX = 80
+
+
+def object_ref(name: str) -> str:
+    """How the journal names an object envelope: `object:<its 32 hex name>`, or the name's hash."""
+    if len(name) == 32 and all(c in "0123456789abcdef" for c in name):
+        return f"object:{name}"
+    return "object-sha256:" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def envelope_limit(limits: settings.Limits) -> int:
+    """The most bytes an envelope may be and still hold a bundle within this home's limits: its
+    plaintext (spec/relay.md section 3) at the most, sealed (the age header and 16 bytes a chunk)."""
+    plain = 64 + MANIFEST_LIMIT + envelope.MAX_SIGNATURE + limits.max_files * (13 + 4096) + limits.max_bundle_bytes
+    return seal.HEADER_MAX + 16 + plain + 16 * (plain // 65536 + 1)
+
+
 def drop(home: Home, exc: GageError, *, transport: dict[str, str], digest: str, again: bool) -> Opened:
     """Journal an envelope that fails to open or holds no bundle, once, so it never stalls the mailbox.
 
@@ -88,7 +109,9 @@ def drop(home: Home, exc: GageError, *, transport: dict[str, str], digest: str, 
     for the same envelope first, so a crash between the journal line and the acknowledgement
     does not journal it twice.
     """
-    reason = str(exc)[:500]
+    reason = str(exc)[:REASON_MAX]
+    if len(digest) > REF_MAX:
+        digest = "sha256:" + hashlib.sha256(digest.encode("utf-8", "surrogateescape")).hexdigest()
     if not (again and _journaled(home, digest)):
         home.journal.append("envelope-dropped", envelope=digest, stage=exc.stage, message=reason, transport={"carrier": "relay", **transport})
     return Opened(id=None, state=None, new=False, ok=False, dropped=reason, stage=exc.stage)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,13 +30,13 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from gage.carriers.relay import landing, objects, rendezvous, streams
+from gage.carriers.relay import landing, objects, rendezvous, streams, taking
 from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
     RelayError,
 )
-from gage.format.errors import GageError, GageIOError
+from gage.home import settings
 from gage.home.layout import Home
 
 SUBJECT_PREFIX = streams.SUBJECT_PREFIX
@@ -235,68 +234,10 @@ async def _put(nc: Client, address: str, envelope: Path, size: int, headers: dic
     return ack
 
 
-async def _working(msg: Msg, ack_wait: float, work: Any) -> landing.Opened:
-    """Run `work`, telling the relay it is still in hand (a big bundle takes longer than the ack
-    wait), so it is not delivered again while it is landing; a crash stops the telling."""
-    task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=max(0.5, ack_wait / 3))
-        if done:
-            result: landing.Opened = task.result()
-            return result
-        with contextlib.suppress(Exception):
-            await msg.in_progress()
-
-
 @dataclass
 class Fetched:
     opened: list[landing.Opened]
     left: bool  # the relay may hold more (a limit on how many to take was reached)
-
-
-async def _take(js: Any, home: Home, address: str, msg: Msg, transport: dict[str, str]) -> landing.Opened:
-    """One message: its envelope to a scratch file, opened, landed; acknowledged by the caller."""
-    home.staging.mkdir(parents=True, exist_ok=True)
-    # A folder, not a file: reconcile tidies a killed fetch's scratch folders (tmp/import-*).
-    scratch = home.staging / f"import-relay-{secrets.token_hex(8)}"
-    scratch.mkdir(mode=0o700)
-    tmp = scratch / "envelope.age"
-    again = False
-    with contextlib.suppress(Exception):
-        again = msg.metadata.num_delivered > 1
-    try:
-        headers = msg.headers or {}
-        obj = headers.get(OBJECT_HEADER)
-        try:
-            if obj is not None:
-                obs = await js.object_store(bucket_name(address))
-                await objects.check(js, bucket_name(address), obj)
-                with open(tmp, "wb") as f:
-                    await obs.get(obj, writeinto=f)
-            else:
-                with open(tmp, "wb") as f:
-                    f.write(msg.data)
-        except (nats.js.errors.ObjectNotFoundError, nats.js.errors.ObjectDeletedError, nats.js.errors.DigestMismatchError, nats.js.errors.BadObjectMetaError, objects.Unreadable) as exc:
-            from gage.format.errors import MalformedError
-
-            digest = f"object:{obj}"
-            return landing.drop(home, MalformedError(f"the envelope's object is missing or damaged on the relay: {type(exc).__name__}"), transport=transport, digest=digest, again=again)
-        except OSError as exc:
-            raise GageIOError(f"cannot write the envelope to {home.staging}: {exc.strerror}") from exc
-        digest = landing.digest_of_file(tmp)
-
-        def work() -> landing.Opened:
-            try:
-                with open(tmp, "rb") as f:
-                    return landing.open_and_land(home, f, transport=transport, digest=digest)
-            except GageIOError:
-                raise  # this home's own trouble: leave the envelope on the relay
-            except GageError as exc:
-                return landing.drop(home, exc, transport=transport, digest=digest, again=again)
-
-        return await asyncio.get_running_loop().run_in_executor(None, work)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def fetch(
@@ -313,11 +254,15 @@ async def fetch(
 ) -> Fetched:
     """Take envelopes until the mailbox is empty (or `limit`, or, with `forever`, until `stop`).
 
-    Each is acknowledged only after it landed or was dropped; an error of this home's own
-    (a full disk) stops the fetch and leaves that envelope, and all after it, on the relay.
+    Each is acknowledged only after it landed or was dropped (gage.carriers.relay.taking decides
+    which, by the type of what went wrong); an error of this home's own (a full disk) stops the
+    fetch and hands that envelope back unacknowledged, leaving it and all after it on the relay;
+    a relay failure stops it with nothing journaled or acknowledged.
     """
     transport = {"relay": url, "mailbox": address}
     done: list[landing.Opened] = []
+    max_size = landing.envelope_limit(settings.load(home).limits)
+    sweeper = taking.Sweeper()
     async with connected(url, creds) as nc:
         js = nc.jetstream()
         try:
@@ -334,27 +279,36 @@ async def fetch(
             try:
                 msgs = await sub.fetch(1, timeout=wait)
             except nats.errors.TimeoutError:
+                await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if forever:
                     continue
                 return Fetched(done, left=False)
             except (nats.errors.Error, nats.js.errors.Error) as exc:
                 raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             for msg in msgs:
-                opened = await _working(msg, ack_wait, _take(js, home, address, msg, transport))
+                work = taking.take(
+                    nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size
+                )
+                try:
+                    taken = await taking.working(msg, ack_wait, work)
+                except RelayError:
+                    raise  # the relay failed: it cannot take a word from us either
+                except Exception:
+                    # This home's fault (a full disk) or one nobody foresaw: not acknowledged, but
+                    # handed back at once, so the next fetch has it without waiting out the ack wait.
+                    with contextlib.suppress(Exception):
+                        await msg.nak()
+                    raise
+                opened = taken.opened
                 try:
                     await msg.ack_sync(timeout=10)
                 except (TimeoutError, nats.errors.Error) as exc:
                     # Landed but not acknowledged: the relay delivers it again, and it is
                     # "already there". Nothing is lost or doubled.
                     raise RelayError(f"landed {opened.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
-                obj = (msg.headers or {}).get(OBJECT_HEADER)
-                if obj is not None:
-                    with contextlib.suppress(Exception):
-                        await (await js.object_store(bucket_name(address))).delete(obj)
-                        # Its deleted-marker too, or every envelope ever received leaves one.
-                        await js.purge_stream(objects.stream_of(bucket_name(address)), subject=objects.meta_subject(bucket_name(address), obj))
-                        if _last(msg):  # drained: what is left unnamed is a failed put's (objects.sweep)
-                            await objects.sweep(js, bucket_name(address))
+                await taking.forget(nc, bucket_name(address), taken)
+                if _last(msg):  # drained: what is left in the bucket unnamed is an orphan's
+                    await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 done.append(opened)
                 if on_opened is not None:
                     on_opened(opened)

@@ -7,8 +7,10 @@ information and stored messages, other people's mailboxes included (spec/relay.m
 A sender has no use for those reads: every delivery writes a new object under a fresh random
 name. So this writes the object itself, in exactly the layout ADR-20 and the clients read
 (nats-py's `ObjectStore.get`, the Go client): the chunks published to `$O.<bucket>.C.<nuid>`,
-then the meta JSON to `$O.<bucket>.M.<base64url name>` with `Nats-Rollup: sub`, each publish
-acknowledged by the bucket's stream. The sender needs to publish there and nothing that reads.
+then the meta JSON to `$O.<bucket>.M.<base64url name>`, each publish acknowledged by the bucket's
+stream. The meta carries no `Nats-Rollup` header: buckets refuse rollups (a stranger's rollup
+would wipe what waits there), so a reader takes the last meta on its subject
+(gage.carriers.relay.objread). The sender needs to publish there and nothing that reads.
 
 Streamed: a chunk is read, published and forgotten; at most WINDOW chunks wait for their
 acknowledgements, so memory is bounded by WINDOW * CHUNK whatever the envelope's size. The meta
@@ -179,58 +181,44 @@ class _Acks:
                 await self._sub.unsubscribe()
 
 
-async def sweep(js: JetStreamContext, bucket: str, *, now: datetime.datetime | None = None) -> int:
-    """The bucket's owner purges chunks no meta names whose newest chunk is older than
-    ORPHAN_AGE: what a put that failed (or was killed) left. A put still in progress has
-    a chunk newer than that, and is left alone. Returns how many objects' chunks went."""
+# Subjects one sweep looks at: a bucket a stranger filled with metas is swept over several fetches.
+SWEEP_MAX = 1000
+
+
+async def sweep(js: JetStreamContext, bucket: str, *, now: datetime.datetime | None = None, drained: bool = False) -> int:
+    """The bucket's owner purges what no envelope will ever read. Returns how many objects went.
+
+    - Chunks no meta names whose newest chunk is older than ORPHAN_AGE: what a put that failed
+      (or was killed) left. A put still in progress has a chunk newer than that.
+    - With `drained` (the mailbox's consumer has nothing pending or unacknowledged, so no
+      waiting message names any meta): every meta older than ORPHAN_AGE, and its chunks. A
+      stranger's object with no mailbox message, or one whose message the mailbox refused,
+      would otherwise count against the bucket for ever.
+    """
     stream = stream_of(bucket)
-    info = await js.stream_info(stream, subjects_filter=f"$O.{bucket}.C.>")
-    chunked = {s.rsplit(".", 1)[1] for s in (info.state.subjects or {})}
-    if not chunked:
-        return 0
-    named = set()
-    minfo = await js.stream_info(stream, subjects_filter=f"$O.{bucket}.M.>")
-    for s in minfo.state.subjects or {}:
-        msg = await js.get_last_msg(stream, s)
-        with contextlib.suppress(ValueError, AttributeError):  # a meta that is not JSON names no chunks
-            named.add(json.loads(msg.data or b"{}").get("nuid"))
     now = now or datetime.datetime.now(datetime.UTC)
     gone = 0
-    for nuid in sorted(chunked - named):
+    named = set()
+    minfo = await js.stream_info(stream, subjects_filter=f"$O.{bucket}.M.>")
+    for s in sorted(minfo.state.subjects or {})[:SWEEP_MAX]:
+        msg = await js.get_last_msg(stream, s)
+        nuid = None
+        with contextlib.suppress(ValueError, AttributeError, TypeError):  # a meta that is not JSON names no chunks
+            nuid = json.loads(msg.data or b"{}").get("nuid")
+        old = msg.time is not None and now - msg.time >= ORPHAN_AGE
+        if drained and old:
+            if isinstance(nuid, str) and nuid.isalnum() and len(nuid) <= 64:
+                await js.purge_stream(stream, subject=chunk_subject(bucket, nuid))
+            await js.purge_stream(stream, subject=s)
+            gone += 1
+        elif isinstance(nuid, str):
+            named.add(nuid)
+    info = await js.stream_info(stream, subjects_filter=f"$O.{bucket}.C.>")
+    chunked = {s.rsplit(".", 1)[1] for s in (info.state.subjects or {})}
+    for nuid in sorted(chunked - named)[:SWEEP_MAX]:
         last = await js.get_last_msg(stream, chunk_subject(bucket, nuid))
         if last.time is not None and now - last.time < ORPHAN_AGE:
             continue
         await js.purge_stream(stream, subject=chunk_subject(bucket, nuid))
         gone += 1
     return gone
-
-
-
-class Unreadable(ValueError):
-    """An object's meta that nats-py's get cannot finish reading from this bucket alone."""
-
-
-async def check(js: JetStreamContext, bucket: str, name: str) -> None:
-    """Before the receiver's get: anyone may publish a meta into a bucket (spec/relay.md section 8),
-    and nats-py's get follows a link into another bucket (which this user may not read: the fetch
-    would stop at the refusal) or waits forever for chunks that are not there. Each would stall the
-    mailbox on one envelope, so such an object is refused here and its envelope dropped."""
-    stream = stream_of(bucket)
-    try:
-        raw = (await js.get_last_msg(stream, meta_subject(bucket, name))).data
-        info = json.loads(raw or b"")
-    except nats.js.errors.NotFoundError:
-        raise nats.js.errors.ObjectNotFoundError from None
-    except ValueError:
-        raise Unreadable("its meta is not JSON") from None
-    if not isinstance(info, dict) or info.get("deleted") or not isinstance(info.get("nuid"), str) or not info["nuid"]:
-        raise Unreadable("its meta names no object")
-    if (info.get("options") or {}).get("link"):
-        raise Unreadable("its meta is a link to another object")
-    size, chunks = info.get("size"), info.get("chunks")
-    if not isinstance(size, int) or not isinstance(chunks, int) or size < 0 or (size == 0) != (chunks == 0):
-        raise Unreadable("its meta's size and chunk count do not agree")
-    subj = chunk_subject(bucket, info["nuid"])
-    held = (await js.stream_info(stream, subjects_filter=subj)).state.subjects or {}
-    if size and held.get(subj, 0) != chunks:
-        raise Unreadable(f"the bucket holds {held.get(subj, 0)} of its {chunks} chunks")

@@ -15,9 +15,37 @@ import pyrage
 from pyrage import x25519
 
 from gage.carriers.relay import envelope
-from gage.format.errors import GageError, MalformedError
+from gage.format.errors import GageError, GageIOError, MalformedError
 
 AGE_MAGIC = b"age-encryption.org/v1\n"
+# What one envelope may cost before a key is tried (spec/relay.md section 6): trying this home's
+# key against an X25519 stanza costs milliseconds, so a header of thousands of stanzas none of
+# which is ours would hold the mailbox for a minute. gage seals to one recipient.
+HEADER_MAX = 16 * 1024
+STANZAS_MAX = 16
+def _header(src: IO[bytes]) -> bytes:
+    """The age header, read up to its `---` line and bounded, before any key is tried: what a
+    header too long or with too many stanzas costs is refused, not tried (an OpenError)."""
+    buf = bytearray()
+    while True:
+        end = buf.find(b"\n---")
+        if end >= 0:
+            if end > HEADER_MAX:
+                break
+            stanzas = buf.count(b"\n-> ", 0, end + 1)
+            if stanzas > STANZAS_MAX:
+                raise OpenError(f"its age header has {stanzas} recipient stanzas, over the {STANZAS_MAX} an envelope may have; no key was tried")
+            return bytes(buf)
+        if len(buf) > HEADER_MAX:
+            break
+        try:
+            piece = src.read(4096)
+        except OSError as exc:
+            raise GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}") from exc
+        if not piece:
+            return bytes(buf)  # age says what is wrong with a header that ends early
+        buf += piece
+    raise OpenError(f"its age header is longer than the {HEADER_MAX} bytes an envelope's may be; no key was tried")
 
 
 class OpenError(MalformedError):
@@ -58,12 +86,13 @@ def open_into(src: IO[bytes], identity: str, reader: envelope.Reader) -> None:
     scratch folder by then, which the caller removes (nothing lands from a failed open).
     """
     ident = x25519.Identity.from_str(identity)
-    head = src.read(len(AGE_MAGIC))
-    if head != AGE_MAGIC:
+    head = _header(src)
+    if not head.startswith(AGE_MAGIC):
         raise OpenError("not an age envelope (it does not start with age-encryption.org/v1)")
+    local: list[GageIOError] = []
 
     class _Joined:
-        """The bytes already read for the magic, then the rest of `src`."""
+        """The header already read, then the rest of `src`; a read error here is this home's."""
 
         def __init__(self) -> None:
             self.first = head
@@ -74,17 +103,27 @@ def open_into(src: IO[bytes], identity: str, reader: envelope.Reader) -> None:
                 b[:n] = self.first[:n]
                 self.first = self.first[n:]
                 return n
-            return src.readinto(b)  # type: ignore[attr-defined,no-any-return]
+            try:
+                return src.readinto(b)  # type: ignore[attr-defined,no-any-return]
+            except OSError as exc:
+                local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
+                raise
 
         def read(self, n: int = -1) -> bytes:
             if self.first:
                 out, self.first = self.first, b""
                 return out
-            return src.read(n)
+            try:
+                return src.read(n)
+            except OSError as exc:
+                local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
+                raise
 
     try:
         pyrage.decrypt_io(_Joined(), reader, [ident])
     except Exception as exc:
+        if local:
+            raise local[0] from None
         if reader.error is not None:
             raise reader.error from None
         raise OpenError(f"the envelope does not open with this home's sealing key: {exc}") from None
