@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gage.cli.output import emit_json, err, open_home, out, show
+from gage.format import relayurl
 from gage.format.errors import Exit, UsageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing, sealing
@@ -99,7 +100,7 @@ def cmd_mailbox_create(args: Any) -> int:
         return 0
     out(address)
     err(
-        f"mailbox {address} on {show(args.relay)} (at most {box.max_msgs} envelopes, {box.max_bytes} bytes); "
+        f"mailbox {address} on {show(relayurl.public(args.relay))} (at most {box.max_msgs} envelopes, {box.max_bytes} bytes); "
         f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
         "Recorded in settings.toml. Your key file (`gage key export`) now carries it."
     )
@@ -112,7 +113,7 @@ def cmd_mailbox_show(args: Any) -> int:
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url = _relay("config").relay_url(home)
-    info = {"address": sealing.mailbox_address(key.recipient), "relay": url, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
+    info = {"address": sealing.mailbox_address(key.recipient), "relay": relayurl.public(url) if url else None, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
     if args.json:
         emit_json(info)
         return 0
@@ -172,22 +173,26 @@ def cmd_directory_publish(args: Any) -> int:
     directory = _relay("directory")
     home = open_home(args)
     url = _url(home, args)
-    rec = directory.publish(home, args.handle, url, relay_for_record=args.advertise or url, creds=_creds(home, args))
+    # The record is public: it names the relay without the user or password this home connects with.
+    rec = directory.publish(home, args.handle, url, relay_for_record=args.advertise or relayurl.public(url), creds=_creds(home, args))
     if args.json:
         emit_json(rec.to_json() | {"status": "published"})
         return 0
-    out(f"published {show(rec.handle)} -> mailbox {rec.mailbox} on {show(url)}")
+    out(f"published {show(rec.handle)} -> mailbox {rec.mailbox} on {show(relayurl.public(url))}")
     err("Anyone can read it, and anyone who runs the directory can change it: it is a claim. People still pair with you by the words.")
     return 0
 
 
-def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str]:
-    """For `gage pair --directory`: the key the directory claims for the handle (a candidate now)."""
+def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str, Any]:
+    """For `gage pair --directory`: the key the directory claims for the handle (a candidate now),
+    and the route its record offers, kept by the caller only once the ceremony confirmed the key."""
     directory = _relay("directory")
     url = _url(home, args)
-    rec = directory.lookup(home, args.directory, url, creds=_creds(home, args))
+    rec = directory.lookup(home, args.directory, url, creds=_creds(home, args), route=False)
+    if rec.note:
+        err(f"WARNING: {show(rec.note)}")
     warn = f"; WARNING: {rec.note}" if rec.note else ""
-    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r}{warn})"
+    return rec.signing_key, rec.handle, f"the directory on {relayurl.public(url)} (UNCONFIRMED claim for {rec.handle!r}{warn})", directory.route_of(rec, url)
 
 
 def cmd_directory_lookup(args: Any) -> int:
@@ -198,10 +203,10 @@ def cmd_directory_lookup(args: Any) -> int:
     if args.json:
         emit_json(rec.to_json())
         return 0
-    out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(url)} says; a claim, not a fact)")
+    out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(relayurl.public(url))} says; a claim, not a fact)")
     out(f"  signing key  {key_text(rec.signing_key)}  ({short_fingerprint(rec.signing_key)}, not confirmed)")
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
-    out(f"  mailbox      {rec.mailbox} on {show(rec.relay or url)}")
+    out(f"  mailbox      {rec.mailbox} on {show(rec.relay or relayurl.public(url))}")
     out(f"  published    {rec.published_at} (the publisher's claim)")
     if rec.note:
         out(f"  WARNING      {rec.note}")

@@ -90,7 +90,9 @@ def _mailbox_params(home: Home) -> dict[str, str]:
     out = {"sealing_binding": key.binding.raw.decode("utf-8"), "sealing_signature": key.binding.signature.hex()}
     relay = settings.load(home).relay_url
     if relay:
-        out["relay"] = relay
+        from gage.format import relayurl
+
+        out["relay"] = relayurl.public(relay)  # served to anyone: never the relay's user or password
     return out
 
 

@@ -18,6 +18,7 @@ from nats.js import api
 
 from gage.carriers.relay import mailbox, record
 from gage.carriers.relay.errors import RelayError
+from gage.format import relayurl
 from gage.format.errors import GageError, NotFoundError, RefusedError
 from gage.home import dirseen, sealing, whereabouts
 from gage.home.layout import Home
@@ -73,8 +74,15 @@ def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, 
     return rec
 
 
-def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True) -> record.Record:
-    """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
+def route_of(rec: record.Record, url: str) -> whereabouts.Where | None:
+    """The route a record offers its own key: its mailbox, on its relay (or the one it was read from)."""
+    source = f"directory {relayurl.public(url)} handle {rec.handle}"
+    return whereabouts.claim_of(rec.signing_key, rec.binding, relay=rec.relay or relayurl.public(url), source=source)
+
+
+def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remember: bool = True, route: bool = True) -> record.Record:
+    """What the directory says for `handle`, checked, and kept as a claim (a candidate key, and with
+    `route` a whereabouts; `gage pair --directory` keeps that only after the ceremony).
 
     Refused records are remembered nowhere, and so is a record older than one this home has seen
     for the handle and key (a replay, spec/relay.md section 5). An accepted one's key is only a candidate.
@@ -92,7 +100,7 @@ def lookup(home: Home, handle: str, url: str, *, creds: str | None = None, remem
     if note is not None:
         rec = dataclasses.replace(rec, note=note)
     if remember and not home.identity.owns(rec.signing_key):
-        source = f"directory {url} handle {handle}"
-        ceremony.add_candidate(home, rec.signing_key, handle, source)
-        whereabouts.remember(home, whereabouts.from_binding(rec.binding, relay=rec.relay or url, source=source))
+        ceremony.add_candidate(home, rec.signing_key, handle, f"directory {relayurl.public(url)} handle {handle}")
+        if route:
+            whereabouts.remember(home, route_of(rec, url))
     return rec
