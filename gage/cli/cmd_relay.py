@@ -80,8 +80,11 @@ def cmd_relay_dev(args: Any) -> int:
 
 
 def _sealing_key(home: Home) -> sealing.SealingKey:
+    from gage.home import unlock
+
+    signer = unlock.signing_identity(home)  # a protected home asks for its passphrase (the options, or the terminal)
     with home.lock():
-        return sealing.ensure(home.root, home.identity.secret)
+        return sealing.ensure(home.root, signer)
 
 
 def cmd_mailbox_create(args: Any) -> int:
@@ -108,8 +111,10 @@ def cmd_mailbox_create(args: Any) -> int:
 
 
 def cmd_mailbox_show(args: Any) -> int:
+    from gage.home import unlock
+
     home = open_home(args)
-    key = sealing.load(home.root, home.identity.key)
+    key = unlock.sealing_key(home, opened=False)
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url = _relay("config").relay_url(home)
@@ -134,9 +139,12 @@ def _report(o: Any) -> None:
 
 
 def cmd_mailbox_fetch(args: Any) -> int:
+    from gage.home import unlock
+
     mailbox = _relay("mailbox")
     home = open_home(args)
-    key = sealing.load(home.root, home.identity.key)
+    # Opened now, before anything is taken: a protected home's passphrase is asked here, not per envelope.
+    key = unlock.sealing_key(home, opened=True)
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     address = sealing.mailbox_address(key.recipient)

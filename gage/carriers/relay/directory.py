@@ -20,7 +20,7 @@ from gage.carriers.relay import mailbox, record
 from gage.carriers.relay.errors import RelayError
 from gage.format import relayurl
 from gage.format.errors import GageError, NotFoundError, RefusedError
-from gage.home import dirseen, sealing, whereabouts
+from gage.home import dirseen, sealing, unlock, whereabouts
 from gage.home.layout import Home
 from gage.trust import ceremony
 
@@ -64,11 +64,12 @@ async def get_raw(url: str, handle: str, *, creds: str | None = None) -> bytes:
 def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: str | None = None) -> record.Record:
     """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
     record.check_handle(handle)
-    me = home.identity
-    if me.current_retirement is not None:
+    if home.identity.current_retirement is not None:
         raise RefusedError("this home's key is retired; it publishes nothing")
+    me = unlock.signing_identity(home)  # a protected home asks for its passphrase
     with home.lock():
-        key = sealing.ensure(home.root, me.secret)
+        # The same sealing key, bound again by the current key after a rotation (spec/keys.md section 6).
+        key = sealing.ensure(home.root, me)
     rec = record.build(me.secret, handle, key.binding, relay_for_record)
     mailbox.run(put_raw(url, handle, rec.to_bytes(), creds=creds))
     return rec
