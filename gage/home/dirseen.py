@@ -68,7 +68,7 @@ def load(home: Home) -> list[Seen]:
             for t in (row["published_at"], first):
                 if time_problem(t) is not None:
                     raise MalformedError(f"not a time: {t!r}")
-            out.append(Seen(row["handle"], parse_key(row["key"]), row["published_at"], first))
+            out.append(Seen(row["handle"], parse_key(row["key"]), str(row["published_at"]), str(first)))
     except MalformedError as exc:
         raise MalformedError(f"directory-seen file is damaged: {exc}", path=str(p)) from exc
     return out
