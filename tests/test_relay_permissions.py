@@ -19,7 +19,7 @@ from gagetest import pair
 from relaytest import bundle
 from test_relay_objects import _Breaks
 
-from gage.carriers.relay import deliver, directory, mailbox, objects, server
+from gage.carriers.relay import config, deliver, directory, mailbox, objects, server
 from gage.carriers.relay.errors import RelayError
 from gage.format.errors import Exit
 from gage.home import listing, sealing, whereabouts
@@ -99,7 +99,9 @@ def test_each_person_delivers_anywhere_fetches_only_their_own_and_writes_only_th
         mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
     mailbox.run(directory.put_raw(_as("admin", srv), "operator", b"{}"))
     pair(alice, "bob", bob)
-    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    # alice's own relay, with alice's user (settings); bob's claim names the relay, never alice's user
+    config.record(alice, _as("alice", srv), None)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=srv.url, source="key file"))
     bid = bundle(alice, tmp_path)
     deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
     with pytest.raises(RelayError):
@@ -123,7 +125,9 @@ def test_a_big_envelope_goes_through_the_object_store_under_per_user_permissions
     for n in homes:
         mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
     pair(alice, "bob", bob)
-    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    # alice's own relay, with alice's user (settings); bob's claim names the relay, never alice's user
+    config.record(alice, _as("alice", srv), None)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=srv.url, source="key file"))
     bucket = mailbox.bucket_name(addr["bob"])
 
     async def broken_put() -> None:  # a put that dies half-way leaves chunks alice may not purge
@@ -172,7 +176,9 @@ def test_a_permission_the_relay_refuses_is_a_clear_error_naming_it(people, gage,
         mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
     mailbox.run(directory.put_raw(_as("admin", srv), "operator", b"{}"))
     pair(carol, "bob", bob)
-    whereabouts.remember(carol, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("carol", srv), source="key file"))
+    # carol's own relay, with carol's user (settings); bob's claim names the relay, never carol's user
+    config.record(carol, _as("carol", srv), None)
+    whereabouts.remember(carol, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=srv.url, source="key file"))
     bid = _big(carol, tmp_path)
     started = time.monotonic()
     r = gage(carol, "deliver", bid, "--to", "bob")
@@ -197,7 +203,9 @@ def test_a_person_cannot_read_another_persons_mailbox_or_bucket(people, tmp_path
     for n in homes:
         mailbox.run(mailbox.create(_as("admin", srv), addr[n]))
     pair(alice, "bob", bob)
-    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=_as("alice", srv), source="key file"))
+    # alice's own relay, with alice's user (settings); bob's claim names the relay, never alice's user
+    config.record(alice, _as("alice", srv), None)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing.load(bob.root, bob.identity.key).binding, relay=srv.url, source="key file"))
     bid = _big(alice, tmp_path)
     assert deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None).via == "object"
     mb, ob = f"GAGE_MB_{addr['bob']}", f"OBJ_GAGE_OB_{addr['bob']}"
