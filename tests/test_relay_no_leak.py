@@ -178,6 +178,7 @@ def test_journal_verdict_and_mcp_carry_no_password(make_home, relay, gage, tmp_p
         v = gage(bob, "verdict", bid, "--json")
         assert v.code == 0 and json.loads(v.out)["transport"]["relay"] == relay.url
         _no_secret(v.out, gage(bob, "verdict", bid).out, gage(bob, "read", bid).out)
+    _no_secret(gage(bob, "journal", "show").out, gage(bob, "journal", "show", "--json").out)
     async def ask() -> str:
         async with agent(bob) as c:
             return await call(c, "verdict", id=second)

@@ -206,6 +206,13 @@ def test_this_homes_credentials_go_to_its_own_relay_only(make_home, relay, gage,
         _where_from(alice, bob, f"nats://127.0.0.1:{own.port}")
         assert gage(alice, "deliver", bid, "--to", "bob").code != 0
         assert own.connects and own.connects[-1].get("user") == "alice" and own.connects[-1].get("pass") == "pw-alice"
+        # a relay typed for a lookup or a fetch that is not this home's own gets none of its credentials either
+        settings.path_of(alice).write_text(f'[relay]\nurl = "nats://alice:pw-alice@127.0.0.1:{own.port}"\ncreds = "{creds}"\n')
+        seen = len(hostile.connects)
+        assert gage(alice, "directory", "lookup", "bob", "--relay", hostile.url).code != 0
+        assert len(hostile.connects) > seen
+        for c in hostile.connects:
+            assert not any(k in c for k in SECRETISH), c
     finally:
         hostile.close()
         own.close()

@@ -39,7 +39,16 @@ def _url(home: Home, args: Any) -> str:
 
 
 def _creds(home: Home, args: Any) -> str | None:
-    creds: str | None = getattr(args, "creds", None) or _relay("config").relay_creds(home)
+    """`--creds`, else this home's own credentials, but those only for this home's own relay: a
+    `--relay` that names another one is connected to with none (spec/relay.md section 2)."""
+    given: str | None = getattr(args, "creds", None)
+    if given:
+        return given
+    config = _relay("config")
+    typed = getattr(args, "relay", None)
+    if typed and not relayurl.same_relay(typed, config.relay_url(home)):
+        return None
+    creds: str | None = config.relay_creds(home)
     return creds
 
 
@@ -99,7 +108,7 @@ def cmd_mailbox_create(args: Any) -> int:
     )
     _relay("config").record(home, args.relay, args.creds)
     if args.json:
-        emit_json({**box.to_json(), "sealing_key": key.recipient, "signing_key": home.identity.key_text})
+        emit_json({**box.to_json(), "relay": relayurl.public(args.relay), "sealing_key": key.recipient, "signing_key": home.identity.key_text})
         return 0
     out(address)
     err(

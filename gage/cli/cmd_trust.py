@@ -240,7 +240,9 @@ def cmd_journal_verify(args: Any) -> int:
 
 def cmd_journal_show(args: Any) -> int:
     home = open_home(args)
-    entries = home.journal.iter_entries()  # streamed: a long journal is never held whole
+    # Streamed: a long journal is never held whole. A transport a gage before issue 26 journaled may
+    # name a relay with its password: shown without it (the line on disk is as it was written).
+    entries = (_clean(e) for e in home.journal.iter_entries())
     if args.json:
         _emit_json_stream(entries)
         return 0
@@ -250,6 +252,13 @@ def cmd_journal_show(args: Any) -> int:
         detail = " ".join(f"{show(k)}={show(_journal_value(v))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
+
+
+def _clean(e: dict[str, Any]) -> dict[str, Any]:
+    from gage.format import relayurl
+
+    t = e.get("transport")
+    return {**e, "transport": relayurl.clean_transport(t)} if isinstance(t, dict) else e
 
 
 def _journal_value(v: Any) -> str:

@@ -84,7 +84,9 @@ def connection(home: Home, claimed: str | None, *, relay: str | None, creds: str
     own_creds = config.relay_creds(home)
     if relay:
         # The person named the relay: their --creds go to it, this home's own only if it is the same relay.
-        return relay, creds or (own_creds if relayurl.same_relay(relay, own) else None)
+        if own and relayurl.same_relay(relay, own):
+            return own, creds or own_creds
+        return relay, creds
     if claimed and not relayurl.same_relay(claimed, own):
         if creds:
             raise UsageError(
