@@ -56,7 +56,9 @@ def _no_secret(*texts: str) -> None:
 
 def test_relayurl_strips_every_form() -> None:
     assert relayurl.public("nats://bob:pw@h:4222") == "nats://h:4222"
-    assert relayurl.public("nats://bob:p/w@x@h:4222,nats://u@h2:4223") == "nats://h:4222,nats://h2:4223"
+    assert relayurl.public("nats://bob:p%2Fw@x@h:4222,nats://u@h2:4223") == "nats://h:4222,nats://h2:4223"
+    assert relayurl.public("nats://h:4222/[@click=x]") == "nats://h:4222/[@click=x]"  # a path's @ is no userinfo
+    assert relayurl.scrub("at nats://h:1/a@b and tls://u:p@h:2") == "at nats://h:1/a@b and tls://h:2"
     assert relayurl.public("bob:pw@h") == "h"
     assert relayurl.has_userinfo("nats://h:1,nats://u:p@h:2") and not relayurl.has_userinfo("nats://h:1")
     assert relayurl.scrub("cannot reach the relay at nats://bob:pw@h:1: refused") == "cannot reach the relay at nats://h:1: refused"

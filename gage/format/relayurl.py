@@ -7,8 +7,8 @@ process (a directory record, an agent card, a journal line, a verdict, an MCP an
 printed or logged line) passes it through `public` first, and `same_relay` says whether two
 URLs name the same relay when deciding whom this home's credentials may be shown to.
 
-Deliberately blunt: everything between `scheme://` and the LAST `@` before the path is
-removed, so a password holding `/`, `:` or `@` is never half-shown.
+The userinfo is what lies between `scheme://` and the last `@` of the authority (up to the
+first `/`, `?` or `#`), as URL parsers (and nats-py) read it; a path's `@` is left alone.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 # scheme://userinfo@ anywhere in free text (an error message, a watch line).
-_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}://)[^\s@\"'<>]*@")
+_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}://)[^\s/?#@\"'<>]*@")
+_AUTHORITY_END = re.compile(r"[/?#]")
 DEFAULT_PORT = 4222
 
 
@@ -27,15 +28,20 @@ def _split(part: str) -> tuple[str, str]:
     return (part[: i + 3], part[i + 3 :]) if i >= 0 else ("", part)
 
 
+def _authority(rest: str) -> str:
+    m = _AUTHORITY_END.search(rest)
+    return rest[: m.start()] if m else rest
+
+
 def _one(part: str) -> str:
     scheme, rest = _split(part)
-    at = rest.rfind("@")
+    at = _authority(rest).rfind("@")
     return scheme + rest[at + 1 :] if at >= 0 else part
 
 
 def has_userinfo(url: str) -> bool:
     """Whether any server of `url` (comma-separated for a cluster) names a user or a password."""
-    return any("@" in _split(p)[1] for p in url.split(","))
+    return any("@" in _authority(_split(p)[1]) for p in url.split(","))
 
 
 def public(url: str) -> str:
