@@ -377,7 +377,8 @@ def protect_file(root: Path, identity: Identity) -> None:
     if have is None or have.sealed == identity.protected:
         return
     seed = _seed_of(identity, have.binding.signing_key)
-    assert seed is not None
+    if seed is None:
+        return  # bound by a key whose secret this home does not hold: left as it is
     _write(root, have.secret, have.binding, seed if identity.protected else None)
 
 

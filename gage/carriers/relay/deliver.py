@@ -73,7 +73,7 @@ def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, w
 
 def connection(home: Home, claimed: str | None, *, relay: str | None, creds: str | None) -> tuple[str, str | None]:
     """(URL to connect to, credentials to present) for a delivery: this home's credentials go to
-    this home's own relay (settings.toml) and nowhere else (spec/relay.md section 8).
+    this home's own relay (settings.toml) and nowhere else (spec/relay.md section 2).
 
     `relay` is the URL the person typed (`--relay`), `creds` the credentials they gave (`--creds`);
     `claimed` is the relay the contact's "where" names, which a card, key file or directory
