@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nkeys
 
-from gage.carriers.relay import mailbox, relayconf, server
+from gage.carriers.relay import config, mailbox, relayconf, server
 from gage.carriers.relay.creds import Credentials
 from gage.home import sealing
 from gage.home.layout import Home
@@ -109,6 +109,7 @@ def running(make_home: Callable[[str], Home], tmp_path: Path) -> Iterator[Shared
     try:
         for n in NAMES:  # the relay's operator makes the mailboxes (and the directory with the first)
             mailbox.run(mailbox.create(srv.url, addr[n], creds=creds["operator"], directory=True))
+            config.record(homes[n], srv.url, creds[n])  # each home knows its own relay and its credential for it
         yield Shared(srv=srv, homes=homes, addr=addr, creds=creds, people_file=people_file)
     finally:
         srv.stop(kill=True)

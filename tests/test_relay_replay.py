@@ -13,6 +13,7 @@ from test_relay_directory import _handle, _hostile_put
 
 from gage.carriers.relay import record
 from gage.format.errors import Exit, RefusedError
+from gage.format.keys import short_fingerprint
 from gage.home import dirseen, sealing, whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -64,9 +65,35 @@ def test_another_keys_older_record_for_a_seen_handle_is_flagged(make_home, relay
     assert gage(alice, "directory", "lookup", h).code == 0
     _hostile_put(relay.url, h, _record_at(mallory, h, "2026-02-01T00:00:00Z", relay.url))
     r = gage(alice, "directory", "lookup", h)
-    assert r.code == 0 and "WARNING" in r.out and "newer record for this handle (2026-03-01T00:00:00Z) under another key" in r.out
+    assert r.code == 0 and "WARNING" in r.out and "a new key behind this handle" in r.out and short_fingerprint(bob.identity.key) in r.out
     assert "under another key" in json.loads(gage(alice, "directory", "lookup", h, "--json").out)["note"]
     assert Contacts.load(alice.contacts_path).confirmed == {}
+
+
+def test_a_new_key_behind_a_handle_is_always_flagged_and_a_future_date_moves_nothing(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 26 item 11: mallory's record for bob's handle, NEWER than bob's (even dated 2099), is
+    flagged on lookup and on `pair --directory`; bob's genuine record, read again afterwards, is not."""
+    from test_ceremony import run_pair_in_terminal
+
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    open_mailbox(alice, relay.url)
+    h = _handle(tmp_path, "bob")
+    genuine = _record_at(bob, h, "2026-03-01T00:00:00Z", relay.url)
+    _hostile_put(relay.url, h, genuine)
+    r = gage(alice, "directory", "lookup", h)
+    assert r.code == 0 and "WARNING" not in r.out
+    for when in ("2026-04-01T00:00:00Z", "2099-01-01T00:00:00Z"):
+        _hostile_put(relay.url, h, _record_at(mallory, h, when, relay.url))
+        r = gage(alice, "directory", "lookup", h)
+        assert r.code == 0 and "WARNING" in r.out and "a new key behind this handle" in r.out, r.out
+        assert json.loads(gage(alice, "directory", "lookup", h, "--json").out)["note"]
+    code, screen = run_pair_in_terminal(alice, ["--directory", h, "--relay", relay.url], "bob", "give up")
+    assert code == Exit.REFUSED and "WARNING" in screen and "a new key behind this handle" in screen
+    # the genuine record again, after the future-dated swap: no warning moved onto it
+    _hostile_put(relay.url, h, _record_at(bob, h, "2026-05-01T00:00:00Z", relay.url))
+    r = gage(alice, "directory", "lookup", h)
+    assert r.code == 0 and "WARNING" not in r.out, r.out
+    assert json.loads(gage(alice, "directory", "lookup", h, "--json").out)["note"] is None
 
 
 def test_the_rule_the_vectors_state() -> None:

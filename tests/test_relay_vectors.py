@@ -116,3 +116,20 @@ def test_replays(r: dict[str, str]) -> None:
     assert then.signing_key == seen.signing_key
     problem = dirseen.replay_problem(seen.published_at, then.published_at)
     assert (problem is None) == (r["expect"] == "valid")
+
+
+def test_a_protected_sealing_file_opens_with_the_binders_key(tmp_path: Path) -> None:
+    import nacl.signing
+
+    from gage.format.keys import Identity
+
+    s = V["sealing_file"]
+    k = V["keys"][s["of"]]
+    assert sealing.file_key(bytes.fromhex(k["seed"])).hex() == s["file_key"]
+    (tmp_path / sealing.FILE_NAME).write_text(s["file"])
+    (tmp_path / sealing.FILE_NAME).chmod(0o600)
+    me = Identity(name=s["of"], signing_key=nacl.signing.SigningKey(bytes.fromhex(k["seed"])))
+    locked = sealing.load(tmp_path, me.key)
+    assert locked is not None and locked.sealed and locked.recipient == k["recipient"]
+    opened = sealing.unlock(tmp_path, me)
+    assert opened is not None and opened.secret.hex() == k["x25519_secret"] and opened.identity == k["identity"]

@@ -51,8 +51,12 @@ def test_a_where_whose_binding_is_not_the_keys_is_shown_and_not_delivered_to(mak
     open_mailbox(mallory, relay.url)
     pair(alice, "bob", bob)
     mk = sealing.load(mallory.root, mallory.identity.key).binding
-    # a claim filed under bob's key that carries mallory's binding (as a lying source would)
-    whereabouts.remember(alice, whereabouts.Where(key=bob.identity.key, mailbox=sealing.mailbox_address(mk.sealing_key), relay=relay.url, sealing=mk, source="liar"))
+    # a claim filed under bob's key that carries mallory's binding: `remember` ignores it (issue 26) ...
+    liar = whereabouts.Where(key=bob.identity.key, mailbox=sealing.mailbox_address(mk.sealing_key), relay=relay.url, sealing=mk, source="liar")
+    assert whereabouts.remember(alice, liar) is None and whereabouts.of(alice, bob.identity.key) is None
+    # ... so only a where.json edited by hand holds one: shown as such, and never delivered to
+    with alice.lock():
+        whereabouts._write(alice, {bob.identity.key: liar})
     assert "NOT bound by this key" in gage(alice, "contacts").out
     bid = bundle(alice, tmp_path)
     r = gage(alice, "deliver", bid, "--to", "bob")

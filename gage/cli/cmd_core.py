@@ -80,7 +80,7 @@ def cmd_key_export(args: Any) -> int:
         sealing,  # the sealing-key binding, once this home has a mailbox spec/relay.md
     )
 
-    mine = sealing.load(home.root, home.identity.key)
+    mine = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     carried = mine.binding.to_carried() if mine is not None else None
     data = KeyFile(key=home.identity.key, name=home.identity.name, sealing=carried).to_bytes()
     if args.output:

@@ -107,7 +107,7 @@ def _has_mailbox(home: Any) -> bool:
     """A sealing key and a relay in settings.toml: what `gage mailbox create` (or `gage invite`) leaves."""
     from gage.home import sealing, settings
 
-    return sealing.load(home.root, home.identity.key) is not None and bool(settings.load(home).relay_url)
+    return sealing.load(home.root, home.identity.key, owned=home.identity.owns) is not None and bool(settings.load(home).relay_url)
 
 
 def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) -> threading.Thread:
@@ -115,9 +115,9 @@ def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) 
     from gage.cli import cmd_relay
 
     follow = cmd_relay._relay("follow")
-    from gage.home import sealing
+    from gage.home import sealing, unlock
 
-    key = sealing.load(home.root, home.identity.key)
+    key = unlock.sealing_key(home, opened=True)  # a protected home: the passphrase now, before the watch starts
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url, creds = cmd_relay._url(home, args), cmd_relay._creds(home, args)

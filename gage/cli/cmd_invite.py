@@ -39,7 +39,9 @@ def _url(home: Home, args: Any) -> str:
 def _own_claims(home: Home, url: str, creds: Any) -> Any:
     """This home's key file, mailbox and relay, making the mailbox first if it has none (as `gage mailbox create`)."""
     config, mailbox, invite = _relay("config"), _relay("mailbox"), _relay("invite")
-    key = sealing.load(home.root, home.identity.key)
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+    if key is not None and key.binding.signing_key != home.identity.key:
+        key = _sealing_key(home)  # the same sealing key, bound again by the current key after a rotation
     relay = config.relay_url(home)
     if key is None or relay is None:
         if home.identity.current_retirement is not None:

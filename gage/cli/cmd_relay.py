@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.format import relayurl
 from gage.format.errors import Exit, UsageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing, sealing
@@ -60,8 +61,17 @@ def _given_creds(args: Any) -> Any:
 
 
 def _creds(home: Home, args: Any) -> Any:
-    """The credential given, else this home's own from settings.toml (spec/settings.md)."""
-    return _given_creds(args) or _relay("config").relay_creds(home)
+    """The credential given, else this home's own from settings.toml (spec/settings.md), but that
+    one only for this home's own relay: a `--relay` that names another one is connected to with
+    none (spec/relay.md section 2)."""
+    given = _given_creds(args)
+    if given:
+        return given
+    config = _relay("config")
+    typed = getattr(args, "relay", None)
+    if typed and not relayurl.same_relay(typed, config.relay_url(home)):
+        return None
+    return config.relay_creds(home)
 
 
 def cmd_relay_config(args: Any) -> int:
@@ -118,8 +128,11 @@ def cmd_relay_dev(args: Any) -> int:
 
 
 def _sealing_key(home: Home) -> sealing.SealingKey:
+    from gage.home import unlock
+
+    signer = unlock.signing_identity(home)  # a protected home asks for its passphrase (the options, or the terminal)
     with home.lock():
-        return sealing.ensure(home.root, home.identity.secret)
+        return sealing.ensure(home.root, signer)
 
 
 def cmd_mailbox_create(args: Any) -> int:
@@ -145,17 +158,17 @@ def cmd_mailbox_create(args: Any) -> int:
 def _made(args: Any, box: Any, home: Home | None, key: sealing.SealingKey | None) -> int:
     if args.json:
         mine = {} if home is None or key is None else {"sealing_key": key.recipient, "signing_key": home.identity.key_text}
-        emit_json({**box.to_json(), **mine})
+        emit_json({**box.to_json(), "relay": relayurl.public(box.url), **mine})
         return 0
     out(box.address)
     for k in box.kept:
         err(f"note: {show(k)}")
     limits = f"at most {box.max_msgs} envelopes, {box.max_bytes} bytes"
     if home is None or key is None:
-        err(f"mailbox {box.address} on {show(box.url)} ({limits}); nothing recorded in this home.")
+        err(f"mailbox {box.address} on {show(relayurl.public(box.url))} ({limits}); nothing recorded in this home.")
         return 0
     err(
-        f"mailbox {box.address} on {show(box.url)} ({limits}); "
+        f"mailbox {box.address} on {show(relayurl.public(box.url))} ({limits}); "
         f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
         "Recorded in settings.toml (the relay, and your credential's file paths). Your key file (`gage key export`) now carries it."
     )
@@ -163,12 +176,14 @@ def _made(args: Any, box: Any, home: Home | None, key: sealing.SealingKey | None
 
 
 def cmd_mailbox_show(args: Any) -> int:
+    from gage.home import unlock
+
     home = open_home(args)
-    key = sealing.load(home.root, home.identity.key)
+    key = unlock.sealing_key(home, opened=False)
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url = _relay("config").relay_url(home)
-    info = {"address": sealing.mailbox_address(key.recipient), "relay": url, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
+    info = {"address": sealing.mailbox_address(key.recipient), "relay": relayurl.public(url) if url else None, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
     if args.json:
         emit_json(info)
         return 0
@@ -189,9 +204,12 @@ def _report(o: Any) -> None:
 
 
 def cmd_mailbox_fetch(args: Any) -> int:
+    from gage.home import unlock
+
     mailbox = _relay("mailbox")
     home = open_home(args)
-    key = sealing.load(home.root, home.identity.key)
+    # Opened now, before anything is taken: a protected home's passphrase is asked here, not per envelope.
+    key = unlock.sealing_key(home, opened=True)
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     address = sealing.mailbox_address(key.recipient)
@@ -229,23 +247,27 @@ def cmd_directory_publish(args: Any) -> int:
     directory = _relay("directory")
     home = open_home(args)
     url = _url(home, args)
-    advertise = _checked_url(args.advertise) if args.advertise else url
+    # The record is public: it names the relay without the user or password this home connects with.
+    advertise = _checked_url(args.advertise) if args.advertise else relayurl.public(url)
     rec = directory.publish(home, args.handle, url, relay_for_record=advertise, creds=_creds(home, args))
     if args.json:
         emit_json(rec.to_json() | {"status": "published"})
         return 0
-    out(f"published {show(rec.handle)} -> mailbox {rec.mailbox} on {show(url)}")
+    out(f"published {show(rec.handle)} -> mailbox {rec.mailbox} on {show(relayurl.public(url))}")
     err("Anyone can read it, and anyone who runs the directory can change it: it is a claim. People still pair with you by the words.")
     return 0
 
 
-def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str]:
-    """For `gage pair --directory`: the key the directory claims for the handle (a candidate now)."""
+def directory_claim(home: Home, args: Any) -> tuple[bytes, str, str, Any]:
+    """For `gage pair --directory`: the key the directory claims for the handle (a candidate now),
+    and the route its record offers, kept by the caller only once the ceremony confirmed the key."""
     directory = _relay("directory")
     url = _url(home, args)
-    rec = directory.lookup(home, args.directory, url, creds=_creds(home, args))
+    rec = directory.lookup(home, args.directory, url, creds=_creds(home, args), route=False)
+    if rec.note:
+        err(f"WARNING: {show(rec.note)}")
     warn = f"; WARNING: {rec.note}" if rec.note else ""
-    return rec.signing_key, rec.handle, f"the directory on {url} (UNCONFIRMED claim for {rec.handle!r}{warn})"
+    return rec.signing_key, rec.handle, f"the directory on {relayurl.public(url)} (UNCONFIRMED claim for {rec.handle!r}{warn})", directory.route_of(rec, url)
 
 
 def cmd_directory_lookup(args: Any) -> int:
@@ -256,10 +278,10 @@ def cmd_directory_lookup(args: Any) -> int:
     if args.json:
         emit_json(rec.to_json())
         return 0
-    out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(url)} says; a claim, not a fact)")
+    out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(relayurl.public(url))} says; a claim, not a fact)")
     out(f"  signing key  {key_text(rec.signing_key)}  ({short_fingerprint(rec.signing_key)}, not confirmed)")
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
-    out(f"  mailbox      {rec.mailbox} on {show(rec.relay or url)}")
+    out(f"  mailbox      {rec.mailbox} on {show(rec.relay or relayurl.public(url))}")
     out(f"  published    {rec.published_at} (the publisher's claim)")
     if rec.note:
         out(f"  WARNING      {rec.note}")

@@ -35,17 +35,21 @@ from gage.inbox import send
 from gage.trust import ceremony, frame
 from gage.trust import verdict as verdict_mod
 
+# What a pairing learned of where the key is (a key file's or card's mailbox, a directory
+# record's): kept only once the ceremony confirmed that key, so a refused or abandoned
+# pairing writes nothing to where.json (spec/relay.md section 2).
+Route = Any  # a whereabouts.Where, or None
 
-def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
-    """The key to pair with, the name it claims, and where it came from."""
+
+def _their_key(home: Any, source: str) -> tuple[bytes, str, str, Route]:
+    """The key to pair with, the name it claims, where it came from, and the route it offers."""
     if source.startswith(("ed25519:", "ed25519+mldsa65:")):
-        return parse_key(source), "", "typed key"
+        return parse_key(source), "", "typed key", None
     path = Path(source)
     if path.exists():
         kf = load_key_file(path)
-        if kf.sealing is not None:
-            _remember_where(home, kf.sealing, f"key file {path.name}")
-        return kf.key, kf.name, f"key file {path.name}"
+        route = _route(kf.key, kf.sealing, f"key file {path.name}") if kf.sealing is not None else None
+        return kf.key, kf.name, f"key file {path.name}", route
     if not source or any(c not in "0123456789abcdefABCDEF" for c in source):
         # Not an id, so it was meant as a key file: the one rule for a missing path (spec/cli.md).
         raise GageIOError("does not exist", path=source)
@@ -62,14 +66,15 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
             "that bundle's signature does not verify, so the key it names is not its sender's; pair from a key file",
             path=str(stored.path),
         )
-    return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}"
+    return m.sender.key, m.sender.name, f"bundle {stored.id[:12]}", None
 
 
-def _remember_where(home: Any, carried: dict[str, str], source: str, relay: str | None = None) -> None:
-    """A key file's or a card's mailbox: kept as a claim beside the key (spec/relay.md section 2)."""
+def _route(carrier: bytes, carried: dict[str, str], source: str, relay: str | None = None) -> Route:
+    """A key file's or a card's mailbox, as a claim for the key that carries it; None if its
+    binding names another key (ignored: spec/relay.md section 2)."""
     from gage.home import sealing, whereabouts
 
-    whereabouts.remember(home, whereabouts.from_binding(sealing.parse_carried(carried), relay=relay, source=source))
+    return whereabouts.claim_of(carrier, sealing.parse_carried(carried), relay=relay, source=source)
 
 
 def cmd_pair(args: Any) -> int:
@@ -83,7 +88,7 @@ def cmd_pair(args: Any) -> int:
         )
 
         # The directory's record is a claim: its key becomes a candidate and starts the ceremony.
-        key, claimed, source = cmd_relay.directory_claim(home, args)
+        key, claimed, source, route = cmd_relay.directory_claim(home, args)
     elif args.card is not None:
         from gage.carriers.a2a import (
             card,  # urllib and ssl: loaded only when a card is asked for
@@ -92,10 +97,9 @@ def cmd_pair(args: Any) -> int:
         # A card's key is a claim: it becomes a candidate and starts the ceremony, nothing more.
         claim = card.load(home, args.card, refresh=args.refresh)
         key, claimed, source = claim.key, claim.claimed_name, claim.description
-        if claim.sealing is not None:
-            _remember_where(home, claim.sealing, source, relay=claim.relay)
+        route = _route(key, claim.sealing, source, relay=claim.relay) if claim.sealing is not None else None
     else:
-        key, claimed, source = _their_key(home, args.source)
+        key, claimed, source, route = _their_key(home, args.source)
     if key == home.identity.key:
         raise RefusedError("that is your own key")
     down = ceremony.downgrade(home, key)
@@ -118,16 +122,25 @@ def cmd_pair(args: Any) -> int:
     if args.mutual:
         out("Both ways at once: they run `gage pair --mutual` with your key now. Take turns, pair by pair:")
         out("read your pair, then type theirs as they read it. A pair that does not match is asked again.")
-        return pairing.mutual(home, args.name, key, mine)
+        return _kept(home, pairing.mutual(home, args.name, key, mine), route)
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
         out(f"     {i}. {a} {b}")
     out("")
     out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
     out("   at a time). A pair that does not match is asked again; type `give up` to stop.")
-    code = pairing.one_way(home, args.name, key)
+    code = _kept(home, pairing.one_way(home, args.name, key), route)
     if code == 0:
         out("They should pair with you too, from your key file, so that both sides are confirmed.")
+    return code
+
+
+def _kept(home: Any, code: int, route: Route) -> int:
+    """After the ceremony: the route the source offered is kept only if the key was confirmed."""
+    if code == 0 and route is not None:
+        from gage.home import whereabouts
+
+        whereabouts.remember(home, route)
     return code
 
 
@@ -227,7 +240,9 @@ def cmd_journal_verify(args: Any) -> int:
 
 def cmd_journal_show(args: Any) -> int:
     home = open_home(args)
-    entries = home.journal.iter_entries()  # streamed: a long journal is never held whole
+    # Streamed: a long journal is never held whole. A transport a gage before issue 26 journaled may
+    # name a relay with its password: shown without it (the line on disk is as it was written).
+    entries = (_clean(e) for e in home.journal.iter_entries())
     if args.json:
         _emit_json_stream(entries)
         return 0
@@ -237,6 +252,13 @@ def cmd_journal_show(args: Any) -> int:
         detail = " ".join(f"{show(k)}={show(_journal_value(v))}" for k, v in rest.items())
         out(f"{show(str(e.get('seq'))):>5} {show(str(e.get('time'))):<20} {show(str(e.get('event'))):<10} {detail}")
     return 0
+
+
+def _clean(e: dict[str, Any]) -> dict[str, Any]:
+    from gage.format import relayurl
+
+    t = e.get("transport")
+    return {**e, "transport": relayurl.clean_transport(t)} if isinstance(t, dict) else e
 
 
 def _journal_value(v: Any) -> str:

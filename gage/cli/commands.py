@@ -295,6 +295,7 @@ def _gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("-v", "--verbose", action="store_true", help="also name each event's kind, bundle id and path")
     loud.add_argument("-q", "--quiet", action="store_true", help="only arrivals, decisions and errors")
+    add_passphrase_options(p)  # --mailbox on a protected home: its sealing key opens with the identity
     json_option(p, "one JSON object per line (time, kind, message, id, path)")
     run_as(p, "cmd_gate", "cmd_watch")
 

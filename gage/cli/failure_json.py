@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gage.cli.output import emit_json
+from gage.format import relayurl
 from gage.format.errors import GageError
 from gage.format.sanitize import json_text
 
@@ -18,7 +19,7 @@ def failure(exc: GageError) -> dict[str, Any]:
     return {
         "error": {
             "stage": exc.stage,
-            "message": json_text(exc.message),
+            "message": json_text(relayurl.scrub(exc.message)),
             "path": json_text(exc.path) if exc.path is not None else None,
             "field": exc.field,
             "exit_code": int(exc.exit_code),

@@ -92,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = args.func(args)
     except GageError as exc:
         from gage.cli.output import show
+        from gage.format import (
+            relayurl,  # a relay URL in an error never shows its password
+        )
 
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
@@ -102,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 emit_failure(exc)  # a script reading --json gets data, not a sentence (spec/cli.md)
             else:
-                err(f"gage: {exc.stage}: {show(str(exc))}")
+                err(f"gage: {exc.stage}: {show(relayurl.scrub(str(exc)))}")
         except BrokenPipeError:
             _stdout_gone()  # the reader left (`| head`): the code still says what happened
         return int(exc.exit_code)

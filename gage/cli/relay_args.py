@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from gage.cli.argtypes import json_option, port, positive, run_as
+from gage.cli.passphrase import add_options as add_passphrase_options
 
 RELAY_EXAMPLES = """\
 examples:
@@ -98,12 +99,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--max-bytes", type=positive, default=1 << 30, metavar="N", help="bytes the mailbox holds at most (default 1 GiB)")
     c.add_argument("--replicas", type=positive, default=1, metavar="N", help="copies the relay keeps (a JetStream cluster; default 1)")
     c.add_argument("--ack-wait", type=positive, default=120, metavar="SECONDS", help="how long a fetched envelope waits for its acknowledgement before it is delivered again (default 120)")
+    add_passphrase_options(c)
     json_option(c)
     run_as(c, "cmd_relay", "cmd_mailbox_create")
     f = msub.add_parser("fetch", help="take the envelopes waiting, land their bundles in pending, then acknowledge them")
     f.add_argument("--relay", metavar="URL", help="default: the relay in settings.toml")
     _creds(f)
     f.add_argument("--limit", type=positive, metavar="N", help="take at most N envelopes")
+    add_passphrase_options(f)
     json_option(f)
     run_as(f, "cmd_relay", "cmd_mailbox_fetch")
     s = msub.add_parser("show", help="this home's mailbox address, relay and sealing key")
@@ -136,6 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pub.add_argument("--relay", metavar="URL", help="default: this home's relay")
     pub.add_argument("--advertise", metavar="URL", help="the relay URL the record names, if others reach it by another address")
     _creds(pub)
+    add_passphrase_options(pub)
     json_option(pub)
     run_as(pub, "cmd_relay", "cmd_directory_publish")
     lk = dsub.add_parser("lookup", help="what the directory says for a handle, marked unconfirmed; kept as a candidate")

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from gage.carriers.watch import WatchEvent
 from gage.cli.output import show
+from gage.format import relayurl
 from gage.format.sanitize import json_text
 
 # What `-q` keeps: the events that change what the home holds, or need a person.
@@ -39,7 +40,7 @@ class WatchLog:
         return not self.quiet or event.kind in QUIET_KINDS
 
     def text(self, event: WatchEvent) -> str:
-        line = show(event.message)
+        line = show(relayurl.scrub(event.message))
         if not self.verbose:
             return line
         details = [f"kind={event.kind}"]
@@ -53,7 +54,7 @@ class WatchLog:
         value = {
             "time": self.stamp(),
             "kind": event.kind,
-            "message": json_text(event.message),
+            "message": json_text(relayurl.scrub(event.message)),
             "id": event.id,
             "path": json_text(str(event.path)) if event.path is not None else None,
         }

@@ -16,18 +16,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nacl.exceptions
 import nacl.public
+import nacl.secret
 import nacl.signing
+import nacl.utils
 
 from gage.bundle import atomic
 from gage.format import signing, strictjson
-from gage.format.errors import MalformedError, RefusedError
-from gage.format.keys import key_text, parse_key
+from gage.format.bech32 import bech32_decode, bech32_encode
+from gage.format.errors import GageIOError, MalformedError, RefusedError
+from gage.format.keys import Identity, key_text, parse_key
 from gage.format.manifest import now_text, time_problem
 from gage.home import homefile
 
@@ -46,70 +50,6 @@ BINDING_FIELDS = {"gage-sealing-binding", "signing_key", "sealing_key", "bound_a
 # A binding's signature as hex: Ed25519, or hybrid (Ed25519 then ML-DSA-65).
 SIGNATURE_HEX = (2 * signing.ED25519_SIG_LEN, 2 * signing.HYBRID_SIG_LEN)
 CARRIED_FIELDS = {"binding", "signature"}
-
-# --- bech32 (BIP 173), as age writes its keys --------------------------------------------
-
-_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
-
-
-def _polymod(values: list[int]) -> int:
-    chk = 1
-    for v in values:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ v
-        for i in range(5):
-            chk ^= _GEN[i] if (top >> i) & 1 else 0
-    return chk
-
-
-def _hrp_expand(hrp: str) -> list[int]:
-    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
-
-
-def _convert(data: bytes | list[int], frombits: int, tobits: int, pad: bool) -> list[int] | None:
-    acc = bits = 0
-    out: list[int] = []
-    maxv = (1 << tobits) - 1
-    for value in data:
-        acc = (acc << frombits) | value
-        bits += frombits
-        while bits >= tobits:
-            bits -= tobits
-            out.append((acc >> bits) & maxv)
-    if pad:
-        if bits:
-            out.append((acc << (tobits - bits)) & maxv)
-    elif bits >= frombits or ((acc << (tobits - bits)) & maxv):
-        return None
-    return out
-
-
-def bech32_encode(hrp: str, data: bytes) -> str:
-    five = _convert(data, 8, 5, True)
-    assert five is not None
-    check = _polymod(_hrp_expand(hrp) + five + [0] * 6) ^ 1
-    five += [(check >> 5 * (5 - i)) & 31 for i in range(6)]
-    return hrp + "1" + "".join(_CHARSET[d] for d in five)
-
-
-def bech32_decode(text: str, hrp: str) -> bytes | None:
-    """The bytes of a bech32 string with this human-readable part, or None. One case only."""
-    if text.lower() != text and text.upper() != text:
-        return None
-    low = text.lower()
-    sep = low.rfind("1")
-    if sep < 1 or low[:sep] != hrp or len(low) - sep < 7:
-        return None
-    try:
-        data = [_CHARSET.index(c) for c in low[sep + 1 :]]
-    except ValueError:
-        return None
-    if _polymod(_hrp_expand(hrp) + data) != 1:
-        return None
-    raw = _convert(data[:-6], 5, 8, False)
-    return bytes(raw) if raw is not None else None
-
 
 def parse_recipient(text: object, *, field: str = "sealing_key") -> bytes:
     """The 32 bytes of an age X25519 recipient (`age1...`, lower case)."""
@@ -237,12 +177,30 @@ def build_binding(signer: signing.SecretKey | nacl.signing.SigningKey, sealing_k
 # --- this home's sealing key ------------------------------------------------------------------
 
 
+class SealingLocked(GageIOError):
+    """The sealing secret is sealed with the identity and was not unlocked in this process: a fault
+    of this home's own (never a reason to drop an envelope), fixed by giving the passphrase."""
+
+
 @dataclass(frozen=True)
 class SealingKey:
-    """The X25519 secret (in age's text form) and the binding the signing key made for it."""
+    """The X25519 secret (in age's text form) and the binding the signing key made for it.
 
-    secret: bytes
+    `sealed`: the file keeps the secret sealed with the identity (a protected home); then
+    `opened` is None until `unlock` opened it in this process."""
+
+    opened: bytes | None
     binding: Binding
+    sealed: bool = False
+
+    @property
+    def secret(self) -> bytes:
+        if self.opened is None:
+            raise SealingLocked(
+                "this home's sealing key is sealed with its passphrase-protected key and was not unlocked: "
+                "give --passphrase-file FILE or --passphrase-fd N (or run at a terminal)"
+            )
+        return self.opened
 
     @property
     def identity(self) -> str:
@@ -261,46 +219,167 @@ def _public(secret: bytes) -> bytes:
     return bytes(nacl.public.PrivateKey(secret).public_key)
 
 
-def load(root: Path, signing_key: bytes) -> SealingKey | None:
-    """This home's sealing key, or None if it has none yet. A file that does not belong to the
-    current signing key (a key retired since) is treated as none: a new one is bound."""
+# A protected home's sealing.json keeps the X25519 secret in a secretbox whose key is derived
+# from the Ed25519 seed of the signing key that bound it: so it opens exactly when the identity
+# is unlocked (the passphrase seals that seed), a passphrase change rewrites nothing here, and a
+# key retired with --new keeps its seed in identity.json, so a file it sealed still opens.
+FILE_KEY_PERSON = b"gage/sealingfile"  # BLAKE2b personalisation: 16 bytes
+SEALED_FIELDS = {"gage-sealed-sealing-key", "nonce", "box"}
+# Opened in this process, by file and box: `load` (which the relay's landing calls with the
+# home's root only) finds the secret a command unlocked before it fetched.
+_opened: dict[tuple[str, bytes], bytes] = {}
+
+
+def file_key(ed25519_seed: bytes) -> bytes:
+    return hashlib.blake2b(ed25519_seed[:32], digest_size=32, person=FILE_KEY_PERSON).digest()
+
+
+def _read(root: Path) -> tuple[dict[str, Any], Binding] | None:
     p = path_of(root)
     raw = homefile.read_bytes(p, "sealing key", FILE_LIMIT)
     if raw is None:
         return None
     try:
         obj = strictjson.loads(raw, limit=FILE_LIMIT, what="sealing key")
-        if not isinstance(obj, dict) or obj.get("gage-sealing-key") != FILE_VERSION or set(obj) != {"gage-sealing-key", "identity", "sealing"}:
+        if not isinstance(obj, dict) or obj.get("gage-sealing-key") != FILE_VERSION or set(obj) not in (
+            {"gage-sealing-key", "identity", "sealing"},
+            {"gage-sealing-key", "sealed", "sealing"},
+        ):
             raise MalformedError("not a gage sealing key file (version 1)")
-        ident = obj["identity"]
-        secret = bech32_decode(ident, IDENTITY_HRP) if isinstance(ident, str) else None
-        if secret is None or len(secret) != 32:
-            raise MalformedError("identity is not an age X25519 identity")
+        if "identity" in obj:
+            ident = obj["identity"]
+            secret = bech32_decode(ident, IDENTITY_HRP) if isinstance(ident, str) else None
+            if secret is None or len(secret) != 32:
+                raise MalformedError("identity is not an age X25519 identity")
+            obj["identity"] = secret
+        else:
+            s = obj["sealed"]
+            if not isinstance(s, dict) or set(s) != SEALED_FIELDS or s.get("gage-sealed-sealing-key") != 1:
+                raise MalformedError("sealed must be {gage-sealed-sealing-key: 1, nonce, box}")
+            nonce, box = s.get("nonce"), s.get("box")
+            if not isinstance(nonce, str) or len(nonce) != 48 or any(c not in "0123456789abcdef" for c in nonce):
+                raise MalformedError("sealed.nonce must be 24 bytes of lower-case hex")
+            if not isinstance(box, str) or len(box) != 2 * (32 + 16) or any(c not in "0123456789abcdef" for c in box):
+                raise MalformedError("sealed.box must be 48 bytes of lower-case hex")
+            obj["sealed"] = (bytes.fromhex(nonce), bytes.fromhex(box))
         binding = parse_carried(obj["sealing"])
     except MalformedError as exc:
         raise MalformedError(f"sealing key file is damaged: {exc.message}", path=str(p)) from exc
     mode = os.stat(p).st_mode & 0o777
     if mode & 0o077:
         raise RefusedError(f"sealing key is readable by others (mode {mode:o}); run chmod 600 on it", path=str(p))
-    if recipient_text(_public(secret)) != binding.sealing_key or not binding.verifies():
-        raise MalformedError("sealing key file is damaged: the binding does not match the key", path=str(p))
-    if binding.signing_key != signing_key:
+    if not binding.verifies():
+        raise MalformedError("sealing key file is damaged: the binding does not verify", path=str(p))
+    return obj, binding
+
+
+def _check(root: Path, secret: bytes, binding: Binding) -> bytes:
+    if recipient_text(_public(secret)) != binding.sealing_key:
+        raise MalformedError("sealing key file is damaged: the binding does not match the key", path=str(path_of(root)))
+    return secret
+
+
+def load(root: Path, signing_key: bytes, *, owned: Callable[[bytes], bool] | None = None) -> SealingKey | None:
+    """This home's sealing key, or None if it has none yet.
+
+    A file bound by another signing key is this home's only if `owned` says that key is one
+    of its own (a key retired here: the mailbox outlives the key, spec/keys.md section 6);
+    otherwise it is treated as none. A sealed file's secret is there only once `unlock` opened it.
+    """
+    got = _read(root)
+    if got is None:
         return None
-    return SealingKey(secret=secret, binding=binding)
+    obj, binding = got
+    if binding.signing_key != signing_key and not (owned is not None and owned(binding.signing_key)):
+        return None
+    if "identity" in obj:
+        return SealingKey(opened=_check(root, obj["identity"], binding), binding=binding)
+    return SealingKey(opened=_opened.get((str(path_of(root)), obj["sealed"][1])), binding=binding, sealed=True)
 
 
-def ensure(root: Path, signer: signing.SecretKey) -> SealingKey:
-    """This home's sealing key, made and bound on first use (call under the home lock); `signer` is
-    the identity's secret (gage.home.unlock.signing_identity's `.secret`)."""
-    have = load(root, signer.public)
-    if have is not None:
-        return have
-    private = nacl.public.PrivateKey.generate()
-    secret = bytes(private)
-    binding = build_binding(signer, recipient_text(bytes(private.public_key)))
-    obj = {"gage-sealing-key": FILE_VERSION, "identity": identity_text(secret), "sealing": binding.to_carried()}
+def _seed_of(identity: Identity, key: bytes) -> bytes | None:
+    """The Ed25519 seed of one of `identity`'s keys (current, or retired with its secret kept here)."""
+    if key == identity.key:
+        return bytes(identity.secret.ed25519)
+    r = identity.retirement_of(key)
+    return r.secret[:32] if r is not None and r.secret is not None else None
+
+
+def unlock(root: Path, identity: Identity) -> SealingKey | None:
+    """This home's sealing key with its secret, opened with the (unlocked) identity if it is sealed."""
+    got = _read(root)
+    if got is None:
+        return None
+    obj, binding = got
+    if "sealed" in obj:
+        seed = _seed_of(identity, binding.signing_key)
+        if seed is None:
+            return None  # bound by a key this home does not hold: not its sealing key
+        nonce, box = obj["sealed"]
+        try:
+            secret = nacl.secret.SecretBox(file_key(seed)).decrypt(box, nonce)
+        except nacl.exceptions.CryptoError:
+            raise MalformedError("sealing key file is damaged: its sealed secret does not open with this home's key", path=str(path_of(root))) from None
+        _opened[(str(path_of(root)), box)] = _check(root, secret, binding)
+    return load(root, identity.key, owned=identity.owns)
+
+
+def _write(root: Path, secret: bytes, binding: Binding, seal_with: bytes | None) -> None:
+    """sealing.json, atomically: plain, or (with `seal_with`, the binder's Ed25519 seed) sealed."""
+    obj: dict[str, Any] = {"gage-sealing-key": FILE_VERSION}
+    if seal_with is None:
+        obj["identity"] = identity_text(secret)
+    else:
+        nonce = nacl.utils.random(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(file_key(seal_with)).encrypt(secret, nonce).ciphertext
+        obj["sealed"] = {"gage-sealed-sealing-key": 1, "nonce": nonce.hex(), "box": box.hex()}
+        _opened[(str(path_of(root)), box)] = secret
+    obj["sealing"] = binding.to_carried()
     atomic.write_bytes(path_of(root), strictjson.dumps(obj) + b"\n", mode=0o600)
-    return SealingKey(secret=secret, binding=binding)
+
+
+def ensure(root: Path, signer: signing.SecretKey | Identity) -> SealingKey:
+    """This home's sealing key, made and bound on first use (call under the home lock).
+
+    `signer`: the unlocked identity (gage.home.unlock.signing_identity), or its `.secret`. With the
+    identity, a sealing key bound by one of its retired keys is bound again, the SAME key, under
+    the current one (a mailbox outlives a key rotation: spec/keys.md section 6), and a protected
+    identity keeps the secret sealed."""
+    identity = signer if isinstance(signer, Identity) else None
+    secret_key = signer.secret if isinstance(signer, Identity) else signer
+    have = unlock(root, identity) if identity is not None else load(root, secret_key.public)
+    if have is not None and have.binding.signing_key == secret_key.public:
+        if identity is not None and identity.protected != have.sealed:
+            protect_file(root, identity)
+        return have
+    secret = have.secret if have is not None else bytes(nacl.public.PrivateKey.generate())
+    binding = build_binding(secret_key, recipient_text(_public(secret)))
+    seal = bytes(secret_key.ed25519) if identity is not None and identity.protected else None
+    _write(root, secret, binding, seal)
+    return SealingKey(opened=secret, binding=binding, sealed=seal is not None)
+
+
+def rebind(root: Path, old: Identity, new: Identity) -> SealingKey | None:
+    """After `old`'s key was retired for `new`'s here (`gage key retire --new`): the same sealing
+    key, bound by the new key, so the mailbox and what waits in it stay this home's."""
+    have = unlock(root, old)
+    if have is None or have.binding.signing_key != old.key:
+        return None
+    binding = build_binding(new.secret, have.recipient)
+    _write(root, have.secret, binding, bytes(new.secret.ed25519) if new.protected else None)
+    return SealingKey(opened=have.secret, binding=binding, sealed=new.protected)
+
+
+def protect_file(root: Path, identity: Identity) -> None:
+    """sealing.json sealed with the identity when it is protected, plain when it is not (`gage key
+    protect` / `unprotect`); nothing if the home has no sealing key or it is another key's."""
+    have = unlock(root, identity)
+    if have is None or have.sealed == identity.protected:
+        return
+    seed = _seed_of(identity, have.binding.signing_key)
+    if seed is None:
+        return  # bound by a key whose secret this home does not hold: left as it is
+    _write(root, have.secret, have.binding, seed if identity.protected else None)
 
 
 def binding_digest(b: Binding) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from gage.format.errors import PassphraseError
 from gage.format.keys import Identity
+from gage.home import sealing
 from gage.home.identity import load_identity, rewrite_identity
 from gage.home.layout import Home
 
@@ -82,6 +83,7 @@ def protect(home: Home, new_passphrase: bytes) -> Identity:
         now = me.protect(new_passphrase)
         rewrite_identity(now, home.identity_path)
         remember(home, now)
+        sealing.protect_file(home.root, now)  # the mailbox's secret is sealed with the identity too
     return now
 
 
@@ -96,4 +98,24 @@ def unprotect(home: Home) -> Identity:
         now = signing_identity(home, me).unprotected()
         rewrite_identity(now, home.identity_path)
         remember(home, now)
+        sealing.protect_file(home.root, now)
     return now
+
+
+def sealing_key(home: Home, *, opened: bool) -> sealing.SealingKey | None:
+    """This home's sealing key (bound by its current key or one it retired: spec/keys.md section 6).
+
+    `opened`: with its secret, to open envelopes; on a protected home that asks for the
+    passphrase (as signing does), once per process. Without, only the address and binding."""
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+    if key is None or not opened:
+        return key
+    if key.binding.signing_key != home.identity.key and home.identity.current_retirement is None:
+        # Still bound by a key this home retired (a rotation cut short): bound again, the same key,
+        # by the current one, so everything that reads it by the current key finds it.
+        me = signing_identity(home)
+        with home.lock():
+            return sealing.ensure(home.root, me)
+    if key.opened is not None:
+        return key
+    return sealing.unlock(home.root, signing_identity(home))

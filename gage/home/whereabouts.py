@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gage.bundle import atomic
-from gage.format import strictjson
+from gage.format import relayurl, strictjson
 from gage.format.errors import MalformedError
 from gage.format.keys import key_text, parse_key
 from gage.format.manifest import now_text
@@ -72,11 +72,12 @@ class Where:
             return "" if s == head else f" (from {s})"
 
         parts = []
+        relay = relayurl.public(self.relay) if self.relay else None
         if self.mailbox:
             state = "" if self.mailbox_ok() else " (NOT bound by this key: deliver refuses it)"
-            parts.append(f"mailbox {self.mailbox}" + (f" on {self.relay}{by('relay')}" if self.relay else "") + state)
-        elif self.relay:
-            parts.append(f"relay {self.relay}{by('relay')}")
+            parts.append(f"mailbox {self.mailbox}" + (f" on {relay}{by('relay')}" if relay else "") + state)
+        elif relay:
+            parts.append(f"relay {relay}{by('relay')}")
         if self.a2a:
             parts.append(f"A2A {self.a2a}{by('a2a')}")
         if self.drop:
@@ -89,7 +90,7 @@ class Where:
             "key": key_text(self.key),
             "status": "claim",
             "mailbox": self.mailbox,
-            "relay": self.relay,
+            "relay": relayurl.public(self.relay) if self.relay else None,
             "sealing_key": self.sealing.sealing_key if self.sealing else None,
             "sealing_bound": self.sealing_key() is not None,
             "a2a": self.a2a,
@@ -159,11 +160,31 @@ def of(home: Home, key: bytes) -> Where | None:
     return load(home).get(key)
 
 
-def remember(home: Home, where: Where) -> Where:
-    """Keep the claim for `where.key`, over the earlier one field by field (a None keeps what was there)."""
+def remember(home: Home, where: Where | None) -> Where | None:
+    """Keep the claim for `where.key`, over the earlier one field by field (a None keeps what was there).
+
+    The one way a card, key file or directory record writes here, so its rules hold for all of
+    them (spec/relay.md section 2): a sealing binding that is not signed by the key the claim is
+    filed under is ignored, with the mailbox and relay that came with it; what the person set
+    (source "you") is never overwritten; a relay URL is kept without a user or password.
+    `None` (a claim `claim_of` ignored) writes nothing.
+    """
+    if where is None:
+        return None
+    if where.relay is not None:
+        where = Where(**{**where.__dict__, "relay": relayurl.public(where.relay)})
+    if where.sealing is not None and (where.sealing.signing_key != where.key or not where.sealing.verifies()):
+        where = Where(**{**where.__dict__, "sealing": None, "mailbox": None, "relay": None})
+        if all(getattr(where, n) is None for n in FIELDS):
+            return None
     with home.lock():
         known = load(home)
         before = known.get(where.key)
+        if before is not None:
+            # What the person said (`gage contacts where`) stands: a claim never overwrites it.
+            kept = {n: None for n in FIELDS if before.source_of(n) == YOU and getattr(before, n) is not None}
+            if kept:
+                where = Where(**{**where.__dict__, **kept})
         if before is not None and _older(where, before):
             # A replayed record (a directory serving an old one): keep the newer binding and its mailbox.
             where = Where(**{**where.__dict__, "sealing": before.sealing, "mailbox": before.mailbox, "source": before.source})
@@ -209,6 +230,12 @@ def set_own(home: Home, key: bytes, *, a2a: str | None = None, drop: str | None 
     for name, value in (("a2a", a2a), ("drop", drop), ("relay", relay)):
         if value is not None and (not value or len(value) > MAX_TEXT or any(ord(c) < 32 for c in value)):
             raise MalformedError(f"must be one line of 1 to {MAX_TEXT} characters", field=name)
+    if relay is not None and relayurl.has_userinfo(relay):
+        raise MalformedError(
+            "a relay URL with a user or password in it is refused: give it without them (this home's own credentials "
+            "are in settings.toml, and are shown to no relay but this home's own)",
+            field="relay",
+        )
     with home.lock():
         known = load(home)
         w = known.get(key) or Where(key=key, source=YOU)
@@ -244,7 +271,16 @@ def from_binding(binding: sealing.Binding, *, relay: str | None, source: str) ->
     return Where(
         key=binding.signing_key,
         mailbox=sealing.mailbox_address(binding.sealing_key),
-        relay=relay,
+        relay=relayurl.public(relay) if relay is not None else None,
         sealing=binding,
         source=source,
     )
+
+
+def claim_of(carrier: bytes, binding: sealing.Binding, *, relay: str | None, source: str) -> Where | None:
+    """The route a card, key file or directory record offers for `carrier`, the key it carries:
+    None (nothing to keep) when its binding is not one `carrier` signed. A card with one key and
+    another's binding cannot re-route that other (issue 26)."""
+    if binding.signing_key != carrier or not binding.verifies():
+        return None
+    return from_binding(binding, relay=relay, source=source)

@@ -27,7 +27,7 @@ from gage.format.keys import (
 from gage.format.manifest import Manifest, now_text
 from gage.format.signing import SecretKey
 from gage.format.vocab import Reason
-from gage.home import unlock
+from gage.home import sealing, unlock
 from gage.home.identity import load_identity, rewrite_identity
 from gage.home.layout import Home
 from gage.home.unlock import signing_identity
@@ -101,6 +101,10 @@ def retire(
         # One atomic rewrite switches the key and records the retirement together.
         rewrite_identity(now, home.identity_path)
         unlock.remember(home, now)
+        if successor is not None:
+            # The mailbox outlives the key: the same sealing key, bound by the new one (spec/keys.md
+            # section 6), so what waits on the relay still opens and senders' bindings still verify.
+            sealing.rebind(home.root, me, now)
         home.journal.append(
             "key-retired",
             key=key_text(me.key),

@@ -13,6 +13,7 @@ from typing import Any
 
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
+from gage.format import relayurl
 from gage.format.errors import GageError
 from gage.format.keys import key_scheme, key_text, short_fingerprint
 from gage.format.manifest import Manifest
@@ -165,7 +166,8 @@ class TransportClaim:
 def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) -> TransportClaim | None:
     if not raw:
         return None
-    fields = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str) and k != "carrier"}
+    # A journal line written before relay URLs were cleaned may hold a password: never shown on.
+    fields = relayurl.clean_transport({k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str) and k != "carrier"})
     carrier = raw.get("carrier") if isinstance(raw.get("carrier"), str) else "unknown"
     disagree: list[str] = []
     claimed_key = fields.get("from_key")

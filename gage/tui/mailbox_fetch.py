@@ -19,7 +19,7 @@ from gage.tui import safe
 
 def start(app: Any, home: Home) -> threading.Event | None:
     """Start fetching in the background; the event stops it (set it when the interface closes)."""
-    key = sealing.load(home.root, home.identity.key)
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     url = settings.load(home).relay_url
     if key is None or not url:
         return None

@@ -39,9 +39,13 @@ def _say(app: App[Any], text: str, *, severity: str = "information", timeout: fl
     app.notify(text, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
 
 
-def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str, *, mutual: bool = False) -> None:
+def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str, *, mutual: bool = False, route: Any = None) -> None:
     """Open the ceremony on `key`, unless it is mine, already confirmed, or retired: the
-    pairing dialog first (the name, checked; one way or both), then the ceremony chosen."""
+    pairing dialog first (the name, checked; one way or both), then the ceremony chosen.
+
+    `route`: where the source says the key is (a key file's mailbox: a whereabouts claim for
+    that key), kept only once the ceremony confirmed it; a pairing left or refused writes
+    nothing to where.json (spec/relay.md section 2)."""
     home = app.home  # type: ignore[attr-defined]
     try:
         trust = key_trust(home, Contacts.load(home.contacts_path), key)
@@ -64,7 +68,15 @@ def start_ceremony(app: App[Any], key: bytes, claimed_name: str, source: str, *,
         if choice is None:
             return
         screen = MutualScreen if choice.mutual else CeremonyScreen
-        app.push_screen(screen(key, claimed_name, source, choice.name))
+
+        def ended(confirmed: bool | None) -> None:
+            if confirmed and route is not None:
+                from gage.home import whereabouts
+
+                background.change(app, "where", lambda: whereabouts.remember(home, route), lambda _w: None,
+                                  lambda message: _say(app, message, severity="error"), small=True)
+
+        app.push_screen(screen(key, claimed_name, source, choice.name), ended)
 
     app.push_screen(PairNameDialog(key, claimed_name, source, mutual=mutual), chosen)
 
@@ -162,15 +174,21 @@ def pair_from_file(app: App[Any], *, mutual: bool = False) -> None:
         if path is None:
             return
 
-        def load() -> tuple[KeyFile, str]:
+        def load() -> tuple[KeyFile, str, Any]:
             kf = load_key_file(path)
             source = f"key file \"{path.name}\""
             add_candidate(home, kf.key, kf.name, source)
-            return kf, source
+            route = None
+            if kf.sealing is not None:
+                from gage.home import sealing, whereabouts
 
-        def loaded(result: tuple[KeyFile, str]) -> None:
-            kf, source = result
-            start_ceremony(app, kf.key, kf.name, source, mutual=mutual)
+                # Only the key file's own key's route; kept after the ceremony, never before.
+                route = whereabouts.claim_of(kf.key, sealing.parse_carried(kf.sealing), relay=None, source=f"key file {path.name}")
+            return kf, source, route
+
+        def loaded(result: tuple[KeyFile, str, Any]) -> None:
+            kf, source, route = result
+            start_ceremony(app, kf.key, kf.name, source, mutual=mutual, route=route)
 
         def failed(message: str) -> None:
             # A missing file is not "not a key file": say which it is.

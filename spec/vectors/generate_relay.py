@@ -157,6 +157,18 @@ def plaintext(raw: bytes, sig: bytes, entries: list[bytes], end: bytes = b"E") -
     return MAGIC + struct.pack(">I", len(raw)) + raw + struct.pack(">I", len(sig)) + sig + b"".join(entries) + end
 
 
+def sealing_file(name: str) -> dict[str, Any]:
+    """A protected home's sealing.json (spec/relay.md section 2): the X25519 secret in a secretbox
+    under BLAKE2b-256(the binder's Ed25519 seed, person "gage/sealingfile"), a fixed nonce here."""
+    import nacl.secret
+
+    file_key = hashlib.blake2b(seed(name), digest_size=32, person=b"gage/sealingfile").digest()
+    nonce = hashlib.sha256(b"gage/vector/sealing-file").digest()[:24]
+    box = nacl.secret.SecretBox(file_key).encrypt(x25519(name)[0], nonce).ciphertext
+    doc = {"gage-sealing-key": 1, "sealed": {"gage-sealed-sealing-key": 1, "nonce": nonce.hex(), "box": box.hex()}, "sealing": binding(name)}
+    return {"of": name, "file_key": file_key.hex(), "file": canonical(doc).decode("ascii")}
+
+
 def build(old: dict[str, Any] | None) -> dict[str, Any]:
     raw, sig, files = the_bundle()
     good = plaintext(raw, sig, [entry(p, d) for p, d in files])
@@ -216,7 +228,8 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
             "identity to the envelope plaintext. `records`: a directory record read under `handle` is valid, or is "
             "refused (well-formed, does not hold together) or malformed. `replays`: a reader that has seen the valid record "
             "`seen` for `handle` and then reads `then` (valid on its own, by the same key) refuses it when it was published "
-            "before the newest record it has seen for that handle and key."
+            "before the newest record it has seen for that handle and key. `sealing_file`: a protected home's sealing.json, "
+            "whose `box` opens under `file_key` (from the binder's seed) to that person's `x25519_secret`."
         ),
         "contexts": {"binding": BINDING.decode("ascii"), "record": RECORD.decode("ascii"), "mailbox": MAILBOX.decode("ascii")},
         "keys": {
@@ -254,6 +267,7 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
              "signing_key": key("bob"), "sealing_key": recipient("bob"), "mailbox": address(x25519("bob")[1])},
             *({"name": n, "handle": "bob", "expect": e, "data_b64": b64(d)} for n, e, d in hostile),
         ],
+        "sealing_file": sealing_file("bob"),
         "replays": [
             {"name": n, "handle": "bob", "expect": e,
              "seen_b64": b64(signed_record(record_raw("bob", "bob", published_at=T2), "bob")),

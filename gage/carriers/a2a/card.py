@@ -84,13 +84,15 @@ def _mailbox_params(home: Home) -> dict[str, str]:
     binding as carried, and the relay's URL. Claims, like the key beside them."""
     from gage.home import sealing, settings
 
-    key = sealing.load(home.root, home.identity.key)
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     if key is None:
         return {}
     out = {"sealing_binding": key.binding.raw.decode("utf-8"), "sealing_signature": key.binding.signature.hex()}
     relay = settings.load(home).relay_url
     if relay:
-        out["relay"] = relay
+        from gage.format import relayurl
+
+        out["relay"] = relayurl.public(relay)  # served to anyone: never the relay's user or password
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from gage.carriers import recipient as recipient_mod
 from gage.carriers.relay import config, mailbox, seal
 from gage.carriers.relay.creds import Creds
+from gage.format import relayurl
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
 from gage.format.keys import short_fingerprint
 from gage.format.sanitize import visible
@@ -71,9 +72,41 @@ def recipient(home: Home, to: str, *, unconfirmed: bool) -> tuple[bytes, bool, w
     return key, who.confirmed, where
 
 
+def connection(home: Home, claimed: str | None, *, relay: str | None, creds: Creds) -> tuple[str, Creds]:
+    """(URL to connect to, credentials to present) for a delivery: this home's credentials go to
+    this home's own relay (settings.toml) and nowhere else (spec/relay.md section 2).
+
+    `relay` is the URL the person typed (`--relay`), `creds` the credential they gave (`--creds`, `--nkey` or `--user`);
+    `claimed` is the relay the contact's "where" names, which a card, key file or directory
+    record (or the contact) chose. To that one, unless it is this home's own relay, gage
+    connects with no credentials at all, and without any user or password its URL carries.
+    """
+    own = config.relay_url(home)
+    own_creds = config.relay_creds(home)
+    if relay:
+        # The person named the relay: their --creds go to it, this home's own only if it is the same relay.
+        if own and relayurl.same_relay(relay, own):
+            return own, creds or own_creds
+        return relay, creds
+    if claimed and not relayurl.same_relay(claimed, own):
+        if creds:
+            raise UsageError(
+                "a credential (--creds, --nkey, --user) is presented only to this home's own relay or to one given with --relay; "
+                f"{to_public(claimed)} is the relay the contact's claim names"
+            )
+        return relayurl.public(claimed), None
+    if not own:
+        return "", None
+    return own, creds or own_creds
+
+
+def to_public(url: str) -> str:
+    return visible(relayurl.public(url), oneline=True)
+
+
 def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds) -> Delivered:
     key, confirmed, where = recipient(home, to, unconfirmed=unconfirmed)
-    url = relay or where.relay or config.relay_url(home)
+    url, present = connection(home, where.relay, relay=relay, creds=creds)
     if not url:
         raise UsageError(f"no relay is known for {to!r}: give --relay URL")
     sealing_key = where.sealing_key()
@@ -87,9 +120,9 @@ def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | N
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as f:
             seal.seal_bundle(bundle, sealing_key, f)
-        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=creds or config.relay_creds(home)))
+        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=present))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Delivered(
-        id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=url, bytes=ack["bytes"], via=ack["via"]
+        id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=relayurl.public(url), bytes=ack["bytes"], via=ack["via"]
     )

@@ -18,8 +18,9 @@ import nats.js.errors
 from gage.carriers.relay import mailbox, record, streams
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import RelayError
+from gage.format import relayurl
 from gage.format.errors import GageError, NotFoundError, RefusedError
-from gage.home import dirseen, sealing, whereabouts
+from gage.home import dirseen, sealing, unlock, whereabouts
 from gage.home.layout import Home
 from gage.trust import ceremony
 
@@ -75,18 +76,26 @@ async def get_raw(url: str, handle: str, *, creds: Creds = None) -> bytes:
 def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: Creds = None) -> record.Record:
     """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
     record.check_handle(handle)
-    me = home.identity
-    if me.current_retirement is not None:
+    if home.identity.current_retirement is not None:
         raise RefusedError("this home's key is retired; it publishes nothing")
+    me = unlock.signing_identity(home)  # a protected home asks for its passphrase
     with home.lock():
-        key = sealing.ensure(home.root, me.secret)
+        # The same sealing key, bound again by the current key after a rotation (spec/keys.md section 6).
+        key = sealing.ensure(home.root, me)
     rec = record.build(me.secret, handle, key.binding, relay_for_record)
     mailbox.run(put_raw(url, handle, rec.to_bytes(), creds=creds))
     return rec
 
 
-def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True) -> record.Record:
-    """What the directory says for `handle`, checked, and kept as a claim (a candidate key, a whereabouts).
+def route_of(rec: record.Record, url: str) -> whereabouts.Where | None:
+    """The route a record offers its own key: its mailbox, on its relay (or the one it was read from)."""
+    source = f"directory {relayurl.public(url)} handle {rec.handle}"
+    return whereabouts.claim_of(rec.signing_key, rec.binding, relay=rec.relay or relayurl.public(url), source=source)
+
+
+def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True, route: bool = True) -> record.Record:
+    """What the directory says for `handle`, checked, and kept as a claim (a candidate key, and with
+    `route` a whereabouts; `gage pair --directory` keeps that only after the ceremony).
 
     Refused records are remembered nowhere, and so is a record older than one this home has seen
     for the handle and key (a replay, spec/relay.md section 5). An accepted one's key is only a candidate.
@@ -104,7 +113,7 @@ def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: 
     if note is not None:
         rec = dataclasses.replace(rec, note=note)
     if remember and not home.identity.owns(rec.signing_key):
-        source = f"directory {url} handle {handle}"
-        ceremony.add_candidate(home, rec.signing_key, handle, source)
-        whereabouts.remember(home, whereabouts.from_binding(rec.binding, relay=rec.relay or url, source=source))
+        ceremony.add_candidate(home, rec.signing_key, handle, f"directory {relayurl.public(url)} handle {handle}")
+        if route:
+            whereabouts.remember(home, route_of(rec, url))
     return rec

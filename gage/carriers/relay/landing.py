@@ -61,7 +61,7 @@ def _checker(home: Home, receiver: settings.Limits) -> Any:
 def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], digest: str) -> Opened:
     """Open one sealed envelope from `src` and land its bundle. A refusal raises; the caller
     decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
-    key = sealing.load(home.root, home.identity.key)
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     if key is None:
         raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
     limits = settings.load(home).limits

@@ -15,7 +15,7 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from gage.format import signing, strictjson
+from gage.format import relayurl, signing, strictjson
 from gage.format.errors import MalformedError, RefusedError
 from gage.format.keys import key_text, parse_key
 from gage.format.manifest import now_text, time_problem
@@ -80,6 +80,14 @@ def record_verifies(key: bytes, raw: bytes, signature: bytes) -> bool:
 
 
 def build(signing_key: signing.SecretKey | nacl.signing.SigningKey, handle: str, binding: sealing.Binding, relay: str | None, published_at: str | None = None) -> Record:
+    """A signed record. A relay URL with a user or password in it is refused: the record is public,
+    and the directory keeps old ones (spec/relay.md section 5)."""
+    if relay is not None and relayurl.has_userinfo(relay):
+        raise RefusedError(
+            "the relay URL for the record names a user or password, and a directory record is public: "
+            "give the URL without them (credentials stay in this home's settings)",
+            field="relay",
+        )
     raw = strictjson.dumps(
         {
             "gage-directory-record": VERSION,
@@ -157,7 +165,9 @@ def parse(data: bytes, *, handle: str) -> Record:
         signing_key=key,
         binding=binding,
         mailbox=mailbox,
-        relay=relay,
+        # A record published before userinfo was refused may carry a password: it is never shown on
+        # or used (the signed bytes in `raw` keep it; gage shows those to nobody).
+        relay=relayurl.public(relay) if relay is not None else None,
         published_at=str(rec["published_at"]),
         signature=signature,
     )

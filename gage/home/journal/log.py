@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gage.bundle import atomic
-from gage.format import strictjson
+from gage.format import relayurl, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
 from gage.format.vocab import Event
@@ -178,6 +178,9 @@ class Journal:
         """Append one entry under the home lock, reading only the journal's tail (cost flat in its length)."""
         if event not in EVENTS:
             raise ValueError(f"unknown journal event {event!r}")
+        if isinstance(fields.get("transport"), dict):
+            # A carrier's URL never takes a relay's user or password into the journal (spec/relay.md section 8).
+            fields["transport"] = relayurl.clean_transport(fields["transport"])
         with self._lock():
             end = self._end()
             before = (end.size, end.ctime_ns)
