@@ -274,8 +274,13 @@ class Gatekeeper:
             await drain(receive, self.drain_bytes, self.drain_seconds)
 
     async def _card(self, scope: Scope, send: Send) -> None:
-        """The card, in the version the request asks for: 1.0 unless it asks for 0.3."""
-        version = "0.3" if scope["path"] == card_mod.CARD_PATH_03 or header_values(scope, b"a2a-version")[:1] == [b"0.3"] else "1.0"
+        """The card in the shape the request can read: the strict 1.0 card to `A2A-Version:
+        1.0`; the hybrid card to any other request at CARD_PATH, since A2A 1.0 takes one
+        without the header for a 0.3 request (section 3.6.2); 0.3's own at CARD_PATH_03."""
+        if scope["path"] == card_mod.CARD_PATH_03:
+            version = "0.3"
+        else:
+            version = "1.0" if _request_protocol(scope) == "1.0" else "hybrid"
         body, etag = self.cards.get(version) or self.cards["1.0"]
         headers = [
             (b"content-type", b"application/json"),
