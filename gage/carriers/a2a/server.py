@@ -271,10 +271,11 @@ class Server:
             raise
         self.sock = sock
         # log_config=None: uvicorn installs no handlers of its own; `serve` adds one that makes text visible.
-        # The guarded protocol caps connections and times out request heads (connections.py).
+        # The guarded protocol caps connections, dropping the oldest idle first, and times out
+        # request heads (connections.py); a head is held to HEAD_BYTES while it arrives.
         config = uvicorn.Config(
             app, interface="asgi3", lifespan="on", log_level="warning", access_log=False, log_config=None,
-            http=connections.GuardedH11Protocol,
+            http=connections.guarded_protocol(), h11_max_incomplete_event_size=connections.HEAD_BYTES,
         )
         self._uvicorn = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
