@@ -139,3 +139,16 @@ def test_the_victim_is_the_crowds_oldest_idle_never_a_busy_one() -> None:
     # IPv6 addresses share by /64: one host's many addresses are one address here.
     assert connections.address_key("2001:db8::1") == connections.address_key("2001:db8::ffff:1") != connections.address_key("2001:db8:0:1::1")
     assert connections.address_key("127.0.0.1") == "127.0.0.1"
+
+
+def test_a_request_head_is_held_to_8_kib(homes, serving) -> None:
+    """What an idle connection may make the server hold: at most HEAD_BYTES of a head; more is refused."""
+    _alice, bob = homes
+    srv, _ = serving(bob)
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+        s.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (connections.HEAD_BYTES + 1024))
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:100]
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+        s.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (connections.HEAD_BYTES - 1024) + b"\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
