@@ -11,6 +11,7 @@ those are a person's acts, and there is no tool for them. See spec/mcp.md.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -54,6 +55,7 @@ from .seams import (
 T = TypeVar("T")
 State = Literal["pending", "accepted", "rejected", "outbox"]
 URI_PREFIX = "gage://bundle/"
+_MORE = re.compile(r"(\d+) more bundle")  # list_bundles' second text: how many were left out
 
 # The rules, once, for the server's instructions; each tool's description points back to them.
 RULES = (
@@ -190,7 +192,8 @@ def _tools(srv: GageMCP) -> None:
     ) -> Annotated[CallToolResult, shapes.Bundles]:
         texts = _answer(lambda: answers.list_bundles(srv.home(), state, limit))
         rows = json.loads(texts[0])
-        more = int(texts[1].split()[1]) if len(texts) > 1 else 0
+        said = _MORE.search(texts[1]) if len(texts) > 1 else None
+        more = int(said.group(1)) if said else 0
         return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], structured_content={"bundles": rows, "more": more})
 
     @srv.tool(
