@@ -16,6 +16,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
 import test_a2a_live as live
 from test_a2a_live import bundle
 
@@ -27,12 +28,15 @@ homes = live.homes
 MAX_BYTES = 4 << 20
 
 
-def _body(out: Path) -> bytes:
-    msg = artifact.export_message(out, protocol="1.0", message_id="m-big", claims=None)
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": msg}}).encode()
+def _body(out: Path, protocol: str, pad: int) -> bytes:
+    msg = artifact.export_message(out, protocol=protocol, message_id="m-big", claims=None)
+    if pad:
+        msg["metadata"]["urn:other:pad"] = {"pad": "p" * pad}  # another extension's metadata, parsed too
+    method = "SendMessage" if protocol == "1.0" else "message/send"
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": msg}}).encode()
 
 
-async def _deliver(app: Any, body: bytes) -> list[dict[str, Any]]:
+async def _deliver(app: Any, body: bytes, version: bytes = b"1.0") -> list[dict[str, Any]]:
     sent: list[dict[str, Any]] = []
     view = memoryview(body)
     offsets = list(range(0, len(body), 65536))
@@ -50,27 +54,29 @@ async def _deliver(app: Any, body: bytes) -> list[dict[str, Any]]:
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http", "path": "/",
         "raw_path": b"/", "query_string": b"", "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8470),
-        "headers": [(b"content-type", b"application/json"), (b"a2a-version", b"1.0"), (b"content-length", str(len(body)).encode())],
+        "headers": [(b"content-type", b"application/json"), (b"a2a-version", version), (b"content-length", str(len(body)).encode())],
     }
     await app(scope, receive, send)
     return sent
 
 
-def test_one_large_request_is_held_in_about_twice_its_size(homes, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("protocol", "pad"), [("1.0", 0), ("0.3", 0), ("1.0", 4 << 20)])
+def test_one_large_request_is_held_in_about_twice_its_size(homes, tmp_path: Path, protocol: str, pad: int) -> None:
     alice, bob = homes
     bid, out = bundle(alice, tmp_path, os.urandom(MAX_BYTES - 16384), name="big.bin")
-    body = _body(out)
+    body = _body(out, protocol, pad)
     app = server.build_app(bob, url="http://127.0.0.1:8470/", limits=Limits(max_bytes=MAX_BYTES))
     asyncio.run(_deliver(app, b'{"jsonrpc": "2.0", "id": 0, "method": "GetTask", "params": {"id": "x"}}'))  # the SDK's lazy imports, first
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        sent = asyncio.run(_deliver(app, body))
+        sent = asyncio.run(_deliver(app, body, protocol.encode()))
         peak = tracemalloc.get_traced_memory()[1] - before
     finally:
         tracemalloc.stop()
     answer = json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
-    assert answer["result"]["message"]["metadata"][artifact.EXTENSION_URI]["status"] == "delivered", answer
+    reply = answer["result"]["message"] if protocol == "1.0" else answer["result"]
+    assert reply["metadata"][artifact.EXTENSION_URI]["status"] == "delivered", answer
     held = listing.find(bob, bid)
     assert held is not None and held.state == "pending"
     assert peak <= 2.5 * len(body), f"the request ({len(body) / 1e6:.1f} MB) took {peak / 1e6:.1f} MB at its peak ({peak / len(body):.1f} times)"
