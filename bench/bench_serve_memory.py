@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from gage.carriers.a2a import artifact  # noqa: E402
 from gage.carriers.a2a.artifact import Limits  # noqa: E402
+from gage.carriers.a2a.gatekeeper import MAX_BODIES_AT_ONCE  # noqa: E402
 from gage.home.layout import Home  # noqa: E402
 from gage.inbox import send  # noqa: E402
 
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         alice, bob = _init(tmp / "alice", "alice"), _init(tmp / "bob", "bob")
         body = _body(alice, tmp, args.max_bytes, pad=not args.no_pad)
         print(f"request: {len(body) / 1e6:.1f} MB (cap {cap / 1e6:.1f} MB); home lock held; landing gives up after {args.lock_seconds:g} s")
-        print(f"{'N':>4} {'idle MB':>8} {'peak MB':>8} {'peak/cap':>9} {'vs N=' + str(counts[0]):>9}  statuses")
+        print(f"{'N':>4} {'idle MB':>8} {'peak MB':>8} {'peak/cap':>9} {'vs N=' + str(counts[0]):>9} {'slot/req':>9}  statuses")
         base = None
         with bob.lock():  # as another gage process would hold it: every landing waits, then gives up
             for n in counts:
@@ -144,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                 grown = peak - idle
                 base = base or max(1, grown)
                 counted = {s: statuses.count(s) for s in sorted(set(statuses))}
-                print(f"{n:>4} {idle / 1024:>8.0f} {peak / 1024:>8.0f} {grown * 1024 / cap:>9.2f} {grown / base:>8.2f}x  {counted}")
+                # What one request in flight holds: the growth over the slots in use, against the request's size.
+                per_slot = grown * 1024 / min(n, MAX_BODIES_AT_ONCE) / len(body)
+                print(f"{n:>4} {idle / 1024:>8.0f} {peak / 1024:>8.0f} {grown * 1024 / cap:>9.2f} {grown / base:>8.2f}x {per_slot:>8.2f}x  {counted}")
+        print(f"each request in flight holds about slot/req times its size (issue 29: about 2; it was about 9, and 31 for one alone); {MAX_BODIES_AT_ONCE} slots")
         print(f"peak growth over the request cap stays bounded as N grows: a constant times {cap / 1e6:.1f} MB, not N times it")
     return 0
 

@@ -229,21 +229,22 @@ def test_card_advertises_the_extension_both_protocols_and_no_streaming(homes, se
 
 
 def test_the_card_is_strict_1_0_and_0_3_clients_get_a_0_3_card(homes, serving) -> None:
-    """Issue 19 item 4: no 0.3 field in the 1.0 card; a 0.3 card for 0.3 clients, by header or path."""
+    """Issue 19 item 4: no 0.3 field in the 1.0 card asked for with `A2A-Version: 1.0`; a 0.3
+    card by path (issue 29: the hybrid card without the header, tests/test_a2a_cards.py)."""
     _alice, bob = homes
     srv, _ = serving(bob, token="s3cret-token-0123")
     base = srv.url.rstrip("/")
-    one = httpx.get(base + card_mod.CARD_PATH, timeout=10)
+    one = httpx.get(base + card_mod.CARD_PATH, headers={"A2A-Version": "1.0"}, timeout=10)
     card = one.json()
     assert not {"url", "protocolVersion", "preferredTransport", "additionalInterfaces", "security"} & set(card)
     assert card["securitySchemes"] == {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
     assert one.headers["cache-control"] == "max-age=900" and one.headers["etag"]
-    for old in (httpx.get(base + card_mod.CARD_PATH_03, timeout=10), httpx.get(base + card_mod.CARD_PATH, headers={"A2A-Version": "0.3"}, timeout=10)):
+    for old in (httpx.get(base + card_mod.CARD_PATH_03, timeout=10),):
         c03 = old.json()
         assert c03["url"] == srv.url and c03["protocolVersion"] == "0.3.0" and c03["preferredTransport"] == "JSONRPC"
         assert "supportedInterfaces" not in c03 and c03["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
         assert c03["capabilities"]["extensions"][0]["uri"] == EXTENSION_URI
-    again = httpx.get(base + card_mod.CARD_PATH, headers={"If-None-Match": one.headers["etag"]}, timeout=10)
+    again = httpx.get(base + card_mod.CARD_PATH, headers={"If-None-Match": one.headers["etag"], "A2A-Version": "1.0"}, timeout=10)
     assert again.status_code == 304 and again.content == b""
 
 

@@ -80,10 +80,12 @@ def test_the_served_cards_are_valid_in_their_versions(homes, serving, token: str
     _alice, bob = homes
     srv, _ = serving(bob, token=token)
     base = srv.url.rstrip("/")
-    one = httpx.get(base + card_mod.CARD_PATH, timeout=10).json()
+    one = httpx.get(base + card_mod.CARD_PATH, headers={"A2A-Version": "1.0"}, timeout=10).json()
     parse_10("AgentCard", one)
     valid_03("AgentCard", httpx.get(base + card_mod.CARD_PATH_03, timeout=10).json())
+    # Without the header (a 0.3 request, A2A 1.0 section 3.6.2) or with 0.3: the hybrid card (tests/test_a2a_cards.py).
     valid_03("AgentCard", httpx.get(base + card_mod.CARD_PATH, headers={"A2A-Version": "0.3"}, timeout=10).json())
+    valid_03("AgentCard", httpx.get(base + card_mod.CARD_PATH, timeout=10).json())
     # `gage a2a card --url URL --json` prints the same 1.0 card; `--json` alone the extension entry.
     parse_10("AgentCard", card_mod.agent_card(bob, srv.url, bearer=token is not None))
     parse_10("AgentExtension", card_mod.card_extension(bob))

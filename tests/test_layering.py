@@ -75,6 +75,8 @@ def test_nothing_but_the_ceremony_confirms_a_key() -> None:
 SDK_PACKAGES = ("a2a", "starlette", "uvicorn", "httpx", "sse_starlette", "google.protobuf", "pydantic")
 # The modules that may load the optional A2A extra; the CLI imports them only inside serve and send.
 SDK_USERS = {ROOT / "carriers" / "a2a" / n for n in ("server.py", "client.py", "fetching.py", "connections.py")}
+# pydantic comes with the MCP extra too: the MCP server's schemas (spec/mcp.md section 2) use it, loaded only by `gage mcp`.
+MCP_PYDANTIC = {ROOT / "mcp" / "server.py", ROOT / "mcp" / "shapes.py"}
 
 
 def test_only_the_live_transport_imports_the_a2a_sdk() -> None:
@@ -84,6 +86,8 @@ def test_only_the_live_transport_imports_the_a2a_sdk() -> None:
         if path in SDK_USERS:
             continue
         for name in _imports(path):
+            if path in MCP_PYDANTIC and (name == "pydantic" or name.startswith("pydantic.")):
+                continue
             if any(name == sdk or name.startswith(sdk + ".") for sdk in SDK_PACKAGES):
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not offenders, "only gage/carriers/a2a/server.py and client.py may import the A2A SDK or its server:\n" + "\n".join(offenders)

@@ -81,3 +81,21 @@ def test_only_seams_reaches_into_the_rest_of_gage() -> None:
         if (name == "gage" or name.startswith("gage.")) and not name.startswith("gage.mcp")
     ]
     assert not offenders, "\n".join(offenders)
+
+
+def test_no_interface_reaches_sideways_into_another() -> None:
+    """The JSON shapes both interfaces print live below them (issue 29 item 11): gage/mcp and
+    gage/tui import nothing of gage.cli or of each other, and the import-linter contract says
+    so (the command line sits above the two it starts; the two are independent)."""
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for pkg, banned in (("mcp", ("gage.cli", "gage.tui")), ("tui", ("gage.cli", "gage.mcp")))
+        for path in (ROOT / pkg).rglob("*.py")
+        for name in _imports(path)
+        if any(name == b or name.startswith(b + ".") for b in banned)
+    ]
+    assert not offenders, "\n".join(offenders)
+    import tomllib
+
+    contract = tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"][0]
+    assert contract["layers"][:2] == ["gage.cli", "gage.tui | gage.mcp"]

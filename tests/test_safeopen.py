@@ -134,7 +134,7 @@ def test_no_other_module_opens_payload_files_itself() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["bundle/checking.py", "bundle/making.py", "bundle/walk.py", "bundle/hash.py", "trust/frame.py", "inbox/extract.py", "cli/read_json.py", "tui/payload_view.py"],
+    ["bundle/checking.py", "bundle/making.py", "bundle/walk.py", "bundle/hash.py", "trust/frame.py", "inbox/extract.py", "inbox/read_json.py", "tui/payload_view.py"],
 )
 def test_every_payload_reader_uses_safeopen(module: str) -> None:
     source = (GAGE / module).read_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gage import bundle as bundle_mod
-from gage.cli import cmd_keys, import_json, made_json
+from gage.cli import cmd_keys, import_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
@@ -19,7 +19,7 @@ from gage.format.words import format_pairs
 from gage.home import listing
 from gage.home.layout import ALL_STATES, Home
 from gage.home.wordcache import WordCache
-from gage.inbox import opening, send, store
+from gage.inbox import made_json, opening, send, store
 from gage.inbox.rows import inbox_rows
 
 

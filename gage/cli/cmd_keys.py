@@ -140,7 +140,7 @@ def cmd_publish(args: Any) -> int:
     assert done.bundle is not None
     err(f"the statement for {short_fingerprint(done.signed.statement.key)} is in bundle {done.bundle.id[:12]}")
     if args.json:
-        from gage.cli.made_json import made
+        from gage.inbox.made_json import made
 
         assert done.path is not None
         emit_json(made(home, done.bundle, done.path, _out_dir(args)))

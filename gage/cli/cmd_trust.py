@@ -352,7 +352,7 @@ def cmd_forward(args: Any) -> int:
     manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to, unverified=args.unverified)
     err(f"forwarded as {manifest.kind} into {dest}; the earlier hop is recorded as your claim")
     if args.json:
-        from gage.cli.made_json import made
+        from gage.inbox.made_json import made
 
         doc = made(home, manifest, dest, copy_to)
         doc["forwarded"] = manifest.chain[-1].bundle if manifest.chain else None
@@ -366,7 +366,7 @@ def cmd_read(args: Any) -> int:
     home = open_home(args)
     v = verdict_mod.compute(home, listing.resolve(home, args.id))
     if getattr(args, "json", False):
-        from gage.cli.read_json import read_json
+        from gage.inbox.read_json import read_json
 
         emit_json(read_json(v, show_pending=args.pending))
         return 0

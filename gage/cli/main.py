@@ -8,7 +8,6 @@ signing library, the watcher, the interface), is imported when that command runs
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -95,10 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gage.format import (
             relayurl,  # a relay URL in an error never shows its password
         )
+        from gage.format.sanitize import SHOWN_NAME, shown_name
 
         # Messages can quote file names and fields from a hostile bundle: never raw.
         if exc.path is not None and len(exc.path) > SHOWN_NAME:
-            exc.path = _cut(exc.path)
+            exc.path = shown_name(exc.path)
         try:
             if getattr(args, "json", False):
                 from gage.cli.failure_json import emit_failure
@@ -118,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # The file system failed where no stage caught it (a folder that cannot be read, a
         # path longer than the system allows, a full disk): an I/O error, never a traceback.
+        from gage.format.sanitize import os_error_text
+
         err(f"gage: io: {os_error_text(exc)}")
         return int(Exit.IO)
     return int(code or 0)
@@ -133,31 +135,6 @@ def _stdout_gone() -> None:
         os.close(null)
     except (OSError, ValueError):
         pass
-
-
-# A name quoted in an error is cut to this many characters: a path can be up to PATH_MAX.
-SHOWN_NAME = 200
-
-
-def _cut(name: str) -> str:
-    if len(name) <= SHOWN_NAME:
-        return name
-    return f"{name[:SHOWN_NAME]}... ({len(os.fsencode(name))} bytes)"
-
-
-def os_error_text(exc: OSError) -> str:
-    """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it."""
-    from gage.cli.output import show
-
-    what = exc.strerror or exc.__class__.__name__
-    if exc.errno == errno.ENOSPC:
-        what = f"{what} (the disk is full; nothing was finished, free some space and try again)"
-    names = [n for n in (exc.filename, exc.filename2) if n is not None]
-    shown = []
-    for n in names:
-        text = os.fsdecode(n) if isinstance(n, bytes) else str(n)
-        shown.append(show(_cut(text)))
-    return ": ".join([" -> ".join(shown), what]) if shown else what
 
 
 if __name__ == "__main__":

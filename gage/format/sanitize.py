@@ -14,7 +14,9 @@ that it does not change with the Python running gage (3.11 knows Unicode 14.0, 3
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import re
 
 UNICODE_VERSION = "14.0.0"
@@ -302,3 +304,30 @@ def cut(text: str, limit: int = UNTRUSTED_SHOWN) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
+# A name quoted in an error is cut to this many characters: a path can be up to PATH_MAX.
+SHOWN_NAME = 200
+
+
+def shown_name(name: str) -> str:
+    """A file name cut for an error message: its start, and its length in bytes."""
+    if len(name) <= SHOWN_NAME:
+        return name
+    return f"{name[:SHOWN_NAME]}... ({len(os.fsencode(name))} bytes)"
+
+
+def os_error_text(exc: OSError) -> str:
+    """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it.
+
+    Here, below every interface, so the command line and the MCP server say an OS error the
+    same way without one importing the other (issue 29 item 11)."""
+    what = exc.strerror or exc.__class__.__name__
+    if exc.errno == errno.ENOSPC:
+        what = f"{what} (the disk is full; nothing was finished, free some space and try again)"
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    shown = []
+    for n in names:
+        text = os.fsdecode(n) if isinstance(n, bytes) else str(n)
+        shown.append(visible(shown_name(text), oneline=True))
+    return ": ".join([" -> ".join(shown), what]) if shown else what

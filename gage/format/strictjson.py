@@ -49,6 +49,8 @@ def _integer(text: str) -> int:
 def _check_strings(value: Any, depth: int = 0, *, floats: bool = False) -> None:
     """Lone surrogates, floats and depth; `depth` is the number of arrays and objects around `value`."""
     if isinstance(value, str):
+        if value.isascii():
+            return  # no surrogate in it; and encoding megabytes of base64 only to find that doubled the memory
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -160,21 +162,29 @@ def _fast(text: str) -> Any:
     return value
 
 
-def loads(data: bytes, *, limit: int, what: str = "JSON", floats: bool = False) -> Any:
-    """Parse `data` as strict UTF-8 JSON no larger than `limit` bytes.
+def utf8_text(data: bytes | bytearray, *, limit: int, what: str = "JSON") -> str:
+    """`data` as the text `loads` parses: at most `limit` bytes of UTF-8, no byte-order mark.
 
-    `floats`: allow fractional numbers, for envelopes written by others (an A2A message
-    whose other extensions carry numbers, which protobuf writes as doubles). Never for a
-    manifest or anything gage signs.
-    """
+    Apart from `loads` so a caller holding a large body can let go of the bytes before the
+    text is parsed (`gage a2a serve`, issue 29 item 3), and hand `loads` the text."""
     if len(data) > limit:
         raise MalformedError(f"{what} is {len(data)} bytes, over the limit of {limit}")
     if data.startswith(b"\xef\xbb\xbf"):
         raise MalformedError(f"{what} starts with a byte-order mark")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
+
+
+def loads(data: bytes | str, *, limit: int, what: str = "JSON", floats: bool = False) -> Any:
+    """Parse `data` as strict UTF-8 JSON no larger than `limit` bytes (a str: text that `utf8_text` gave).
+
+    `floats`: allow fractional numbers, for envelopes written by others (an A2A message
+    whose other extensions carry numbers, which protobuf writes as doubles). Never for a
+    manifest or anything gage signs.
+    """
+    text = data if isinstance(data, str) else utf8_text(data, limit=limit, what=what)
     if not floats:
         try:
             return _fast(text)

@@ -17,6 +17,7 @@ from typing import Any
 
 from gage import __version__
 from gage.bundle import PAYLOAD, safeopen
+from gage.format import sanitize
 from gage.format.errors import (
     GageError,
     GageIOError,
@@ -40,6 +41,8 @@ from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import resolve
 from gage.inbox import opening, send
+from gage.inbox.made_json import made
+from gage.inbox.read_json import read_json as inbox_read_json
 from gage.inbox.rows import inbox_rows
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
@@ -118,10 +121,8 @@ def open_payload_file(v: Verdict, rel: str) -> tuple[int, os.stat_result]:
 
 
 def read_json(v: Verdict, *, show_pending: bool) -> dict[str, Any]:
-    """What `gage read --json` prints."""
-    from gage.cli.read_json import read_json as cli_read_json
-
-    return cli_read_json(v, show_pending=show_pending)
+    """What `gage read --json` prints (gage.inbox.read_json, below both interfaces)."""
+    return inbox_read_json(v, show_pending=show_pending)
 
 
 def contact_rows(home: Home) -> list[dict[str, Any]]:
@@ -138,14 +139,10 @@ def authority_file(home: Home) -> AuthorityFile:
 
 def make_bundle(home: Home, paths: list[Path], *, kind: Kind, to: str, parent: str, subject: str | None) -> dict[str, Any]:
     """`gage bundle PATHS --kind KIND --to TO --parent PARENT`, and what its `--json` prints; never copied anywhere."""
-    from gage.cli.made_json import made
-
     manifest, dest = send.create(home, paths, kind=kind, to=[to], parent=parent, subject=subject)
     return made(home, manifest, dest, None)
 
 
 def os_error_text(exc: OSError) -> str:
     """An OS error as the CLI prints it: the file shown safely, then what failed."""
-    from gage.cli.main import os_error_text as cli_text
-
-    return cli_text(exc)
+    return sanitize.os_error_text(exc)

@@ -33,9 +33,9 @@ from gage.home import homefile
 from gage.home.layout import Home
 
 CARD_PATH = "/.well-known/agent-card.json"
-# The same card in protocol 0.3's own shape, for 0.3 clients (also served at CARD_PATH to a
-# request with `A2A-Version: 0.3`): a strict 1.0 reader refuses the 0.3 fields, and a 0.3
-# reader needs them, so each version gets a card of its own (spec/a2a.md section 9).
+# The same card in protocol 0.3's own shape alone, for 0.3 clients that ask for it by path.
+# At CARD_PATH, `A2A-Version: 1.0` gets the strict 1.0 card (a strict 1.0 reader refuses
+# the 0.3 fields) and any other request the hybrid one (spec/a2a.md section 9).
 CARD_PATH_03 = "/.well-known/agent-card-0.3.json"
 CARD_LIMIT = 256 * 1024
 CARD_TTL_SECONDS = 15 * 60
@@ -157,6 +157,25 @@ def agent_card_03(card: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def agent_card_hybrid(card: dict[str, Any]) -> dict[str, Any]:
+    """The card for a request without `A2A-Version` (or with 0.3): the 1.0 card `card`, and
+    beside its `supportedInterfaces` the 0.3 fields a 0.3 client needs (`url`,
+    `protocolVersion`, `preferredTransport`; with a token, `security` and each scheme's 0.3
+    `type` and `scheme` inside the 1.0 one), as the reference SDKs serve it.
+
+    A2A 1.0 section 3.6.2 takes a header-less request for a 0.3 one, so a 0.3-era client,
+    which sends none, must be able to read the card; a 1.0 reader that sent none still
+    finds `supportedInterfaces` first and ignores the rest. A strict 1.0 reader asks with
+    `A2A-Version: 1.0` and gets `card` itself (spec/a2a.md section 9).
+    """
+    old = agent_card_03(card)
+    out: dict[str, Any] = {**card, "url": old["url"], "protocolVersion": old["protocolVersion"], "preferredTransport": old["preferredTransport"]}
+    if "securitySchemes" in card:
+        out["securitySchemes"] = {k: {**v, **old["securitySchemes"][k]} for k, v in card["securitySchemes"].items()}
+        out["security"] = old["security"]
+    return out
+
+
 @dataclass(frozen=True)
 class CardClaim:
     """What a card says: its agent's name, and the key and name in its gage extension."""
@@ -266,7 +285,9 @@ def fetch(url: str, *, timeout: float | None = None, etag: str | None = None) ->
             "or save the card and give its file"
         ) from exc
     timeout = FETCH_TIMEOUT if timeout is None else timeout
-    headers = {"Accept": "application/json"}
+    # gage reads 1.0 cards: the header asks for the strict one (a server without it answers
+    # the hybrid card, which gage reads as well; spec/a2a.md section 9).
+    headers = {"Accept": "application/json", "A2A-Version": "1.0"}
     if etag:
         headers["If-None-Match"] = etag
     try:

@@ -45,6 +45,7 @@ from gage.carriers.a2a.wire import EXTENSION_URI, Limits
 from gage.format.errors import GageError, MalformedError
 from gage.format.sanitize import clip, quoted, visible
 from gage.format.strictjson import loads as strict_loads
+from gage.format.strictjson import utf8_text
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,10 @@ class Gatekeeper:
         except Gone:
             return
         # Decoding up to max_bytes of base64 is real work: off the event loop, so other requests go on.
-        refusal, why, intake = await asyncio.to_thread(self._read, raw, peer, _request_protocol(scope))
+        # The body is handed over in a list the reader empties, so it is let go of as soon as it is read.
+        held = [raw]
+        del raw
+        refusal, why, intake, body = await asyncio.to_thread(self._read, held, peer, _request_protocol(scope))
         if refusal is not None:
             self.events.refused(peer, why)
             await _respond(send, 200, refusal)
@@ -253,8 +257,8 @@ class Gatekeeper:
         if intake is not None:
             scope = {**scope, INTAKE: intake}
             send = _echo_extensions(scope, send)
-        replay = replay_body(raw, receive)
-        del raw  # the replay hands it to the SDK once and lets go of it
+        replay = replay_body(body, receive)
+        del body  # the replay hands it to the SDK once and lets go of it
         await self.app(scope, replay, send)
 
     async def _drain_refused(self, scope: Scope, receive: Receive, *, streamed: bool = False) -> None:
@@ -274,8 +278,13 @@ class Gatekeeper:
             await drain(receive, self.drain_bytes, self.drain_seconds)
 
     async def _card(self, scope: Scope, send: Send) -> None:
-        """The card, in the version the request asks for: 1.0 unless it asks for 0.3."""
-        version = "0.3" if scope["path"] == card_mod.CARD_PATH_03 or header_values(scope, b"a2a-version")[:1] == [b"0.3"] else "1.0"
+        """The card in the shape the request can read: the strict 1.0 card to `A2A-Version:
+        1.0`; the hybrid card to any other request at CARD_PATH, since A2A 1.0 takes one
+        without the header for a 0.3 request (section 3.6.2); 0.3's own at CARD_PATH_03."""
+        if scope["path"] == card_mod.CARD_PATH_03:
+            version = "0.3"
+        else:
+            version = "1.0" if _request_protocol(scope) == "1.0" else "hybrid"
         body, etag = self.cards.get(version) or self.cards["1.0"]
         headers = [
             (b"content-type", b"application/json"),
@@ -291,33 +300,76 @@ class Gatekeeper:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
-    def _read(self, raw: bytes, peer: str, claimed: str) -> tuple[dict[str, Any] | None, str, Intake | None]:
-        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for other methods).
+    def _read(self, held: list[bytearray], peer: str, claimed: str) -> tuple[dict[str, Any] | None, str, Intake | None, bytes]:
+        """(a JSON-RPC error to answer with, and why; or gage's reading of the message, None for
+        other methods; and the body the SDK is given).
 
         The envelope is read as `reader.parse_bytes` reads it, fractional numbers allowed
         (another extension's metadata, written by protobuf): one reader, one rule, for
-        `serve` and `a2a import` alike (issue 19).
+        `serve` and `a2a import` alike (issue 19). For a message gage read, the SDK is given
+        the request without its bundle bytes (`_for_the_sdk`): the executor lands gage's
+        reading, never the SDK's, so the SDK's copies of a large request were only memory
+        (issue 29 item 3). `held` is emptied as soon as the body is parsed.
         """
+        raw = held.pop()
         try:
-            doc = strict_loads(raw, limit=self.limits.max_request_bytes, what="the request body", floats=True)
+            text = utf8_text(raw, limit=self.limits.max_request_bytes, what="the request body")
+            # A body that names no send method is small work for the SDK: it gets the bytes as they came.
+            kept = None if _is_send(text) else bytes(raw)
+            del raw  # from here a message is held as text, then as parsed JSON, never twice over
+            doc = strict_loads(text, limit=self.limits.max_request_bytes, what="the request body", floats=True)
+            del text
         except MalformedError as exc:
             data = refusal_data(claimed, exc.stage, str(exc))
-            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}", data), str(exc), None
-        if not isinstance(doc, dict):
-            return None, "", None  # a batch: the SDK refuses those itself
-        method = doc.get("method")
+            return _rpc_error(None, _PARSE_ERROR, f"gage refused the request: {exc}", data), str(exc), None, b""
+        method = doc.get("method") if isinstance(doc, dict) else None
         protocol = SEND_METHODS.get(method) if isinstance(method, str) else None
-        if protocol is None:
-            return None, "", None  # tasks/get, cancel, ...: nothing to land, and none of them can accept
+        if protocol is None or not isinstance(doc, dict):
+            # A batch (the SDK refuses those itself), tasks/get, cancel, ...: nothing to land,
+            # and none of them can accept. Given to the SDK as they came.
+            return None, "", None, kept if kept is not None else json.dumps(doc).encode("utf-8")
         params = doc.get("params")
         message = params.get("message") if isinstance(params, dict) else None
         try:
             carried = parse(message, protocol=protocol, limits=self.limits)
         except GageError as exc:
             data = refusal_data(protocol, exc.stage, str(exc))
-            return _rpc_error(_request_id(doc), _INVALID_PARAMS, f"gage refused the message: {exc}", data), str(exc), None
-        assert isinstance(message, dict)  # parse accepted it
-        return None, "", Intake(protocol=protocol, message_id=message.get("messageId"), carried=carried, peer=peer)
+            return _rpc_error(_request_id(doc), _INVALID_PARAMS, f"gage refused the message: {exc}", data), str(exc), None, b""
+        assert isinstance(message, dict) and isinstance(params, dict)  # parse accepted it
+        intake = Intake(protocol=protocol, message_id=message.get("messageId"), carried=carried, peer=peer)
+        return None, "", intake, _for_the_sdk(doc, params, message)
+
+
+_SEND_HINT = tuple(f'"{m}"' for m in SEND_METHODS)
+
+
+def _is_send(text: str) -> bool:
+    """Whether the body may be a message to land (a send method is named in it): else its bytes are kept for the SDK."""
+    return any(m in text for m in _SEND_HINT)
+
+
+def _for_the_sdk(doc: dict[str, Any], params: dict[str, Any], message: dict[str, Any]) -> bytes:
+    """The request as the SDK is given it once gage has read the message: the same method, id,
+    message id, roles, part names and gage's own metadata, with every part's bytes empty and
+    other extensions' metadata (the message's and the request's) left out. The SDK answers
+    the protocol (the task, the reply); what lands is gage's reading (spec/a2a.md section 10)."""
+    parts = []
+    for part in message.get("parts") or []:
+        part = dict(part)
+        if isinstance(part.get("raw"), str):
+            part["raw"] = ""
+        if isinstance(part.get("file"), dict) and isinstance(part["file"].get("bytes"), str):
+            part["file"] = {**part["file"], "bytes": ""}
+        part.pop("metadata", None)
+        parts.append(part)
+    meta = message.get("metadata")
+    slim: dict[str, Any] = {**message, "parts": parts}
+    if isinstance(meta, dict) and EXTENSION_URI in meta:
+        slim["metadata"] = {EXTENSION_URI: meta[EXTENSION_URI]}
+    else:
+        slim.pop("metadata", None)
+    rest = {k: v for k, v in params.items() if k not in ("message", "metadata")}
+    return json.dumps({**doc, "params": {**rest, "message": slim}}).encode("utf-8")
 
 
 def _card_response(card: dict[str, Any]) -> tuple[bytes, bytes]:

@@ -224,13 +224,14 @@ def build_app(
         await handler.aclose()
         receiver.pool.shutdown(wait=False, cancel_futures=True)
 
-    # The card is served by the gatekeeper, one per protocol version: the SDK's card route
-    # mixes 0.3 fields into the 1.0 card, which a strict 1.0 reader refuses (issue 19).
+    # The card is served by the gatekeeper, in the shape each request can read: the strict 1.0
+    # card to `A2A-Version: 1.0` (a strict 1.0 reader refuses 0.3 fields, issue 19), the
+    # hybrid one otherwise (a 0.3 client sends no header and needs them, issue 29).
     routes = [*create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True)]
     app = Starlette(routes=routes, lifespan=lifespan)
     # The gatekeeper's knobs are read from this module now, so a test (or an embedder) sets
     # them here, where the server is, as before the gatekeeper had a module of its own.
-    cards = {"1.0": card_json, "0.3": card_mod.agent_card_03(card_json)}
+    cards = {"1.0": card_json, "0.3": card_mod.agent_card_03(card_json), "hybrid": card_mod.agent_card_hybrid(card_json)}
     return Gatekeeper(
         app, limits=limits, token=token, events=events, bodies_at_once=MAX_BODIES_AT_ONCE, body_seconds=BODY_SECONDS, cards=cards,
         drain_bytes=DRAIN_BYTES, drain_seconds=DRAIN_SECONDS, body_grace=BODY_GRACE, body_rate=BODY_RATE, peer_slots=PEER_SLOTS,
@@ -270,10 +271,11 @@ class Server:
             raise
         self.sock = sock
         # log_config=None: uvicorn installs no handlers of its own; `serve` adds one that makes text visible.
-        # The guarded protocol caps connections and times out request heads (connections.py).
+        # The guarded protocol caps connections, dropping the oldest idle first, and times out
+        # request heads (connections.py); a head is held to HEAD_BYTES while it arrives.
         config = uvicorn.Config(
             app, interface="asgi3", lifespan="on", log_level="warning", access_log=False, log_config=None,
-            http=connections.GuardedH11Protocol,
+            http=connections.guarded_protocol(), h11_max_incomplete_event_size=connections.HEAD_BYTES,
         )
         self._uvicorn = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
