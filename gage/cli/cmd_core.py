@@ -10,10 +10,11 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.cli import cmd_keys, import_json, made_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.cli.signer import signer_json, signer_text
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_shown, key_text
+from gage.format.keys import key_json, key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import listing
@@ -47,7 +48,7 @@ def _whole_key_hint(key: bytes) -> str:
     """The key as a person reads it on one line: a hybrid key's 3984 characters would bury the
     rest of `gage id`, so it is named by its fingerprint and where the whole text is."""
     shown = key_shown(key)
-    return shown if shown == key_text(key) else f"{shown} (the whole key: `gage key export` or `gage id --json`)"
+    return shown if shown == key_text(key) else f"{shown} (the whole key: `gage id --full` or `gage key export`)"
 
 
 def cmd_id(args: Any) -> int:
@@ -55,7 +56,7 @@ def cmd_id(args: Any) -> int:
     ident = home.identity
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
-        shown: dict[str, Any] = {"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]}
+        shown: dict[str, Any] = {"name": ident.name, **key_json(ident.key), "words": [list(p) for p in words]}
         if ident.protected:
             shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
         if ident.retired:
@@ -69,6 +70,9 @@ def cmd_id(args: Any) -> int:
     else:
         out(f"key:   {_whole_key_hint(ident.key)}{' (secret sealed with a passphrase)' if ident.protected else ''}")
     out(f"words: {format_pairs(words)}")
+    if args.full:
+        out(f"fingerprint: {short_fingerprint(ident.key)}; the whole key, on the next line:")
+        out(ident.key_text)
     for line in cmd_keys.id_lines(home):
         out(line)
     return 0
@@ -92,7 +96,7 @@ def cmd_key_export(args: Any) -> int:
         # The key file's own text too: without -o it is the only place it is written.
         ident = home.identity
         path = json_text(args.output) if args.output else None
-        emit_json({"name": ident.name, "key": ident.key_text, "path": path, "keyfile": data.decode("utf-8")})
+        emit_json({"name": ident.name, **key_json(ident.key), "path": path, "keyfile": data.decode("utf-8")})
     elif not args.output:
         sys.stdout.write(data.decode("utf-8"))
     return 0
@@ -123,8 +127,9 @@ def cmd_bundle(args: Any) -> int:
 def cmd_verify(args: Any) -> int:
     root = _held_or_path(args)
     result = bundle_mod.check(root)
+    home = _home_if_any(args)
     if args.json:
-        emit_json(result.to_json())
+        emit_json(result.to_json() | {"signer": signer_json(home, result.manifest, result.signature_ok)})
     else:
         for w in result.warnings:
             err(f"warning: {show(str(w))}")
@@ -132,7 +137,7 @@ def cmd_verify(args: Any) -> int:
             m = result.manifest
             assert m is not None
             out(f"ok: {m.id}")
-            out(f"  signed by {_key(m)} (the manifest claims the name {show(m.sender.name)!r})")
+            out(f"  signed by {signer_text(home, m, True)}")
             out(f"  {len(m.files)} file(s), {human(m.total_size)}, all present and matching; signature good")
         else:
             for p in result.problems:
@@ -157,8 +162,15 @@ def _held_or_path(args: Any) -> Path:
     raise GageIOError("does not exist", path=str(root))
 
 
-def _key(m: Any) -> str:
-    return key_text(m.sender.key)
+def _home_if_any(args: Any) -> Home | None:
+    """The home, when there is one, to name a signer as the verdict would; `verify` needs none."""
+    where = home_path(args)
+    if not (where / "identity.json").exists():
+        return None
+    try:
+        return open_home(args)
+    except GageError:
+        return None
 
 
 def cmd_import(args: Any) -> int:
@@ -178,7 +190,7 @@ def cmd_import(args: Any) -> int:
             worst = worst or int(exc.exit_code)
             rows.append(import_json.failed(p, exc))
             continue
-        rows.append(import_json.result(p, res, _held_check(home, res) if args.json else None))
+        rows.append(import_json.result(home, p, res, _held_check(home, res) if args.json else None))
         if not res.new:
             err(f"{res.id[:12]}: already there ({res.state})")
         else:

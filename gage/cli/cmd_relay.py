@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gage.cli.output import emit_json, err, open_home, out, show
+from gage.cli.sizes import human
 from gage.format.errors import Exit, UsageError
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import short_fingerprint, with_fingerprints
 from gage.home import listing, sealing
 from gage.home.layout import Home
 
@@ -95,15 +96,20 @@ def cmd_mailbox_create(args: Any) -> int:
     )
     _relay("config").record(home, args.relay, args.creds)
     if args.json:
-        emit_json({**box.to_json(), "sealing_key": key.recipient, "signing_key": home.identity.key_text})
+        emit_json({**box.to_json(), "sealing_key": key.recipient, **_signing(home)})
         return 0
     out(address)
     err(
-        f"mailbox {address} on {show(args.relay)} (at most {box.max_msgs} envelopes, {box.max_bytes} bytes); "
+        f"mailbox {address} on {show(args.relay)} (at most {box.max_msgs:,} envelopes, {human(box.max_bytes)}); "
         f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
         "Recorded in settings.toml. Your key file (`gage key export`) now carries it."
     )
     return 0
+
+
+def _signing(home: Any) -> dict[str, str]:
+    """This home's signing key in JSON, its fingerprint beside it (issue 27)."""
+    return {"signing_key": home.identity.key_text, "signing_key_fingerprint": short_fingerprint(home.identity.key)}
 
 
 def cmd_mailbox_show(args: Any) -> int:
@@ -112,12 +118,14 @@ def cmd_mailbox_show(args: Any) -> int:
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url = _relay("config").relay_url(home)
-    info = {"address": sealing.mailbox_address(key.recipient), "relay": url, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
+    info = {"address": sealing.mailbox_address(key.recipient), "relay": url, "sealing_key": key.recipient, **_signing(home)}
     if args.json:
         emit_json(info)
         return 0
-    for k, v in info.items():
-        out(f"{k + ':':<13}{show(v or '(none)')}")
+    # The signing key by its fingerprint, as every screen names a key (issue 27); the whole key is in --json.
+    shown = {k: v for k, v in info.items() if k != "signing_key"}
+    for k, v in shown.items():
+        out(f"{k.replace('_fingerprint', '') + ':':<13}{show(v or '(none)')}")
     return 0
 
 
@@ -196,10 +204,10 @@ def cmd_directory_lookup(args: Any) -> int:
     url = _url(home, args)
     rec = directory.lookup(home, args.handle, url, creds=_creds(home, args))
     if args.json:
-        emit_json(rec.to_json())
+        emit_json(with_fingerprints(rec.to_json()))
         return 0
     out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(url)} says; a claim, not a fact)")
-    out(f"  signing key  {key_text(rec.signing_key)}  ({short_fingerprint(rec.signing_key)}, not confirmed)")
+    out(f"  signing key  {short_fingerprint(rec.signing_key)}  (not confirmed; the whole key: --json)")
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
     out(f"  mailbox      {rec.mailbox} on {show(rec.relay or url)}")
     out(f"  published    {rec.published_at} (the publisher's claim)")

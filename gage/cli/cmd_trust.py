@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 from pathlib import Path
@@ -18,10 +19,10 @@ from gage.format.errors import (
     UsageError,
 )
 from gage.format.keys import (
-    key_shown,
     key_text,
     parse_key,
     short_fingerprint,
+    with_fingerprints,
 )
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
@@ -41,6 +42,12 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     if source.startswith(("ed25519:", "ed25519+mldsa65:")):
         return parse_key(source), "", "typed key"
     path = Path(source)
+    if not path.exists() and "-" in source and all(c in "0123456789abcdefABCDEF-" for c in source):
+        # A candidate's fingerprint, as `gage contacts` and the messages that suggest pairing show it (issue 27).
+        contacts = Contacts.load(home.contacts_path)
+        key = candidate_key(contacts, source)
+        cand = contacts.candidates[key]
+        return key, cand.claimed_name, cand.source
     if path.exists():
         kf = load_key_file(path)
         if kf.sealing is not None:
@@ -146,7 +153,7 @@ def cmd_contacts(args: Any) -> int:
         if args.json:
             emit_json({"removed": c.to_json()})
             return 0
-        out(f"removed {show(c.name)} ({key_text(c.key)}); its bundles are now from an unknown key")
+        out(f"removed {show(c.name)} ({short_fingerprint(c.key)}); its bundles are now from an unknown key")
         return 0
     if args.action == "forget":
         if not args.name:
@@ -154,9 +161,9 @@ def cmd_contacts(args: Any) -> int:
         key = candidate_key(Contacts.load(home.contacts_path), args.name)
         ceremony.forget_candidate(home, key)
         if args.json:
-            emit_json({"forgot": key_text(key)})
+            emit_json({"forgot": key_text(key), "forgot_fingerprint": short_fingerprint(key)})
             return 0
-        out(f"forgot the candidate {key_text(key)}; bundles it signed stay unverified")
+        out(f"forgot the candidate {short_fingerprint(key)}; bundles it signed stay unverified")
         return 0
     contacts = Contacts.load(home.contacts_path)
     cache = WordCache(home.cache / "words.json")
@@ -195,7 +202,7 @@ def cmd_contacts(args: Any) -> int:
             who = show(cand.replaces_contact or "?")
             out(
                 f"{'':<10} {'':<20} named as {who}'s new key by the retired key {short_fingerprint(cand.replaces)};"
-                f" not trusted until the ceremony: gage pair {key_text(cand.key)} --name {who}"
+                f" not trusted until the ceremony: gage pair {short_fingerprint(cand.key)} --name {who}"
             )
         if cand.key in wheres:
             out(f"{'':<10} {'':<20} {show(wheres[cand.key].summary())}")
@@ -227,9 +234,12 @@ def cmd_journal_verify(args: Any) -> int:
 
 def cmd_journal_show(args: Any) -> int:
     home = open_home(args)
-    entries = home.journal.iter_entries()  # streamed: a long journal is never held whole
+    entries: Any = home.journal.iter_entries()  # streamed: a long journal is never held whole
+    if args.n is not None:
+        entries = collections.deque(entries, maxlen=args.n)  # the last N, as `git log -n` shows the newest
     if args.json:
-        _emit_json_stream(entries)
+        # Each entry as written, with a fingerprint beside every key it names (issue 27).
+        _emit_json_stream(with_fingerprints(e) for e in entries)
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
@@ -241,15 +251,17 @@ def cmd_journal_show(args: Any) -> int:
 
 def _journal_value(v: Any) -> str:
     """A journal value for a person: strings bare, anything else as JSON writes it (null, true,
-    a list), never Python's None/True; a hybrid key by its fingerprint, as `gage id` names it
-    (3968 hex digits would fill the screen; `journal show --json` has every byte)."""
+    a list), never Python's None/True; a key by its fingerprint, as every screen names it
+    (a hybrid key's 3968 hex digits would fill the screen; `journal show --json` has every byte)."""
+    if isinstance(v, list) and v and all(isinstance(x, str) and x.startswith(("ed25519:", "ed25519+mldsa65:")) for x in v):
+        return ",".join(_journal_value(x) for x in v)  # `to=`: the recipients' keys, each by its fingerprint
     if not isinstance(v, str):
         return json.dumps(v, ensure_ascii=True)
-    if v.startswith("ed25519+mldsa65:"):
+    if v.startswith(("ed25519:", "ed25519+mldsa65:")):
         try:
-            return key_shown(parse_key(v))
+            return f"key {short_fingerprint(parse_key(v))}"
         except GageError:
-            return v
+            return v[:80] + "..."
     return v
 
 

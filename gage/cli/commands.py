@@ -59,6 +59,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run_as(p, "cmd_core", "cmd_init")
 
     p = sub.add_parser("id", help="show my name, key and word-pairs")
+    p.add_argument("--full", action="store_true", help="also print my whole key text (a hybrid key is 3984 characters)")
     json_option(p)
     run_as(p, "cmd_core", "cmd_id")
 
@@ -222,6 +223,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_verify")
     j = jsub.add_parser("show", help="print the journal entries")
+    j.add_argument("-n", type=positive, metavar="N", help="only the last N entries (the newest)")
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_show")
 

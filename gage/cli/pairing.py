@@ -13,7 +13,7 @@ from __future__ import annotations
 from gage.cli.output import err, out, show
 from gage.format import hearing
 from gage.format.errors import Exit, RefusedError
-from gage.format.keys import key_text
+from gage.format.keys import short_fingerprint
 from gage.format.words import PAIRS, WordPairs, derive
 from gage.home.layout import Home
 from gage.trust import ceremony
@@ -126,5 +126,5 @@ def _finish(home: Home, name: str, key: bytes, got: list[list[str] | None], meth
         return int(Exit.REFUSED)
     if not outcome.confirmed:  # cannot happen after four exact pairs; the compare is confirm's
         return _not_confirmed([None] * PAIRS, set(range(PAIRS)), outcome.message)
-    out(f"Confirmed. {show(name)} is now a contact ({key_text(key)}).")
+    out(f"Confirmed. {show(name)} is now a contact ({short_fingerprint(key)}).")
     return 0
