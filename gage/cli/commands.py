@@ -89,6 +89,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
     p.add_argument("paths", nargs="+", metavar="PATH", help="bundle folders (each lands in pending; nothing is accepted)")
+    p.add_argument("-v", "--verbose", action="store_true", help="with several PATHs: a line for each one, refused or imported")
     json_option(p, "one result per PATH, as data, instead of the ids")
     run_as(p, "cmd_core", "cmd_import")
 
