@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -174,7 +175,18 @@ def cmd_serve(args: Any) -> int:
     err(f"gage: serving {show(str(home.root))} as an A2A agent at {show(srv.url)} (card: {show(card.card_url(srv.url))})")
     err("gage: what arrives lands in pending, unread; nothing is accepted until you say so. Ctrl-C stops.")
     server.show_logs_visibly()
-    srv.run()
+    # uvicorn stops on SIGTERM, then raises it again once shut down: caught here, to say why it stopped.
+    caught: list[int] = []
+    old = signal.signal(signal.SIGTERM, lambda signum, _frame: caught.append(signum))
+    try:
+        srv.run()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if caught:
+        err(
+            "gage: a2a serve stopped: it was sent SIGTERM (a request to end from another process, a service manager"
+            " or the system); what had arrived is in pending"
+        )
     return 0
 
 

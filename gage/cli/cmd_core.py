@@ -248,11 +248,16 @@ def cmd_list(args: Any) -> int:
     the rows the interface shows. The sender is the verdict's (`Sender.to_json()`, the shape
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
+    from gage.cli.list_filter import filtered
+
     home = open_home(args)
     rows = inbox_rows(home, (args.state,) if args.state else ALL_STATES)
+    rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
     if args.json:
         emit_json([r.to_json() for r in rows])
         return 0
+    if left_out:
+        err(f"{left_out} more not listed (--limit {args.limit})")
     if not rows:
         out("no bundles")
         return 0

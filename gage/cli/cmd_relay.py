@@ -43,6 +43,9 @@ def _creds(home: Home, args: Any) -> str | None:
     return creds
 
 
+INTERRUPTED = 130  # Ctrl-C, as every command exits on it (spec/cli.md)
+
+
 def cmd_relay_dev(args: Any) -> int:
     server = _relay("server")
     if args.dir:
@@ -54,6 +57,7 @@ def cmd_relay_dev(args: Any) -> int:
     srv = server.Server(store=store_dir, port=args.port, name="gage-dev")
     srv.start()
     stop = threading.Event()
+    why = ["SIGTERM"]  # what stopped it: SIGTERM, unless Ctrl-C (exit 130, as the exit-code table says)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.json:
         import json
@@ -68,15 +72,15 @@ def cmd_relay_dev(args: Any) -> int:
                 err(f"gage relay dev: nats-server exited with status {srv.proc.returncode}")
                 return int(Exit.RELAY)
     except KeyboardInterrupt:
-        pass
+        why[0] = "Ctrl-C"
     finally:
         srv.stop()
         if not args.dir:
             import shutil
 
             shutil.rmtree(store_dir, ignore_errors=True)  # the scratch store it made
-    err("gage relay dev: stopped")
-    return 0
+    err(f"gage relay dev: stopped ({why[0]})")
+    return INTERRUPTED if why[0] == "Ctrl-C" else 0
 
 
 def _sealing_key(home: Home) -> sealing.SealingKey:

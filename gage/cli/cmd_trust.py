@@ -25,7 +25,7 @@ from gage.format.keys import (
     with_fingerprints,
 )
 from gage.format.sanitize import json_text
-from gage.format.words import format_pairs
+from gage.format.words import format_pairs, pair_text
 from gage.home import authority as authority_mod
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -105,6 +105,14 @@ def cmd_pair(args: Any) -> int:
         key, claimed, source = _their_key(home, args.source)
     if key == home.identity.key:
         raise RefusedError("that is your own key")
+    known = Contacts.load(home.contacts_path).by_key(key)
+    if known is not None and known.retired is None and known.name == args.name:
+        # Said before any word is read: nothing would change (issue 27).
+        out(
+            f"That key is already a confirmed contact here, as {show(known.name)} ({short_fingerprint(key)}),"
+            f" since {show(known.confirmed_at)} ({show(known.method)}). Nothing to pair."
+        )
+        return 0
     down = ceremony.downgrade(home, key)
     if down is not None:
         raise RefusedError(ceremony.mismatch_message(down))
@@ -128,7 +136,7 @@ def cmd_pair(args: Any) -> int:
         return pairing.mutual(home, args.name, key, mine)
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
-        out(f"     {i}. {a} {b}")
+        out(f"     {i}. {pair_text(a, b)}")
     out("")
     out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
     out("   at a time). A pair that does not match is asked again; type `give up` to stop.")

@@ -95,6 +95,12 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("list", help="list bundles in the home")
     p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
+    p.add_argument("--kind", choices=KINDS, help="only bundles of this kind")
+    p.add_argument(
+        "--from", dest="sender", metavar="NAME",
+        help="only bundles a confirmed contact signed (by name; `me` for mine), or a key (its fingerprint, 8+ hex digits)",
+    )
+    p.add_argument("--limit", type=positive, metavar="N", help="only the first N (after the filters), as `git log -n`")
     json_option(p)
     run_as(p, "cmd_core", "cmd_list")
 

@@ -14,7 +14,7 @@ from gage.cli.output import err, out, show
 from gage.format import hearing
 from gage.format.errors import Exit, RefusedError
 from gage.format.keys import short_fingerprint
-from gage.format.words import PAIRS, WordPairs, derive
+from gage.format.words import PAIRS, WordPairs, derive, pair_text
 from gage.home.layout import Home
 from gage.trust import ceremony
 
@@ -103,7 +103,7 @@ def mutual(home: Home, name: str, key: bytes, mine: WordPairs) -> int:
     tried: set[int] = set()
     try:
         for i, (a, b) in enumerate(mine):
-            out(f" {i + 1}. Read YOUR pair {i + 1}:  {a} {b}")
+            out(f" {i + 1}. Read YOUR pair {i + 1}:  {pair_text(a, b)}")
             got[i] = _settle(expected, i, tried)
     except GaveUp as why:
         return _not_confirmed(got, tried, str(why))
@@ -111,7 +111,7 @@ def mutual(home: Home, name: str, key: bytes, mine: WordPairs) -> int:
     if code == 0:
         c1, c2 = hearing.closing_pair(home.identity.key, key)
         out("")
-        out(f"Last, read each other the closing pair: {c1} {c2}")
+        out(f"Last, read each other the closing pair: {pair_text(c1, c2)}")
         out("It is the same on both screens only if each of you now holds the other's key. If theirs differs, or they")
         out(f"did not finish, their side is not confirmed: run it again together (and `gage contacts remove {show(name)}` here).")
     return code
