@@ -88,7 +88,7 @@ def test_a_hybrid_home_s_human_lines_are_short_and_name_keys_by_fingerprint(
     folder = str(tmp_path / "shared" / bid)
     before = [
         ("verify", folder), ("import", folder), ("list",), ("verdict", bid), ("read", bid, "--pending"),
-        ("contacts",), ("id",), ("journal", "show"),
+        ("contacts",), ("id",), ("journal", "show"), ("a2a", "card"), ("a2a", "card", "--url", "http://127.0.0.1:8471/"),
     ]
     for argv in before:
         r = gage(alice, *argv)
@@ -150,3 +150,36 @@ def test_every_json_object_that_names_a_key_has_its_fingerprint(
     r = gage(alice, "list", "--json")
     sender = next(x["sender"] for x in json.loads(r.out) if x["id"] == bid)
     assert sender["name"] == "bob" and sender["fingerprint"] == fingerprint(bob.identity.key)
+
+
+def test_the_relay_s_lines_name_keys_by_fingerprint(gage: Gage, make_home: Callable[[str], Home], tmp_path: Path) -> None:
+    """`mailbox create`, `mailbox show` and `directory lookup` on hybrid homes: short lines, no key text,
+    sizes as people read them; --json has the whole key beside its fingerprint."""
+    pytest.importorskip("nats")
+    from relaytest import relay as _unused  # noqa: F401  (the fixture's module is importable)
+
+    from gage.carriers.relay import directory, server
+
+    srv = server.Server(store=tmp_path / "relay-store", name="fp-relay")
+    srv.start()
+    try:
+        alice, bob = make_home("alice"), make_home("bob")
+        keys = _key_texts(alice, bob)
+        r = gage(alice, "mailbox", "create", "--relay", srv.url)
+        assert r.code == 0, r.err
+        _check_lines(r, "mailbox create", keys)
+        assert "MiB" in r.err or "KiB" in r.err or "GiB" in r.err, r.err  # sizes as people read them
+        r = gage(alice, "mailbox", "show")
+        _check_lines(r, "mailbox show", keys)
+        assert fingerprint(alice.identity.key) in r.out
+        shown = json.loads(gage(alice, "mailbox", "show", "--json").out)
+        assert shown["signing_key"] == alice.identity.key_text and shown["signing_key_fingerprint"] == fingerprint(alice.identity.key)
+        assert gage(bob, "mailbox", "create", "--relay", srv.url).code == 0
+        directory.publish(bob, "bob-fp", srv.url, relay_for_record=srv.url)
+        r = gage(alice, "directory", "lookup", "bob-fp")
+        assert r.code == 0, r.err
+        _check_lines(r, "directory lookup", keys)
+        assert fingerprint(bob.identity.key) in r.out
+        assert _check_json(gage(alice, "directory", "lookup", "bob-fp", "--json"), "directory lookup --json") >= 1
+    finally:
+        srv.stop(kill=True)

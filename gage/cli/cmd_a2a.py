@@ -21,6 +21,7 @@ from gage.carriers.a2a import artifact, card
 from gage.cli import cmd_keys
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, GageIOError, RefusedError, UsageError
+from gage.format.keys import short_fingerprint
 from gage.home import listing
 from gage.trust import retirement
 
@@ -152,7 +153,8 @@ def cmd_card(args: Any) -> int:
     ext = card.card_extension(home)
     params = ext["params"]
     out(f"extension: {ext['uri']}")
-    out(f"key:       {params['key']} (a claim to whoever reads the card; they confirm it with the ceremony)")
+    # The key by its fingerprint, as every line names one (issue 27); the card itself (--json) carries it whole.
+    out(f"key:       {short_fingerprint(home.identity.key)} (a claim to whoever reads the card; they confirm it with the ceremony)")
     out(f"name:      {show(params['name'])} (a claim)")
     out(f"takes:     format versions {', '.join(params['versions'])}; kinds {', '.join(params['kinds'])}; "
         f"protocols {', '.join(params['protocols'])}; at most {params['max_bytes']} bytes")

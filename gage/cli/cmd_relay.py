@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gage.cli.output import emit_json, err, open_home, out, show
-from gage.cli.sizes import human
+from gage.cli.sizes import rounded
 from gage.format.errors import Exit, UsageError
 from gage.format.keys import short_fingerprint, with_fingerprints
 from gage.home import listing, sealing
@@ -103,11 +103,9 @@ def cmd_mailbox_create(args: Any) -> int:
         emit_json({**box.to_json(), "sealing_key": key.recipient, **_signing(home)})
         return 0
     out(address)
-    err(
-        f"mailbox {address} on {show(args.relay)} (at most {box.max_msgs:,} envelopes, {human(box.max_bytes)}); "
-        f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
-        "Recorded in settings.toml. Your key file (`gage key export`) now carries it."
-    )
+    err(f"mailbox {address} on {show(args.relay)}: at most {box.max_msgs:,} envelopes, {rounded(box.max_bytes)}")
+    err(f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}")
+    err("Recorded in settings.toml. Your key file (`gage key export`) now carries it.")
     return 0
 
 
