@@ -14,7 +14,8 @@ from gage.cli.signer import signer_json, signer_text
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_json, key_shown, key_text, short_fingerprint
+from gage.format.keyjson import key_json
+from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import listing

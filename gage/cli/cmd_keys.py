@@ -13,7 +13,8 @@ from typing import Any
 from gage.bundle import atomic
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, MalformedError, UsageError
-from gage.format.keys import key_shown, key_text, short_fingerprint, with_fingerprints
+from gage.format.keyjson import with_fingerprints
+from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
 from gage.format.words import format_pairs
 from gage.home import listing

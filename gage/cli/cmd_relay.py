@@ -16,7 +16,8 @@ from typing import Any
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.cli.sizes import rounded
 from gage.format.errors import Exit, UsageError
-from gage.format.keys import short_fingerprint, with_fingerprints
+from gage.format.keyjson import with_fingerprints
+from gage.format.keys import short_fingerprint
 from gage.home import listing, sealing
 from gage.home.layout import Home
 

@@ -18,11 +18,11 @@ from gage.format.errors import (
     RefusedError,
     UsageError,
 )
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import (
     key_text,
     parse_key,
     short_fingerprint,
-    with_fingerprints,
 )
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs, pair_text

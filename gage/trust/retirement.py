@@ -27,7 +27,8 @@ from gage.format.errors import (
     MalformedError,
     RefusedError,
 )
-from gage.format.keys import Identity, key_text, short_fingerprint, with_fingerprints
+from gage.format.keyjson import with_fingerprints
+from gage.format.keys import Identity, key_text, short_fingerprint
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Refusal, StatementWhy
 from gage.home import listing
