@@ -121,7 +121,7 @@ def test_right_words_typed_at_a_terminal_confirm(two) -> None:
     assert code == 0, screen
     # alice was shown her own words to read aloud, and was never shown bob's.
     for a, b in derive(alice.identity.key):
-        assert f"{a} {b}" in screen
+        assert f"{a}-{b}" in screen  # a pair is written one way (spec/words.md)
     assert "Confirmed." in screen
     doc = tomllib.loads(alice.contacts_path.read_text("utf-8"))
     assert [(c["name"], c["key"], c["method"]) for c in doc["contact"]] == [("bob", key_text(bob.identity.key), "word-pairs")]
