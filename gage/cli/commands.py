@@ -179,12 +179,12 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     k = ksub.add_parser("protect", help="seal my secret key with a passphrase, or change the passphrase")
     add_passphrase_options(k, new=True)
-    json_option(k, 'print {"key", "protected": true}')
+    json_option(k, 'print {"key", "fingerprint", "protected": true}')
     run_as(k, "cmd_passphrase", "cmd_protect")
 
     k = ksub.add_parser("unprotect", help="keep my secret key unsealed again (asks for the passphrase)")
     add_passphrase_options(k)
-    json_option(k, 'print {"key", "protected": false}')
+    json_option(k, 'print {"key", "fingerprint", "protected": false}')
     run_as(k, "cmd_passphrase", "cmd_unprotect")
 
 
