@@ -183,3 +183,19 @@ def test_the_relay_s_lines_name_keys_by_fingerprint(gage: Gage, make_home: Calla
         assert _check_json(gage(alice, "directory", "lookup", "bob-fp", "--json"), "directory lookup --json") >= 1
     finally:
         srv.stop(kill=True)
+
+
+def test_pair_takes_a_candidate_s_fingerprint_as_contacts_shows_it(
+    gage: Gage, hybrid: tuple[Home, Home, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The messages that suggest pairing name a key by its fingerprint, so `gage pair` takes one."""
+    alice, bob, bid = hybrid
+    assert gage(alice, "import", str(tmp_path / "shared" / bid)).code == 0
+    fp = fingerprint(bob.identity.key)
+    assert fp in gage(alice, "contacts").out
+    _typed_words(monkeypatch, bob.identity.key)
+    r = gage(alice, "pair", fp, "--name", "bob")
+    assert r.code == 0, r.err
+    assert f"Confirmed. bob is now a contact ({fp})." in r.out
+    assert 'claims the name "bob"' in r.out  # the candidate's claim and source, as from the bundle
+    assert gage(alice, "pair", "0000-0000-0000", "--name", "x").code == 6  # no such candidate

@@ -194,7 +194,7 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
     p.add_argument(
-        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., or the id of a bundle they signed)"
+        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., the id of a bundle they signed, or a candidate's fingerprint)"
     )
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
