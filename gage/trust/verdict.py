@@ -14,6 +14,7 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
 from gage.format.errors import GageError, MalformedError
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import key_scheme, key_text, parse_key, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.sanitize import quoted
@@ -158,7 +159,7 @@ class TransportClaim:
         if f.get("from_card"):
             out += f" (card {quoted(f['from_card'])})"
         if f.get("from_key"):
-            out += f", naming key {f['from_key']}"
+            out += f", naming key {_fingerprint_of(f['from_key'])}"
         if f.get("peer"):
             out += f", connection from {quoted(f['peer'])}"
         if f.get("file"):
@@ -166,7 +167,9 @@ class TransportClaim:
         return out + "; what the transport says, not checked"
 
     def to_json(self) -> dict[str, Any]:
-        return {"carrier": self.carrier, **self.fields, "claim": self.sentence(), "disagreements": self.disagreements}
+        # A key the carrier names gets its fingerprint beside it (`from_key_fingerprint`), as every key in JSON.
+        fields = with_fingerprints(self.fields)
+        return {"carrier": self.carrier, **fields, "claim": self.sentence(), "disagreements": self.disagreements}
 
 
 def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) -> TransportClaim | None:
