@@ -17,7 +17,7 @@ from test_ceremony import run_pair_in_terminal
 
 from gage.carriers.a2a import artifact
 from gage.carriers.a2a import card as card_mod
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import short_fingerprint
 from gage.format.words import derive
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
