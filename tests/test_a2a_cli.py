@@ -17,7 +17,7 @@ from test_ceremony import run_pair_in_terminal
 
 from gage.carriers.a2a import artifact
 from gage.carriers.a2a import card as card_mod
-from gage.format.keys import key_text
+from gage.format.keys import short_fingerprint
 from gage.format.words import derive
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -281,7 +281,12 @@ def test_a_transport_naming_another_key_is_shown_and_the_signature_wins(make_hom
     assert v["verdict"] == "verified" and v["sender"]["name"] == "alice"
     t = v["transport"]
     assert t["carrier"] == "a2a" and t["protocol"] == "1.0" and t["peer"] == "127.0.0.1"
-    assert any(mallory.identity.key_text in d and "signature wins" in d for d in t["disagreements"])
+    # Both keys by their fingerprints, as every line names a key (issue 27).
+    fp_m, fp_a = short_fingerprint(mallory.identity.key), short_fingerprint(alice.identity.key)
+    assert any(fp_m in d and fp_a in d and "signature wins" in d for d in t["disagreements"])
+    assert not any(mallory.identity.key_text[:40] in d for d in t["disagreements"])
+    assert t["from_key"] == mallory.identity.key_text and t["from_key_fingerprint"] == fp_m
+    assert f"naming key {fp_m}" in t["claim"] and mallory.identity.key_text[:40] not in t["claim"]
     assert any('"mallory"' in d for d in t["disagreements"])
     r = gage(bob, "read", bid, "--pending")
     frame = r.out.split("\n==== end of gage frame")[0]
@@ -304,7 +309,7 @@ def test_a_transport_that_agrees_shows_no_disagreement(make_home, gage, tmp_path
     bid = _deliver(alice, bob, tmp_path, {"from_name": "alice", "from_key": alice.identity.key_text})
     v = json.loads(gage(bob, "verdict", bid, "--json").out)
     assert v["verdict"] == "verified" and v["transport"]["disagreements"] == []
-    assert key_text(alice.identity.key) in v["transport"]["claim"]
+    assert f"naming key {short_fingerprint(alice.identity.key)}" in v["transport"]["claim"]  # by its fingerprint (issue 27)
 
 
 def test_a_folder_import_has_no_transport_claim(make_home, gage, tmp_path: Path) -> None:

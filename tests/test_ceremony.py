@@ -22,7 +22,7 @@ from gagetest import pair, run_gage_process
 from gage.cli.main import build_parser
 from gage.format.errors import Exit, RefusedError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_text
+from gage.format.keys import key_text, short_fingerprint
 from gage.format.wordlist import EVEN, ODD
 from gage.format.words import PAIRS, derive
 from gage.home.contacts import Contacts
@@ -121,7 +121,7 @@ def test_right_words_typed_at_a_terminal_confirm(two) -> None:
     assert code == 0, screen
     # alice was shown her own words to read aloud, and was never shown bob's.
     for a, b in derive(alice.identity.key):
-        assert f"{a} {b}" in screen
+        assert f"{a}-{b}" in screen  # a pair is written one way (spec/words.md)
     assert "Confirmed." in screen
     doc = tomllib.loads(alice.contacts_path.read_text("utf-8"))
     assert [(c["name"], c["key"], c["method"]) for c in doc["contact"]] == [("bob", key_text(bob.identity.key), "word-pairs")]
@@ -309,6 +309,7 @@ def test_key_file_key_is_a_candidate_claim_before_the_ceremony(two, gage) -> Non
             "name": None,
             "claimed_name": "Alice's bank",
             "key": key_text(bob.identity.key),
+            "fingerprint": short_fingerprint(bob.identity.key),
             "status": "candidate",
             "source": f"key file {kf.name}",
             "seen_at": rows[0]["seen_at"],

@@ -22,7 +22,7 @@ from gage.format import strictjson
 from gage.format.errors import Exit
 from gage.format.keyfile import KeyFile
 from gage.format.keys import key_shown, key_text, parse_key, short_fingerprint
-from gage.format.manifest import FileEntry, is_id
+from gage.format.manifest import FileEntry, Manifest, is_id
 from gage.format.words import derive
 from gage.home import listing
 from gage.home.identity import load_key_file
@@ -104,9 +104,10 @@ def test_id_json_shape(gage: Gage, alice: Path) -> None:
     r = gage(alice, "id", "--json")
     assert r.code == 0
     obj = json.loads(r.out)
-    assert set(obj) == {"name", "key", "words"}
+    assert set(obj) == {"name", "key", "fingerprint", "words"}
     assert obj["name"] == "alice"
     key = parse_key(obj["key"])
+    assert obj["fingerprint"] == short_fingerprint(key)
     assert obj["key"] == open_home(alice).identity.key_text
     assert isinstance(obj["words"], list) and len(obj["words"]) == 4
     assert all(isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in obj["words"])
@@ -308,7 +309,13 @@ def test_verify_json(gage: Gage, sent: Path) -> None:
     r = gage(None, "verify", str(sent), "--json")
     assert r.code == 0
     obj = json.loads(r.out)
+    signer = obj.pop("signer")  # who signed, named as every screen names a key (issue 27); no home here
     assert obj == {"path": str(sent), "id": sent.name, "ok": True, "problems": [], "warnings": []}
+    m = Manifest.parse((sent / "manifest.json").read_bytes())
+    assert signer == {
+        "key": key_text(m.sender.key), "fingerprint": short_fingerprint(m.sender.key), "name": None,
+        "claimed_name": m.sender.name, "signature_ok": True,
+    }
     (sent / "payload/docs/a.txt").write_text("changed")
     r = gage(None, "verify", str(sent), "--json")
     assert r.code == Exit.TAMPERED

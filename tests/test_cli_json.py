@@ -86,7 +86,9 @@ def test_import_json_one_result_per_path(two, gage, tmp_path: Path) -> None:
     assert rows[1]["error"]["stage"] == "malformed"
     assert rows[2]["new"] is False and rows[2]["state"] == "pending"
     assert doc["statements"] == []
-    assert "imported to pending" in r.err, "the messages still go to standard error"
+    # Several PATHs: standard error sums up, by cause (issue 27), and --json carries the same sum.
+    assert r.err.splitlines()[-1] == "imported 1, refused 1 (1 malformed), already there 1", r.err
+    assert doc["summary"]["imported"] == 1 and doc["summary"]["already_there"] == 1
 
 
 def test_import_json_reports_a_bundle_that_does_not_verify(two, gage, tmp_path: Path) -> None:

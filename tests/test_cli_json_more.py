@@ -43,7 +43,7 @@ def test_init_json_gives_the_home_and_the_identity_as_id_does(gage, tmp_path: Pa
     assert isinstance(doc, dict)
     assert doc["home"] == str(tmp_path / "h") and doc["name"] == "carol" and doc["key"].startswith("ed25519+mldsa65:")
     ident = _strict(gage(tmp_path / "h", "id", "--json").out)
-    assert {k: doc[k] for k in ("name", "key", "words")} == ident
+    assert {k: doc[k] for k in ("name", "key", "fingerprint", "words")} == ident
     again = gage(tmp_path / "h", "init", "--name", "carol", "--json")
     # A refusal in --json mode is one error object a script can read (issue 18), nothing else.
     assert again.code == 9 and _strict(again.out)["error"]["stage"] == "refused" and again.err == ""
@@ -181,7 +181,7 @@ def test_contacts_remove_and_forget_json(two, gage, make_home, tmp_path: Path) -
     if not cands:
         pytest.skip("this tree records no candidate on import")
     r = gage(alice, "contacts", "forget", cands[0]["key"], "--json")
-    assert r.code == 0 and _strict(r.out) == {"forgot": cands[0]["key"]}
+    assert r.code == 0 and _strict(r.out) == {"forgot": cands[0]["key"], "forgot_fingerprint": cands[0]["fingerprint"]}
 
 
 def test_demo_json_gives_the_home(gage, tmp_path: Path) -> None:

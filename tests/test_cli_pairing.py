@@ -120,7 +120,7 @@ def test_a_name_clash_is_refused_before_any_word_is_read(make_home, tmp_path: Pa
     assert code == Exit.REFUSED, screen
     assert "already confirmed as 'bob'" in screen and "gage contacts remove bob" in screen and "another --name" in screen
     for a, b in derive(alice.identity.key):
-        assert f"{a} {b}" not in screen  # no words were read out
+        assert f"{a}-{b}" not in screen and f"{a} {b}" not in screen  # no words were read out
     assert "their 8 words" not in screen
 
 
@@ -134,8 +134,8 @@ def test_mutual_both_homes_confirm_in_one_flow_and_show_the_same_closing_pair(tw
     code_b, screen_b = converse(bob, [str(akf), "--name", "alice", "--mutual"], steps_b)
     assert code_a == code_b == 0, screen_a + screen_b
     for i, (x, y) in enumerate(derive(alice.identity.key)):
-        assert f"Read YOUR pair {i + 1}:  {x} {y}" in screen_a
-    closing = " ".join(hearing.closing_pair(alice.identity.key, bob.identity.key))
+        assert f"Read YOUR pair {i + 1}:  {x}-{y}" in screen_a  # a pair is written one way (spec/words.md)
+    closing = "-".join(hearing.closing_pair(alice.identity.key, bob.identity.key))
     assert f"closing pair: {closing}" in screen_a and f"closing pair: {closing}" in screen_b
     assert key_text(bob.identity.key) in {key_text(c.key) for c in Contacts.load(alice.contacts_path).confirmed.values()}
     assert key_text(alice.identity.key) in {key_text(c.key) for c in Contacts.load(bob.contacts_path).confirmed.values()}

@@ -19,7 +19,7 @@ from gagetest import Run, arrive, pair
 from gage.format import keystatement as ks
 from gage.format import signing
 from gage.format.errors import RefusedError
-from gage.format.keys import key_shown, key_text
+from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.manifest import now_text
 from gage.format.signing import SecretKey
 from gage.format.words import derive
@@ -117,7 +117,7 @@ def test_replacement_is_a_candidate_until_the_ceremony_confirms_it(alice_and_bob
     assert (v.verdict, v.sender.status, v.sender.name) == ("unverified", "candidate", None)
 
     text = gage(bob, "contacts").out
-    assert "named as alice's new key" in text and f"gage pair {alice.identity.key_text} --name alice" in text
+    assert "named as alice's new key" in text and f"gage pair {short_fingerprint(alice.identity.key)} --name alice" in text
     rows = __import__("json").loads(gage(bob, "contacts", "--json").out)
     linked = next(r for r in rows if r["status"] == "candidate")
     assert linked["replaces"] == key_text(old_key) and linked["replaces_contact"] == "alice"

@@ -19,7 +19,7 @@ from gagetest import Run, pair
 from gage.bundle import check
 from gage.format import keystatement as ks
 from gage.format.errors import GageIOError, RefusedError
-from gage.format.keys import Identity, key_shown, key_text
+from gage.format.keys import Identity, key_shown, key_text, short_fingerprint
 from gage.format.manifest import Party
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -83,9 +83,11 @@ def test_retire_new_switches_the_key_and_keeps_the_old_one_readable(make_home, t
     assert js["retired"] == [
         {
             "key": key_text(old_key),
+            "fingerprint": short_fingerprint(old_key),
             "reason": "superseded",
             "retired_at": rec.retired_at,
             "replacement": ident.key_text,
+            "replacement_fingerprint": short_fingerprint(ident.key),
             "origin": "this home",
             "current": False,
         }

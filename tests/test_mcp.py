@@ -33,6 +33,7 @@ from gage.home.layout import Home  # noqa: E402
 from gage.home.listing import resolve  # noqa: E402
 from gage.inbox import gate, ownkey, send  # noqa: E402
 from gage.mcp import answers  # noqa: E402
+from gage.mcp.seams import lean_row  # noqa: E402
 
 Gage = Callable[..., Run]
 TOOLS = {"list_bundles", "verdict", "read", "list_files", "read_file", "contacts", "reply"}
@@ -144,8 +145,11 @@ async def test_each_tool_answers_what_the_cli_says(alice_bob: tuple[Home, Home],
     carol = Home.init(tmp_path / "carol", "carol")
     stranger = _deliver(carol, alice, tmp_path, "x.txt", "from a stranger")
     async with agent(alice) as c:
-        assert await call(c, "list_bundles") == gage(alice, "list", "--json").out.rstrip("\n")
-        assert await call(c, "list_bundles", state="pending") == gage(alice, "list", "--state", "pending", "--json").out.rstrip("\n")
+        # The rows of `gage list --json`, each sender by its fingerprint without the key text (issue 27).
+        for args, argv in (({}, ("list", "--json")), ({"state": "pending"}, ("list", "--state", "pending", "--json"))):
+            rows = json.loads(gage(alice, *argv).out)
+            assert await call(c, "list_bundles", **args) == answers.as_json([lean_row(r) for r in rows])
+            assert all("key" not in r["sender"] and r["sender"]["fingerprint"] for r in json.loads(await call(c, "list_bundles", **args)))
         assert await call(c, "verdict", id=bid[:10]) == gage(alice, "verdict", bid, "--json").out.rstrip("\n")
         read = await call(c, "read", id=bid)
         assert _untoken(read) == _untoken(gage(alice, "read", bid).out.rstrip("\n"))

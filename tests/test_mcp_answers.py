@@ -127,3 +127,31 @@ def test_the_window_generator_reproduces_the_committed_file() -> None:
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert gen.render() == (VECTORS / "mcp.json").read_text("utf-8")
+
+
+def test_list_bundles_names_senders_by_fingerprint_and_200_hybrid_rows_stay_small(homes, tmp_path: Path) -> None:
+    """Issue 27: an agent's context is not filled with keys. A hybrid key is 3,984 characters; a row
+    carries its fingerprint (and the name the verdict allows), never the key; `verdict` keeps both."""
+    from gage.format.fingerprint import fingerprint
+
+    me, bob = homes
+    assert len(bob.identity.key_text) == 3984
+    src = tmp_path / "n.txt"
+    ids = []
+    for i in range(200):
+        src.write_text(f"note {i}\n")
+        m, dest = send.create(bob, [src], kind="share", subject=f"note {i}")
+        arrive(me, dest)
+        ids.append(m.id)
+    texts = answers.list_bundles(me, limit=200)
+    assert len(texts) == 1
+    size = len(texts[0].encode())
+    assert size < 150 * 1024, size
+    rows = json.loads(texts[0])
+    assert len(rows) == 200
+    for row in rows:
+        assert row["sender"]["fingerprint"] == fingerprint(bob.identity.key) and row["sender"]["name"] == "bob"
+        assert "key" not in row["sender"]
+    assert bob.identity.key.hex()[:32] not in texts[0]
+    full = json.loads(answers.verdict(me, ids[0]))["sender"]
+    assert full["key"] == bob.identity.key_text and full["fingerprint"] == fingerprint(bob.identity.key)

@@ -4,6 +4,7 @@ waits for the port instead of racing `serve &`."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -51,25 +52,45 @@ def _pty(cmd: str, cwd: Path, env: dict[str, str], answer: bytes) -> tuple[int, 
     return code, screen.decode(errors="replace")
 
 
-def test_the_walk_pastes_as_it_is_in_a_fresh_folder(tmp_path: Path) -> None:
+def _verdict(scratch: Path, who: str, bid: str, env: dict[str, str], co: Path) -> str:
+    r = subprocess.run(
+        ["bash", "-c", f". {co}/.venv/bin/activate && GAGE_HOME={who} gage verdict {bid} --json"],
+        cwd=scratch, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return str(json.loads(r.stdout)["verdict"])
+
+
+def test_the_walk_pastes_as_it_is_in_a_fresh_folder_and_ends_verified_both_ways(tmp_path: Path) -> None:
+    """Issue 27: both people pair, each with the other's key, so each side's verdict of what the other
+    signed is `verified`; the README says in one line why a side that has not paired sees "unverified"."""
     from gage.format.words import derive
 
-    first, pairing, rest = _blocks("A five-minute walk")
+    first, alice_pairs, bob_pairs, rest = _blocks("A five-minute walk")
     co = _checkout(tmp_path)
     env = {**os.environ, "TMPDIR": str(tmp_path), "TERM": "dumb"}
     env.pop("GAGE_HOME", None)
     r = subprocess.run(["bash", "-c", first], cwd=co, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     scratch = Path(r.stdout.splitlines()[0])
-    assert scratch.parent == tmp_path and (scratch / "bob.key").is_file()
-    words = " ".join(w for p in derive(open_home(scratch / "bob").identity.key) for w in p)
-    full = f". {co}/.venv/bin/activate && " + pairing.strip()
-    code, screen = _pty(full, scratch, env, words.encode())
-    assert code == 0, screen
+    assert scratch.parent == tmp_path and (scratch / "bob.key").is_file() and (scratch / "alice.key").is_file()
+    for block, other in ((alice_pairs, "bob"), (bob_pairs, "alice")):
+        words = " ".join(w for p in derive(open_home(scratch / other).identity.key) for w in p)
+        code, screen = _pty(f". {co}/.venv/bin/activate && " + block.strip(), scratch, env, words.encode())
+        assert code == 0, screen
+        assert f"Confirmed. {other} is now a contact" in screen
     r = subprocess.run(["bash", "-c", f". {co}/.venv/bin/activate\n" + rest], cwd=scratch, env=env, capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, r.stderr  # the last command (extract) succeeds
+    assert r.returncode == 0, r.stderr  # the last command succeeds
     assert "tampered" in r.stderr  # step 6 says what changed
     assert (scratch / "q3" / "report.txt").read_text() == "the numbers for Q3\n"
+    # Verified on both sides: alice holds bob's report, bob holds alice's answer.
+    reports = {p.name for p in (scratch / "alice" / "inbox" / "accepted").iterdir()}
+    answers = {p.name for p in (scratch / "bob" / "inbox" / "pending").iterdir()}
+    assert len(reports) == 1 and len(answers) == 1
+    assert _verdict(scratch, "alice", reports.pop(), env, co) == "verified"
+    assert _verdict(scratch, "bob", answers.pop(), env, co) == "verified"
+    text = (ROOT / "README.md").read_text()
+    assert "unverified" in text.split("## A five-minute walk", 1)[1].split("\n## ", 1)[0]
 
 
 def test_the_a2a_block_waits_for_the_port(tmp_path: Path) -> None:

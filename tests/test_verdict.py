@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage.format.keys import key_text
+from gage.format.keys import key_text, short_fingerprint
 from gage.home import listing
 from gage.home.layout import Home
 from gage.home.listing import Stored
@@ -281,6 +281,7 @@ def test_verdict_json_through_the_cli(make_home, tmp_path: Path, gage) -> None:
     assert (j["id"], j["state"], j["verdict"], j["kind"], j["subject"]) == (m.id, "pending", "verified", "share", "s")
     assert j["sender"] == {
         "key": key_text(olga.identity.key),
+        "fingerprint": short_fingerprint(olga.identity.key),
         "name": "olga",
         "status": "confirmed",
         "claimed_name": "olga",
@@ -303,7 +304,7 @@ def test_unreadable_manifest_is_invalid_with_no_sender(make_home, tmp_path: Path
     v = verdict_mod.compute(me, t)
     assert v.verdict == "invalid"
     assert [(p.stage, p.path) for p in v.problems] == [("malformed", "manifest.json")]
-    assert v.sender.to_json() == {"key": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False, "is_me": False, "scheme": None}
+    assert v.sender.to_json() == {"key": None, "fingerprint": None, "name": None, "status": "unknown", "claimed_name": None, "signature_ok": False, "is_me": False, "scheme": None}
 
 
 def test_a_bundle_signed_with_my_own_key_is_shown_as_mine_not_as_unknown(make_home, tmp_path) -> None:

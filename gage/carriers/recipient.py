@@ -64,5 +64,6 @@ def delivery_json(bundle_id: str, to: str, key: bytes, confirmed: bool) -> dict[
         "id": bundle_id,
         "to": to,
         "key": key_text(key),
+        "fingerprint": short_fingerprint(key),
         "recipient": "confirmed contact" if confirmed else "unconfirmed claim",
     }

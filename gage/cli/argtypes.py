@@ -15,7 +15,7 @@ def positive(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if n < 1:
-        raise argparse.ArgumentTypeError("the budget must be at least 1")
+        raise argparse.ArgumentTypeError("it must be at least 1")
     return n
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from gage.carriers.a2a import artifact, card
 from gage.cli import cmd_keys
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, GageIOError, RefusedError, UsageError
+from gage.format.keys import short_fingerprint
 from gage.home import listing
 from gage.trust import retirement
 
@@ -151,7 +153,8 @@ def cmd_card(args: Any) -> int:
     ext = card.card_extension(home)
     params = ext["params"]
     out(f"extension: {ext['uri']}")
-    out(f"key:       {params['key']} (a claim to whoever reads the card; they confirm it with the ceremony)")
+    # The key by its fingerprint, as every line names one (issue 27); the card itself (--json) carries it whole.
+    out(f"key:       {short_fingerprint(home.identity.key)} (a claim to whoever reads the card; they confirm it with the ceremony)")
     out(f"name:      {show(params['name'])} (a claim)")
     out(f"takes:     format versions {', '.join(params['versions'])}; kinds {', '.join(params['kinds'])}; "
         f"protocols {', '.join(params['protocols'])}; at most {params['max_bytes']} bytes")
@@ -174,7 +177,18 @@ def cmd_serve(args: Any) -> int:
     err(f"gage: serving {show(str(home.root))} as an A2A agent at {show(srv.url)} (card: {show(card.card_url(srv.url))})")
     err("gage: what arrives lands in pending, unread; nothing is accepted until you say so. Ctrl-C stops.")
     server.show_logs_visibly()
-    srv.run()
+    # uvicorn stops on SIGTERM, then raises it again once shut down: caught here, to say why it stopped.
+    caught: list[int] = []
+    old = signal.signal(signal.SIGTERM, lambda signum, _frame: caught.append(signum))
+    try:
+        srv.run()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if caught:
+        err(
+            "gage: a2a serve stopped: it was sent SIGTERM (a request to end from another process, a service manager"
+            " or the system); what had arrived is in pending"
+        )
     return 0
 
 

@@ -10,10 +10,12 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.cli import cmd_keys, import_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.cli.signer import signer_json, signer_text
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_shown, key_text
+from gage.format.keyjson import key_json
+from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
 from gage.format.words import format_pairs
 from gage.home import listing
@@ -47,7 +49,7 @@ def _whole_key_hint(key: bytes) -> str:
     """The key as a person reads it on one line: a hybrid key's 3984 characters would bury the
     rest of `gage id`, so it is named by its fingerprint and where the whole text is."""
     shown = key_shown(key)
-    return shown if shown == key_text(key) else f"{shown} (the whole key: `gage key export` or `gage id --json`)"
+    return shown if shown == key_text(key) else f"{shown} (the whole key: `gage id --full` or `gage key export`)"
 
 
 def cmd_id(args: Any) -> int:
@@ -55,7 +57,7 @@ def cmd_id(args: Any) -> int:
     ident = home.identity
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
-        shown: dict[str, Any] = {"name": ident.name, "key": ident.key_text, "words": [list(p) for p in words]}
+        shown: dict[str, Any] = {"name": ident.name, **key_json(ident.key), "words": [list(p) for p in words]}
         if ident.protected:
             shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
         if ident.retired:
@@ -69,6 +71,9 @@ def cmd_id(args: Any) -> int:
     else:
         out(f"key:   {_whole_key_hint(ident.key)}{' (secret sealed with a passphrase)' if ident.protected else ''}")
     out(f"words: {format_pairs(words)}")
+    if args.full:
+        out(f"fingerprint: {short_fingerprint(ident.key)}; the whole key, on the next line:")
+        out(ident.key_text)
     for line in cmd_keys.id_lines(home):
         out(line)
     return 0
@@ -92,7 +97,7 @@ def cmd_key_export(args: Any) -> int:
         # The key file's own text too: without -o it is the only place it is written.
         ident = home.identity
         path = json_text(args.output) if args.output else None
-        emit_json({"name": ident.name, "key": ident.key_text, "path": path, "keyfile": data.decode("utf-8")})
+        emit_json({"name": ident.name, **key_json(ident.key), "path": path, "keyfile": data.decode("utf-8")})
     elif not args.output:
         sys.stdout.write(data.decode("utf-8"))
     return 0
@@ -123,8 +128,9 @@ def cmd_bundle(args: Any) -> int:
 def cmd_verify(args: Any) -> int:
     root = _held_or_path(args)
     result = bundle_mod.check(root)
+    home = _home_if_any(args)
     if args.json:
-        emit_json(result.to_json())
+        emit_json(result.to_json() | {"signer": signer_json(home, result.manifest, result.signature_ok)})
     else:
         for w in result.warnings:
             err(f"warning: {show(str(w))}")
@@ -132,7 +138,7 @@ def cmd_verify(args: Any) -> int:
             m = result.manifest
             assert m is not None
             out(f"ok: {m.id}")
-            out(f"  signed by {_key(m)} (the manifest claims the name {show(m.sender.name)!r})")
+            out(f"  signed by {signer_text(home, m, True)}")
             out(f"  {len(m.files)} file(s), {human(m.total_size)}, all present and matching; signature good")
         else:
             for p in result.problems:
@@ -157,46 +163,69 @@ def _held_or_path(args: Any) -> Path:
     raise GageIOError("does not exist", path=str(root))
 
 
-def _key(m: Any) -> str:
-    return key_text(m.sender.key)
+def _home_if_any(args: Any) -> Home | None:
+    """The home, when there is one, to name a signer as the verdict would; `verify` needs none."""
+    where = home_path(args)
+    if not (where / "identity.json").exists():
+        return None
+    try:
+        return open_home(args)
+    except GageError:
+        return None
 
 
 def cmd_import(args: Any) -> int:
+    from gage.cli.import_report import Tally
     from gage.trust import ceremony
 
     home = open_home(args)
     worst = 0
     arrived: list[str] = []
     rows: list[dict[str, Any]] = []  # for --json (gage/cli/import_json.py)
+    # Many PATHs: refusals are summed by cause at the end, each one told only with -v (issue 27).
+    bulk, verbose = len(args.paths) > 1, bool(getattr(args, "verbose", False))
+    tally = Tally()
     for p in args.paths:
         # Each path stands alone: one bad folder is reported and the rest still come in.
         try:
             res = store.import_bundle(home, Path(p))
             ceremony.remember_signer(home, res)  # the key layer records the candidate, not the store
         except GageError as exc:
-            err(f"gage: {exc.stage}: {show(str(exc))}")
+            if not bulk:
+                err(f"gage: {exc.stage}: {show(str(exc))}")
+            elif verbose:  # which PATH, when the error does not say
+                err(f"gage: {exc.stage}: {show(str(exc) if exc.path else f'{p}: {exc}')}")
             worst = worst or int(exc.exit_code)
             rows.append(import_json.failed(p, exc))
+            tally.refuse(p, exc)
             continue
-        rows.append(import_json.result(p, res, _held_check(home, res) if args.json else None))
+        rows.append(import_json.result(home, p, res, _held_check(home, res) if args.json else None))
         if not res.new:
-            err(f"{res.id[:12]}: already there ({res.state})")
+            tally.already += 1
+            if not bulk or verbose:
+                err(f"{res.id[:12]}: already there ({res.state})")
         else:
+            tally.imported += 1
             for name in res.left_behind:
                 err(f"{res.id[:12]}: left behind {show(name)}: not part of the bundle")
             if res.check is not None and not res.check.ok:
                 first = res.check.first_error()
                 err(f"{res.id[:12]}: imported to pending, but it does NOT verify: {show(str(first))}")
-            else:
+            elif not bulk or verbose:
                 err(f"{res.id[:12]}: imported to pending (unread; nothing is accepted until you say so)")
             arrived.append(res.id)
         if not args.json:
             out(res.id)
     # A key statement that arrived is applied now (or refused, and why): spec/keys.md.
     if args.json:
-        emit_json(import_json.document(rows, import_json.statements(home, arrived)))
+        doc = import_json.document(rows, import_json.statements(home, arrived))
+        emit_json(doc | ({"summary": tally.to_json()} if bulk else {}))
     else:
         cmd_keys.report_arrivals(home, arrived)
+    if bulk:
+        for line in tally.cause_lines():
+            err(show(line))
+        err(tally.last_line())
     return worst
 
 
@@ -220,11 +249,16 @@ def cmd_list(args: Any) -> int:
     the rows the interface shows. The sender is the verdict's (`Sender.to_json()`, the shape
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
+    from gage.cli.list_filter import filtered
+
     home = open_home(args)
     rows = inbox_rows(home, (args.state,) if args.state else ALL_STATES)
+    rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
     if args.json:
         emit_json([r.to_json() for r in rows])
         return 0
+    if left_out:
+        err(f"{left_out} more not listed (--limit {args.limit})")
     if not rows:
         out("no bundles")
         return 0

@@ -169,7 +169,10 @@ def cmd_watch(args: Any) -> int:
         stop_event=stop,
     )
 
-    def on_signal(_signum: int, _frame: object) -> None:
+    caught: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        caught.append(signum)
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -186,4 +189,5 @@ def cmd_watch(args: Any) -> int:
             box.join(timeout=30)
         for s, h in old.items():
             signal.signal(s, h)
-    return 0
+    # Ctrl-C is 130, as for every command (spec/cli.md); SIGTERM, a service manager's stop, is 0.
+    return 130 if signal.SIGINT in caught else 0

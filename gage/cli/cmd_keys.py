@@ -13,6 +13,7 @@ from typing import Any
 from gage.bundle import atomic
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import Exit, MalformedError, UsageError
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
 from gage.format.words import format_pairs
@@ -33,14 +34,15 @@ def _report_retired(done: ownkey.Retired, args: Any, what: str) -> None:
     if args.json:
         emit_json(
             {
-                "statement": st.to_json(),
+                "statement": with_fingerprints(st.to_json()),
                 "complete": st.replacement is None or done.signed.signed_by_replacement(),
                 "key": done.identity.key_text,
+                "fingerprint": short_fingerprint(done.identity.key),
                 "bundle": done.bundle.id if done.bundle else None,
             }
         )
         return
-    err(f"{what} {key_text(st.key)} ({st.reason}, as of {st.retired_at}); statement {st.id[:12]}")
+    err(f"{what} {short_fingerprint(st.key)} ({st.reason}, as of {st.retired_at}); statement {st.id[:12]}")
     if done.bundle is not None and done.path is not None:
         err(f"the statement travels in bundle {done.bundle.id[:12]} (in the outbox at {done.path}); send it like any bundle:")
         err("each contact who confirmed the old key applies it when they import it (`gage key apply ID` otherwise)")
@@ -70,11 +72,11 @@ def cmd_retire(args: Any) -> int:
     if not args.json:
         if args.new:
             words = WordCache(home.cache / "words.json").words_for(done.identity.key)
-            err(f"new key: {done.identity.key_text}")
+            err(f"new key: {short_fingerprint(done.identity.key)} (the whole key: `gage key export` or `gage id --full`)")
             err(f"new words: {format_pairs(words)}")
             err("from now on this home signs with the new key; contacts must pair with it (the ceremony, your new words)")
         elif replacement is not None:
-            err(f"statement written to {args.statement}: take it to the home that holds {key_text(replacement.key)}")
+            err(f"statement written to {args.statement}: take it to the home that holds the key {short_fingerprint(replacement.key)}")
             err(f"and run `gage key countersign {args.statement} -o DIR` there; that home sends it. This home signs nothing more.")
         else:
             err("this home's key signs nothing more; make a new home (`gage init`) to send again")
@@ -174,9 +176,11 @@ def id_json(home: Home) -> list[dict[str, Any]]:
     return [
         {
             "key": key_text(r.key),
+            "fingerprint": short_fingerprint(r.key),
             "reason": r.reason,
             "retired_at": r.retired_at,
             "replacement": key_text(r.replacement) if r.replacement else None,
+            "replacement_fingerprint": short_fingerprint(r.replacement) if r.replacement else None,
             "origin": r.origin,
             "current": r.key == cur,
         }

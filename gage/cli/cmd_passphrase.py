@@ -11,6 +11,7 @@ from typing import Any
 
 from gage.cli import passphrase
 from gage.cli.output import emit_json, err, open_home
+from gage.format.keys import short_fingerprint
 from gage.home import unlock
 
 
@@ -22,7 +23,7 @@ def cmd_protect(args: Any) -> int:
     new = passphrase.new(args)
     now = unlock.protect(home, new)
     if args.json:
-        emit_json({"key": now.key_text, "protected": True})
+        emit_json({"key": now.key_text, "fingerprint": short_fingerprint(now.key), "protected": True})
     err(
         "changed the passphrase of this home's key"
         if was
@@ -35,6 +36,6 @@ def cmd_unprotect(args: Any) -> int:
     home = open_home(args)
     now = unlock.unprotect(home)
     if args.json:
-        emit_json({"key": now.key_text, "protected": False})
+        emit_json({"key": now.key_text, "fingerprint": short_fingerprint(now.key), "protected": False})
     err("this home's secret key is no longer sealed: identity.json holds it in the clear (mode 0600)")
     return 0

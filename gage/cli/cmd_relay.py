@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
+from gage.cli.sizes import rounded
 from gage.format import relayurl
 from gage.format.errors import Exit, UsageError
-from gage.format.keys import key_text, short_fingerprint
+from gage.format.keyjson import with_fingerprints
+from gage.format.keys import short_fingerprint
 from gage.home import listing, sealing
 from gage.home.layout import Home
 
@@ -98,6 +100,9 @@ def cmd_relay_config(args: Any) -> int:
     return 0
 
 
+INTERRUPTED = 130  # Ctrl-C, as every command exits on it (spec/cli.md)
+
+
 def cmd_relay_dev(args: Any) -> int:
     server = _relay("server")
     # Kept, so a restart has every mailbox and directory entry (issue 30): under the gage home by default.
@@ -106,6 +111,7 @@ def cmd_relay_dev(args: Any) -> int:
     srv = server.Server(store=store_dir, port=args.port, name="gage-dev")
     srv.start()
     stop = threading.Event()
+    why = ["SIGTERM"]  # what stopped it: SIGTERM, unless Ctrl-C (exit 130, as the exit-code table says)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.json:
         import json
@@ -120,11 +126,11 @@ def cmd_relay_dev(args: Any) -> int:
                 err(f"gage relay dev: nats-server exited with status {srv.proc.returncode}")
                 return int(Exit.RELAY)
     except KeyboardInterrupt:
-        pass
+        why[0] = "Ctrl-C"
     finally:
         srv.stop()
-    err("gage relay dev: stopped")
-    return 0
+    err(f"gage relay dev: stopped ({why[0]})")
+    return INTERRUPTED if why[0] == "Ctrl-C" else 0
 
 
 def _sealing_key(home: Home) -> sealing.SealingKey:
@@ -157,22 +163,25 @@ def cmd_mailbox_create(args: Any) -> int:
 
 def _made(args: Any, box: Any, home: Home | None, key: sealing.SealingKey | None) -> int:
     if args.json:
-        mine = {} if home is None or key is None else {"sealing_key": key.recipient, "signing_key": home.identity.key_text}
+        mine = {} if home is None or key is None else {"sealing_key": key.recipient, **_signing(home)}
         emit_json({**box.to_json(), "relay": relayurl.public(box.url), **mine})
         return 0
     out(box.address)
     for k in box.kept:
         err(f"note: {show(k)}")
-    limits = f"at most {box.max_msgs} envelopes, {box.max_bytes} bytes"
+    where = f"mailbox {box.address} on {show(relayurl.public(box.url))}: at most {box.max_msgs:,} envelopes, {rounded(box.max_bytes)}"
     if home is None or key is None:
-        err(f"mailbox {box.address} on {show(relayurl.public(box.url))} ({limits}); nothing recorded in this home.")
+        err(f"{where}; nothing recorded in this home.")
         return 0
-    err(
-        f"mailbox {box.address} on {show(relayurl.public(box.url))} ({limits}); "
-        f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}. "
-        "Recorded in settings.toml (the relay, and your credential's file paths). Your key file (`gage key export`) now carries it."
-    )
+    err(where)
+    err(f"sealing key {key.recipient}, bound by your key {short_fingerprint(home.identity.key)}")
+    err("Recorded in settings.toml (the relay, and your credential's file paths). Your key file (`gage key export`) now carries it.")
     return 0
+
+
+def _signing(home: Any) -> dict[str, str]:
+    """This home's signing key in JSON, its fingerprint beside it (issue 27)."""
+    return {"signing_key": home.identity.key_text, "signing_key_fingerprint": short_fingerprint(home.identity.key)}
 
 
 def cmd_mailbox_show(args: Any) -> int:
@@ -183,12 +192,14 @@ def cmd_mailbox_show(args: Any) -> int:
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     url = _relay("config").relay_url(home)
-    info = {"address": sealing.mailbox_address(key.recipient), "relay": relayurl.public(url) if url else None, "sealing_key": key.recipient, "signing_key": home.identity.key_text}
+    info = {"address": sealing.mailbox_address(key.recipient), "relay": relayurl.public(url) if url else None, "sealing_key": key.recipient, **_signing(home)}
     if args.json:
         emit_json(info)
         return 0
-    for k, v in info.items():
-        out(f"{k + ':':<13}{show(v or '(none)')}")
+    # The signing key by its fingerprint, as every screen names a key (issue 27); the whole key is in --json.
+    shown = {k: v for k, v in info.items() if k != "signing_key"}
+    for k, v in shown.items():
+        out(f"{k.replace('_fingerprint', '') + ':':<13}{show(v or '(none)')}")
     return 0
 
 
@@ -276,10 +287,10 @@ def cmd_directory_lookup(args: Any) -> int:
     url = _url(home, args)
     rec = directory.lookup(home, args.handle, url, creds=_creds(home, args))
     if args.json:
-        emit_json(rec.to_json())
+        emit_json(with_fingerprints(rec.to_json()))
         return 0
     out(f"{show(rec.handle)}: UNCONFIRMED (what the directory on {show(relayurl.public(url))} says; a claim, not a fact)")
-    out(f"  signing key  {key_text(rec.signing_key)}  ({short_fingerprint(rec.signing_key)}, not confirmed)")
+    out(f"  signing key  {short_fingerprint(rec.signing_key)}  (not confirmed; the whole key: --json)")
     out(f"  sealing key  {rec.binding.sealing_key}  (bound by that signing key)")
     out(f"  mailbox      {rec.mailbox} on {show(rec.relay or relayurl.public(url))}")
     out(f"  published    {rec.published_at} (the publisher's claim)")

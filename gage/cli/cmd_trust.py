@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 from pathlib import Path
@@ -17,14 +18,14 @@ from gage.format.errors import (
     RefusedError,
     UsageError,
 )
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import (
-    key_shown,
     key_text,
     parse_key,
     short_fingerprint,
 )
 from gage.format.sanitize import json_text
-from gage.format.words import format_pairs
+from gage.format.words import format_pairs, pair_text
 from gage.home import authority as authority_mod
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -46,6 +47,12 @@ def _their_key(home: Any, source: str) -> tuple[bytes, str, str, Route]:
     if source.startswith(("ed25519:", "ed25519+mldsa65:")):
         return parse_key(source), "", "typed key", None
     path = Path(source)
+    if not path.exists() and "-" in source and all(c in "0123456789abcdefABCDEF-" for c in source):
+        # A candidate's fingerprint, as `gage contacts` and the messages that suggest pairing show it (issue 27).
+        contacts = Contacts.load(home.contacts_path)
+        key = candidate_key(contacts, source)
+        cand = contacts.candidates[key]
+        return key, cand.claimed_name, cand.source, None
     if path.exists():
         kf = load_key_file(path)
         route = _route(kf.key, kf.sealing, f"key file {path.name}") if kf.sealing is not None else None
@@ -102,6 +109,14 @@ def cmd_pair(args: Any) -> int:
         key, claimed, source, route = _their_key(home, args.source)
     if key == home.identity.key:
         raise RefusedError("that is your own key")
+    known = Contacts.load(home.contacts_path).by_key(key)
+    if known is not None and known.retired is None and known.name == args.name:
+        # Said before any word is read: nothing would change (issue 27).
+        out(
+            f"That key is already a confirmed contact here, as {show(known.name)} ({short_fingerprint(key)}),"
+            f" since {show(known.confirmed_at)} ({show(known.method)}). Nothing to pair."
+        )
+        return 0
     down = ceremony.downgrade(home, key)
     if down is not None:
         raise RefusedError(ceremony.mismatch_message(down))
@@ -125,7 +140,7 @@ def cmd_pair(args: Any) -> int:
         return _kept(home, pairing.mutual(home, args.name, key, mine), route)
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
-        out(f"     {i}. {a} {b}")
+        out(f"     {i}. {pair_text(a, b)}")
     out("")
     out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
     out("   at a time). A pair that does not match is asked again; type `give up` to stop.")
@@ -159,7 +174,7 @@ def cmd_contacts(args: Any) -> int:
         if args.json:
             emit_json({"removed": c.to_json()})
             return 0
-        out(f"removed {show(c.name)} ({key_text(c.key)}); its bundles are now from an unknown key")
+        out(f"removed {show(c.name)} ({short_fingerprint(c.key)}); its bundles are now from an unknown key")
         return 0
     if args.action == "forget":
         if not args.name:
@@ -167,9 +182,9 @@ def cmd_contacts(args: Any) -> int:
         key = candidate_key(Contacts.load(home.contacts_path), args.name)
         ceremony.forget_candidate(home, key)
         if args.json:
-            emit_json({"forgot": key_text(key)})
+            emit_json({"forgot": key_text(key), "forgot_fingerprint": short_fingerprint(key)})
             return 0
-        out(f"forgot the candidate {key_text(key)}; bundles it signed stay unverified")
+        out(f"forgot the candidate {short_fingerprint(key)}; bundles it signed stay unverified")
         return 0
     contacts = Contacts.load(home.contacts_path)
     cache = WordCache(home.cache / "words.json")
@@ -208,7 +223,7 @@ def cmd_contacts(args: Any) -> int:
             who = show(cand.replaces_contact or "?")
             out(
                 f"{'':<10} {'':<20} named as {who}'s new key by the retired key {short_fingerprint(cand.replaces)};"
-                f" not trusted until the ceremony: gage pair {key_text(cand.key)} --name {who}"
+                f" not trusted until the ceremony: gage pair {short_fingerprint(cand.key)} --name {who}"
             )
         if cand.key in wheres:
             out(f"{'':<10} {'':<20} {show(wheres[cand.key].summary())}")
@@ -242,9 +257,12 @@ def cmd_journal_show(args: Any) -> int:
     home = open_home(args)
     # Streamed: a long journal is never held whole. A transport a gage before issue 26 journaled may
     # name a relay with its password: shown without it (the line on disk is as it was written).
-    entries = (_clean(e) for e in home.journal.iter_entries())
+    entries: Any = (_clean(e) for e in home.journal.iter_entries())
+    if args.n is not None:
+        entries = collections.deque(entries, maxlen=args.n)  # the last N, as `git log -n` shows the newest
     if args.json:
-        _emit_json_stream(entries)
+        # Each entry as written, with a fingerprint beside every key it names (issue 27).
+        _emit_json_stream(with_fingerprints(e) for e in entries)
         return 0
     for e in entries:
         rest = {k: v for k, v in e.items() if k not in ("seq", "time", "event", "prev")}
@@ -263,15 +281,17 @@ def _clean(e: dict[str, Any]) -> dict[str, Any]:
 
 def _journal_value(v: Any) -> str:
     """A journal value for a person: strings bare, anything else as JSON writes it (null, true,
-    a list), never Python's None/True; a hybrid key by its fingerprint, as `gage id` names it
-    (3968 hex digits would fill the screen; `journal show --json` has every byte)."""
+    a list), never Python's None/True; a key by its fingerprint, as every screen names it
+    (a hybrid key's 3968 hex digits would fill the screen; `journal show --json` has every byte)."""
+    if isinstance(v, list) and v and all(isinstance(x, str) and x.startswith(("ed25519:", "ed25519+mldsa65:")) for x in v):
+        return ",".join(_journal_value(x) for x in v)  # `to=`: the recipients' keys, each by its fingerprint
     if not isinstance(v, str):
         return json.dumps(v, ensure_ascii=True)
-    if v.startswith("ed25519+mldsa65:"):
+    if v.startswith(("ed25519:", "ed25519+mldsa65:")):
         try:
-            return key_shown(parse_key(v))
+            return f"key {short_fingerprint(parse_key(v))}"
         except GageError:
-            return v
+            return v[:80] + "..."
     return v
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from gage.cli.output import emit_json, open_home, out, show
 from gage.format.errors import GageIOError, RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import key_text, matches_ref, ref_digits
+from gage.format.keys import key_text, matches_ref, ref_digits, short_fingerprint
 from gage.home import whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -85,7 +85,7 @@ def cmd_contacts_where(args: Any) -> int:
     if w is not None and not any(getattr(w, n) is not None for n in whereabouts.FIELDS):
         w = None
     if args.json:
-        emit_json({"contact": label, "key": key_text(key), "where": w.to_json() if w is not None else None})
+        emit_json({"contact": label, "key": key_text(key), "fingerprint": short_fingerprint(key), "where": w.to_json() if w is not None else None})
         return 0
     out(f"{show(label)}: {show(w.summary()) if w is not None else 'where: nowhere known'}")
     if changing:

@@ -62,6 +62,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run_as(p, "cmd_core", "cmd_init")
 
     p = sub.add_parser("id", help="show my name, key and word-pairs")
+    p.add_argument("--full", action="store_true", help="also print my whole key text (a hybrid key is 3984 characters)")
     json_option(p)
     run_as(p, "cmd_core", "cmd_id")
 
@@ -91,11 +92,18 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("import", help="copy bundle directories into inbox/pending")
     p.add_argument("paths", nargs="+", metavar="PATH", help="bundle folders (each lands in pending; nothing is accepted)")
+    p.add_argument("-v", "--verbose", action="store_true", help="with several PATHs: a line for each one, refused or imported")
     json_option(p, "one result per PATH, as data, instead of the ids")
     run_as(p, "cmd_core", "cmd_import")
 
     p = sub.add_parser("list", help="list bundles in the home")
     p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
+    p.add_argument("--kind", choices=KINDS, help="only bundles of this kind")
+    p.add_argument(
+        "--from", dest="sender", metavar="NAME",
+        help="only bundles a confirmed contact signed (by name; `me` for mine), or a key (its fingerprint, 8+ hex digits)",
+    )
+    p.add_argument("--limit", type=positive, metavar="N", help="only the first N (after the filters), as `git log -n`")
     json_option(p)
     run_as(p, "cmd_core", "cmd_list")
 
@@ -174,12 +182,12 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     k = ksub.add_parser("protect", help="seal my secret key with a passphrase, or change the passphrase")
     add_passphrase_options(k, new=True)
-    json_option(k, 'print {"key", "protected": true}')
+    json_option(k, 'print {"key", "fingerprint", "protected": true}')
     run_as(k, "cmd_passphrase", "cmd_protect")
 
     k = ksub.add_parser("unprotect", help="keep my secret key unsealed again (asks for the passphrase)")
     add_passphrase_options(k)
-    json_option(k, 'print {"key", "protected": false}')
+    json_option(k, 'print {"key", "fingerprint", "protected": false}')
     run_as(k, "cmd_passphrase", "cmd_unprotect")
 
 
@@ -189,7 +197,7 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
     p.add_argument(
-        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., or the id of a bundle they signed)"
+        "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., the id of a bundle they signed, or a candidate's fingerprint)"
     )
     p.add_argument("--card", metavar="FILE|URL", help="start from the key an A2A agent card claims (a file, or the agent's URL)")
     p.add_argument("--refresh", action="store_true", help="with --card URL: fetch the card again instead of using the cached copy")
@@ -225,6 +233,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_verify")
     j = jsub.add_parser("show", help="print the journal entries")
+    j.add_argument("-n", type=positive, metavar="N", help="only the last N entries (the newest)")
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_show")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gage.bundle import Problem
 from gage.cli.cmd_keys import report_outcomes
+from gage.cli.signer import signer_json
 from gage.format.errors import GageError
 from gage.format.sanitize import json_text
 from gage.home.layout import Home
@@ -19,7 +20,7 @@ from gage.inbox.store import ImportResult
 from gage.trust import retirement
 
 
-def result(path: str, res: ImportResult, held: Any = None) -> dict[str, Any]:
+def result(home: Home, path: str, res: ImportResult, held: Any = None) -> dict[str, Any]:
     """`held`: for a bundle already there, the check of the copy this home holds."""
     check = res.check if res.check is not None else held
     first = check.first_error() if check is not None else None
@@ -32,6 +33,8 @@ def result(path: str, res: ImportResult, held: Any = None) -> dict[str, Any]:
         "problem": Problem.of(first).to_json() if first is not None else None,
         "left_behind": [json_text(n) for n in res.left_behind],
         "error": None,
+        # Who signed it, as `gage verify --json` names them (issue 27): fingerprint beside key.
+        "signer": signer_json(home, check.manifest, check.signature_ok) if check is not None else None,
     }
 
 
@@ -45,6 +48,7 @@ def failed(path: str, exc: GageError) -> dict[str, Any]:
         "problem": None,
         "left_behind": [],
         "error": Problem.of(exc).to_json(),
+        "signer": None,
     }
 
 

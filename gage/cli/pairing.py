@@ -15,8 +15,8 @@ from collections.abc import Callable
 from gage.cli.output import err, out, show
 from gage.format import hearing
 from gage.format.errors import Exit, RefusedError
-from gage.format.keys import key_text
-from gage.format.words import PAIRS, WordPairs, derive
+from gage.format.keys import short_fingerprint
+from gage.format.words import PAIRS, WordPairs, derive, pair_text
 from gage.home.layout import Home
 from gage.trust import ceremony
 
@@ -112,7 +112,7 @@ def mutual(home: Home, name: str, key: bytes, mine: WordPairs, *, agree: Agree |
     tried: set[int] = set()
     try:
         for i, (a, b) in enumerate(mine):
-            out(f" {i + 1}. Read YOUR pair {i + 1}:  {a} {b}")
+            out(f" {i + 1}. Read YOUR pair {i + 1}:  {pair_text(a, b)}")
             got[i] = _settle(expected, i, tried)
     except GaveUp as why:
         if agree is not None:
@@ -128,7 +128,7 @@ def mutual(home: Home, name: str, key: bytes, mine: WordPairs, *, agree: Agree |
     if code == 0:
         c1, c2 = hearing.closing_pair(home.identity.key, key)
         out("")
-        out(f"Last, read each other the closing pair: {c1} {c2}")
+        out(f"Last, read each other the closing pair: {pair_text(c1, c2)}")
         out("It is the same on both screens only if each of you now holds the other's key. If theirs differs, or they")
         out(f"did not finish, their side is not confirmed: run it again together (and `gage contacts remove {show(name)}` here).")
     return code
@@ -143,5 +143,5 @@ def _finish(home: Home, name: str, key: bytes, got: list[list[str] | None], meth
         return int(Exit.REFUSED)
     if not outcome.confirmed:  # cannot happen after four exact pairs; the compare is confirm's
         return _not_confirmed([None] * PAIRS, set(range(PAIRS)), outcome.message)
-    out(f"Confirmed. {show(name)} is now a contact ({key_text(key)}).")
+    out(f"Confirmed. {show(name)} is now a contact ({short_fingerprint(key)}).")
     return 0

@@ -21,6 +21,12 @@ from gage.format.errors import GageIOError, PassphraseError, UsageError
 # gage.format.keyseal.MAX_PASSPHRASE, copied: the parser imports this module, and keyseal loads
 # libsodium's password hashing (tests/test_cli_passphrase.py checks the two agree).
 MAX_PASSPHRASE = 1024
+# A new passphrase shorter than this gets a warning and a second, deliberate prompt (issue 27).
+SHORT = 8
+
+
+def err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def add_options(p: argparse.ArgumentParser, *, new: bool = False) -> None:
@@ -53,16 +59,76 @@ def _first_line(data: bytes, where: str) -> bytes:
 
 
 def from_file(path: str) -> bytes:
+    """The first line of a file, or of a pipe (a FIFO an agent writes into).
+
+    A regular file others may read (or write) is refused, as ssh refuses such a key file: the
+    passphrase would be theirs too. A pipe is read as it is written, for at most PIPE_WAIT
+    seconds: a writer that holds it open and writes nothing is an error, not a hang."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
+        try:
+            st = os.fstat(fd)
+            mode = st.st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
                 raise UsageError("a passphrase file must be a file or a pipe", path=path)
-            data = f.read(MAX_PASSPHRASE + 3)
+            if stat.S_ISREG(mode) and mode & 0o077:
+                raise PassphraseError(
+                    f"{path}: permissions {stat.S_IMODE(mode):04o} are too open: others on this machine can read the"
+                    f" passphrase. gage will not use it; make it yours alone: chmod 600 {path}"
+                )
+            data = _read_pipe(fd, path) if stat.S_ISFIFO(mode) else _read_some(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise GageIOError(f"cannot read the passphrase file: {exc.strerror}", path=path) from exc
     return _first_line(data, path)
+
+
+# How long a pipe may stay silent before gage gives up on it (seconds).
+PIPE_WAIT = 30.0
+
+
+def _read_some(fd: int) -> bytes:
+    """A file's (or a terminal device's) first bytes, enough for the longest passphrase."""
+    os.set_blocking(fd, True)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_PASSPHRASE + 2:
+        chunk = os.read(fd, MAX_PASSPHRASE + 3 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_pipe(fd: int, path: str) -> bytes:
+    """A pipe's bytes up to its first newline or its end, waiting at most PIPE_WAIT for them."""
+    import select
+    import time
+
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + PIPE_WAIT
+    while size <= MAX_PASSPHRASE + 2:
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
+        if not ready:
+            raise PassphraseError(
+                f"{path}: no passphrase came through this pipe in {PIPE_WAIT:g} s (its writer holds it open without"
+                " writing a line); nothing was signed"
+            )
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if b"\n" in chunk:
+            break
+    return b"".join(chunks)
 
 
 def from_fd(n: int) -> bytes:
@@ -91,11 +157,25 @@ def from_terminal(prompt: str, *, twice: bool = False) -> bytes:
             "this needs a passphrase and there is no terminal to ask on: give --passphrase-file FILE or --passphrase-fd N"
         )
     try:
-        first = getpass.getpass(prompt).encode("utf-8")
-        if twice:
-            again = getpass.getpass("the same passphrase again: ").encode("utf-8")
+        while True:
+            first = getpass.getpass(prompt).encode("utf-8")
+            if not twice:
+                break
+            again_prompt = "the same passphrase again: "
+            if first and len(first.decode("utf-8")) < SHORT:
+                # A new passphrase this short is guessed quickly by anyone who copies the sealed file
+                # (Argon2id slows each guess, it cannot make few guesses many): say so, and let them choose.
+                err(
+                    f"gage: warning: that passphrase is {len(first.decode('utf-8'))} characters; one of {SHORT} or more"
+                    " (a few words) is far harder to guess from a copied identity file"
+                )
+                again_prompt = "type it again to use it anyway, or press Enter to choose a longer one: "
+            again = getpass.getpass(again_prompt).encode("utf-8")
+            if not again and again_prompt != "the same passphrase again: ":
+                continue  # Enter: choose another
             if again != first:
                 raise PassphraseError("the two passphrases differ; nothing was changed")
+            break
     except EOFError:
         raise PassphraseError("no passphrase was typed") from None
     if not first:
@@ -131,10 +211,14 @@ def new(args: Any, *, names: tuple[str, str] = ("new_passphrase_file", "new_pass
     if file is not None and fd is not None:
         raise UsageError("give one source for the new passphrase, not two")
     if file is not None:
-        return from_file(file)
-    if fd is not None:
-        return from_fd(fd)
-    return from_terminal("new passphrase: ", twice=True)
+        given = from_file(file)
+    elif fd is not None:
+        given = from_fd(fd)
+    else:
+        return from_terminal("new passphrase: ", twice=True)
+    if len(given.decode("utf-8", "replace")) < SHORT:  # no one to ask again: a warning only
+        err(f"gage: warning: the new passphrase is shorter than {SHORT} characters; a longer one is far harder to guess")
+    return given
 
 
 def asker(args: Any) -> Callable[[str], bytes]:

@@ -16,3 +16,8 @@ def human(n: int) -> str:
         if value < 1024 or unit == "TiB":
             return f"{value:.1f} {unit} ({n:,} bytes)"
     return f"{n:,} bytes"
+
+
+def rounded(n: int) -> str:
+    """`1.0 GiB`: the rounded size alone, for a limit (where the exact count adds nothing)."""
+    return human(n).split(" (", 1)[0]

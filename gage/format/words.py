@@ -48,8 +48,15 @@ def derive(key: bytes) -> WordPairs:
     return words_from_bytes(stretch(key)[: 2 * PAIRS])
 
 
+def pair_text(a: str, b: str) -> str:
+    """One word-pair as every screen writes it (spec/words.md, "How pairs are written"): `mural-holiness`.
+    One way everywhere, so a person reading from one screen to another never wonders whether a space matters."""
+    return f"{a}-{b}"
+
+
 def format_pairs(words: WordPairs) -> str:
-    return "  ".join(f"{a}-{b}" for a, b in words)
+    """The four pairs on one line, two spaces between pairs: `mural-holiness  ragtime-insincere  ...`."""
+    return "  ".join(pair_text(a, b) for a, b in words)
 
 
 _SPLIT = re.compile(r"[\s,\-]+")

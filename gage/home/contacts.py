@@ -22,7 +22,7 @@ import tomli_w
 
 from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
-from gage.format.keys import check_local_name, key_text, parse_key
+from gage.format.keys import check_local_name, key_text, parse_key, short_fingerprint
 from gage.format.manifest import now_text
 from gage.format.vocab import REASONS, KeyStatus, Reason
 from gage.home import homefile
@@ -75,6 +75,7 @@ class Retirement:
             "reason": self.reason,
             "retired_at": self.retired_at,
             "replacement": key_text(self.replacement) if self.replacement else None,
+            "replacement_fingerprint": short_fingerprint(self.replacement) if self.replacement else None,
             "statement": self.statement,
             "applied_at": self.applied_at,
         }
@@ -111,6 +112,7 @@ class PreviousKey:
     def to_json(self) -> dict[str, Any]:
         return {
             "key": key_text(self.key),
+            "fingerprint": short_fingerprint(self.key),
             "status": "retired",
             "confirmed_at": self.confirmed_at,
             "method": self.method,
@@ -137,6 +139,7 @@ class Contact:
         out: dict[str, Any] = {
             "name": self.name,
             "key": key_text(self.key),
+            "fingerprint": short_fingerprint(self.key),
             "status": self.status,
             "confirmed_at": self.confirmed_at,
             "method": self.method,
@@ -165,6 +168,7 @@ class Candidate:
             "name": None,
             "claimed_name": self.claimed_name,
             "key": key_text(self.key),
+            "fingerprint": short_fingerprint(self.key),
             "status": "candidate",
             "source": self.source,
             "seen_at": self.seen_at,
@@ -172,7 +176,7 @@ class Candidate:
             "method": None,
         } | (
             # Only for a replacement a contact's retired key named (spec/keys.md section 4).
-            {"replaces": key_text(self.replaces), "replaces_contact": self.replaces_contact} if self.replaces else {}
+            {"replaces": key_text(self.replaces), "replaces_fingerprint": short_fingerprint(self.replaces), "replaces_contact": self.replaces_contact} if self.replaces else {}
         )
 
 

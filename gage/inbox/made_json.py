@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gage.format.keyjson import key_json, with_fingerprints
 from gage.format.manifest import Manifest
 from gage.format.sanitize import json_text
 from gage.home.contacts import Contacts
@@ -50,7 +51,7 @@ def made(home: Home, m: Manifest, dest: Path, copied_to: Path | None) -> dict[st
         "subject": m.subject,
         "parent": m.parent,
         "thread": m.thread,
-        "to": [p.to_json() for p in m.to],
+        "to": [with_fingerprints(p.to_json()) for p in m.to],
         "files": [f.to_json() for f in m.files],
         "total_size": m.total_size,
         "sender": my_sender(home, m),
@@ -64,7 +65,7 @@ def identity(home: Home) -> dict[str, Any]:
     out: dict[str, Any] = {
         "home": json_text(str(home.root)),
         "name": ident.name,
-        "key": ident.key_text,
+        **key_json(ident.key),
         "words": [list(p) for p in words],
     }
     if ident.protected:

@@ -29,6 +29,7 @@ from .seams import (
     bundle_rows,
     contact_rows,
     frame_lines,
+    lean_row,
     looks_binary,
     new_token,
     open_payload_file,
@@ -68,7 +69,7 @@ def list_bundles(home: Home, state: Place | None = None, limit: int | None = Non
     if not 1 <= limit <= MAX_ROWS:
         raise UsageError(f"limit must be from 1 to {MAX_ROWS}")
     rows = bundle_rows(home, (state,) if state else ALL_STATES)
-    out = [as_json(rows[:limit])]
+    out = [as_json([lean_row(r) for r in rows[:limit]])]
     if len(rows) > limit:
         out.append(f"gage: {len(rows) - limit} more bundle(s) not listed (limit {limit}); ask with a state or a larger limit")
     return out

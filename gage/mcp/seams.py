@@ -96,6 +96,20 @@ def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
     return [r.to_json() for r in inbox_rows(home, states)]
 
 
+def lean_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A `list_bundles` row: `gage list --json`'s, the sender named by its fingerprint without its key text
+    (and a retirement's replacement by its fingerprint only). A hybrid key is 3,984 characters: 200 rows
+    would put 800 KB of keys in an agent's context (issue 27). `verdict` still gives the whole key."""
+    sender = row.get("sender")
+    if not isinstance(sender, dict):
+        return row
+    lean = {k: v for k, v in sender.items() if k != "key"}
+    retired = lean.get("retired")
+    if isinstance(retired, dict):
+        lean["retired"] = {k: v for k, v in retired.items() if k != "replacement"}
+    return {**row, "sender": lean}
+
+
 def verdict_of(home: Home, ref: str) -> Verdict:
     """The verdict `gage verdict` and `gage read` compute for an id or unique prefix, now."""
     return verdict_mod.compute(home, resolve(home, ref))

@@ -31,6 +31,7 @@ def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | Non
             "reason": r.reason,
             "retired_at": r.retired_at,
             "replacement": key_text(r.replacement) if r.replacement else None,
+            "replacement_fingerprint": short_fingerprint(r.replacement) if r.replacement else None,
             "statement": r.statement,
         }
     mine = home.identity.retirement_of(key)
@@ -45,6 +46,7 @@ def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | Non
         "reason": mine.reason,
         "retired_at": mine.retired_at,
         "replacement": key_text(mine.replacement) if mine.replacement else None,
+        "replacement_fingerprint": short_fingerprint(mine.replacement) if mine.replacement else None,
         "statement": statement,
     }
 

@@ -27,6 +27,7 @@ from gage.format.errors import (
     MalformedError,
     RefusedError,
 )
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import Identity, key_text, short_fingerprint
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Refusal, StatementWhy
@@ -63,7 +64,7 @@ class Outcome:
             "applied": self.applied,
             "why": self.why,
             "message": self.message,
-            "statement": self.statement.to_json() if self.statement else None,
+            "statement": with_fingerprints(self.statement.to_json()) if self.statement else None,
             "contact": self.contact,
             "escalated": self.escalated,
             "replacement_linked": self.replacement_linked,
@@ -303,7 +304,7 @@ def _applied_message(st: ks.Statement, contact: Contact, contacts: Contacts, lin
         if linked:
             out += (
                 f" It names a new key {short_fingerprint(st.replacement)}: a candidate linked to {contact.name}, not "
-                f"trusted until you confirm it with the ceremony (gage pair {key_text(st.replacement)} --name {contact.name})."
+                f"trusted until you confirm it with the ceremony (gage pair {short_fingerprint(st.replacement)} --name {contact.name})."
             )
         else:
             owner = contacts.owner_of(st.replacement)

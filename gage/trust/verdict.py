@@ -14,8 +14,9 @@ from typing import Any
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
 from gage.format import relayurl
-from gage.format.errors import GageError
-from gage.format.keys import key_scheme, key_text, short_fingerprint
+from gage.format.errors import GageError, MalformedError
+from gage.format.keyjson import with_fingerprints
+from gage.format.keys import key_scheme, key_text, parse_key, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.sanitize import quoted
 from gage.format.vocab import KeyStanding, KeyStatus, Place, VerdictLevel
@@ -72,6 +73,7 @@ class Sender:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "key": key_text(self.key) if self.key else None,
+            "fingerprint": short_fingerprint(self.key) if self.key else None,
             "name": self.name,
             "status": self.status,
             "claimed_name": self.claimed_name,
@@ -84,6 +86,14 @@ class Sender:
             # Only for a key a statement retired (spec/keys.md section 5).
             out["retired"] = self.retired
         return out
+
+
+def _fingerprint_of(text: str) -> str:
+    """A key a transport claims, named as every screen names a key; text that is no key, shown quoted."""
+    try:
+        return short_fingerprint(parse_key(text))
+    except MalformedError:
+        return quoted(text[:80])
 
 
 @dataclass
@@ -119,6 +129,7 @@ class ChainClaim:
         out: dict[str, Any] = {
             "claimed_by": self.forwarder,
             "key": key_text(self.key),
+            "fingerprint": short_fingerprint(self.key),
             "claimed_name": self.claimed_name,
             "contact_name": self.contact_name,
             "bundle": self.bundle,
@@ -152,7 +163,7 @@ class TransportClaim:
         if f.get("from_card"):
             out += f" (card {quoted(f['from_card'])})"
         if f.get("from_key"):
-            out += f", naming key {f['from_key']}"
+            out += f", naming key {_fingerprint_of(f['from_key'])}"
         if f.get("peer"):
             out += f", connection from {quoted(f['peer'])}"
         if f.get("file"):
@@ -160,7 +171,9 @@ class TransportClaim:
         return out + "; what the transport says, not checked"
 
     def to_json(self) -> dict[str, Any]:
-        return {"carrier": self.carrier, **self.fields, "claim": self.sentence(), "disagreements": self.disagreements}
+        # A key the carrier names gets its fingerprint beside it (`from_key_fingerprint`), as every key in JSON.
+        fields = with_fingerprints(self.fields)
+        return {"carrier": self.carrier, **fields, "claim": self.sentence(), "disagreements": self.disagreements}
 
 
 def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) -> TransportClaim | None:
@@ -174,8 +187,8 @@ def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) ->
     if claimed_key and claimed_key != key_text(m.sender.key):
         signer = "signed by" if sender.signature_ok else "whose unverified signature names"
         disagree.append(
-            f"the transport names key {claimed_key} as the sender, but this bundle is {signer} {key_text(m.sender.key)}: "
-            "the signature wins"
+            f"the transport names key {_fingerprint_of(claimed_key)} as the sender, but this bundle is {signer} "
+            f"key {short_fingerprint(m.sender.key)}: the signature wins"
         )
     claimed_name = fields.get("from_name")
     if claimed_name and sender.signature_ok and claimed_name not in (sender.name, m.sender.name):
@@ -229,7 +242,7 @@ class Verdict:
             "files": [f.to_json() for f in m.files] if m else [],
             "seen": self.seen.to_json() if self.seen else None,
             "addressed_to_me": self.addressed_to_me,
-            "recipients": [{"key": key_text(p.key), "claimed_name": p.name} for p in m.to] if m else [],
+            "recipients": [{"key": key_text(p.key), "fingerprint": short_fingerprint(p.key), "claimed_name": p.name} for p in m.to] if m else [],
             "authority": [g.to_json() for g in self.authority],
             "authority_note": None if self.authority else NO_AUTHORITY,
             "authority_errors": self.authority_errors,

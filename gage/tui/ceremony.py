@@ -23,7 +23,14 @@ from textual.widgets import Footer, Header, Input, Static
 
 from gage.format.keys import short_fingerprint
 from gage.format.wordlist import EVEN, ODD
-from gage.format.words import PAIRS, WordPairs, derive, parse_spoken
+from gage.format.words import (
+    PAIRS,
+    WordPairs,
+    derive,
+    format_pairs,
+    pair_text,
+    parse_spoken,
+)
 from gage.trust import ceremony
 from gage.tui import background, safe
 from gage.tui.bindings import bindings_for
@@ -105,7 +112,7 @@ def demo_words(app: object, key: bytes) -> Content | None:
             return Content.assemble(
                 Content.styled("Demo: ", "bold magenta"),
                 f"gage plays {safe.one_line(who, limit=40)} too; they would read you: ",
-                Content.styled("  ".join(f"{a} {b}" for a, b in words), "bold"),
+                Content.styled(format_pairs(words), "bold"),
             )
     return None
 
@@ -139,7 +146,7 @@ class CeremonyScreen(Screen[bool]):
         yield Static("1. Read YOUR four word-pairs to them, over a call or in person:", markup=False, classes="step")
         with Grid(id="my-words"):
             for i, (a, b) in enumerate(mine):
-                box = Static(f"{a}  {b}", markup=False, classes="word-pair")
+                box = Static(pair_text(a, b), markup=False, classes="word-pair")
                 box.border_title = f"pair {i + 1}"
                 yield box
         yield Static("2. Type the eight words THEY read to you, then Enter (→ completes a word):", markup=False, classes="step")

@@ -22,6 +22,7 @@ from gage.bundle import atomic
 from gage.format.errors import GageError
 from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text
+from gage.format.words import pair_text
 from gage.trust import ceremony
 from gage.tui import safe
 from gage.tui.dialogs import new_file_path
@@ -56,7 +57,7 @@ class MeDialog(ModalScreen[None]):
             yield Static(Content.assemble(Content.styled("Key:  ", "bold"), key_text(ident.key)), markup=False, classes="dialog-line")
             yield Static("My four word-pairs (read them to the person pairing with me):", markup=False, classes="dialog-line me-head")
             for i, (a, b) in enumerate(words):
-                yield Static(Content.assemble(f"  pair {i + 1}  ", Content.styled(f"{a}  {b}", "bold")), markup=False, classes="dialog-line")
+                yield Static(Content.assemble(f"  pair {i + 1}  ", Content.styled(pair_text(a, b), "bold")), markup=False, classes="dialog-line")
             yield Static("Write my public key file (they pair from it; it holds no secret):", markup=False, classes="dialog-line me-head")
             yield Input(value=default_name(ident.name), id="me-path")
             yield Static("", markup=False, id="me-problem", classes="dialog-line sev-bad")

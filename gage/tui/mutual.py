@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from gage.format import hearing
-from gage.format.words import PAIRS, WordPairs, derive
+from gage.format.words import PAIRS, WordPairs, derive, pair_text
 from gage.trust import ceremony
 from gage.tui import background, safe
 from gage.tui.bindings import bindings_for
@@ -104,7 +104,7 @@ class MutualScreen(Screen[bool]):
             row = Content.assemble(
                 Content.styled("▶ " if current else "  ", "bold"),
                 f"pair {i + 1}  yours: ",
-                Content.styled(f"{a} {b}".ljust(22), "bold $accent" if current else ""),
+                Content.styled(pair_text(a, b).ljust(22), "bold $accent" if current else ""),
                 "  theirs: ",
                 theirs,
             )
@@ -118,7 +118,7 @@ class MutualScreen(Screen[bool]):
             self.query_one("#mutual-prompt", Static).update(
                 Content.assemble(
                     f"Read YOUR pair {n}: ",
-                    Content.styled(f"{a} {b}", "bold"),
+                    Content.styled(pair_text(a, b), "bold"),
                     f", then type THEIR pair {n}{' again, as they read it' if again else ''}:",
                 )
             )
@@ -202,7 +202,7 @@ class MutualScreen(Screen[bool]):
         closing = self.query_one("#closing", Static)
         closing.update(
             Content.assemble(
-                Content.styled(f"  {c1} {c2}  ", "bold reverse"),
+                Content.styled(f"  {pair_text(c1, c2)}  ", "bold reverse"),
                 "\nIt is the same on both screens only if each of you now holds the other's key. If theirs differs, or"
                 f" they did not finish, their side is not confirmed: run it again together (and remove {name} here:"
                 " d in Contacts). Enter or Esc closes.",

@@ -100,7 +100,7 @@ def contact(name: str) -> dict[str, str]:
 
 def sender(name: str, *, status: str, local: str | None, claimed: str | None = None, sig: bool = True) -> dict[str, Any]:
     # is_me: the receiver's own key, and only where its signature verifies (spec/verdict.md, Sender).
-    return {"key": key_text(key(name)), "name": local, "status": status, "claimed_name": claimed or name,
+    return {"key": key_text(key(name)), "fingerprint": short_fingerprint(key(name)), "name": local, "status": status, "claimed_name": claimed or name,
             "signature_ok": sig, "is_me": name == "me" and sig, "scheme": "classical-only"}  # fmt: skip
 
 
@@ -234,13 +234,13 @@ def cases() -> list[dict[str, Any]]:
                     signed(m), confirmed=["alice", "bob"], authority=GRANTS_WITH_BOB,
                     expected={"verdict": "verified", "sender": sender("bob", status="confirmed", local="bob"),
                               "seen": seen(1), "authority": ["File it."],
-                              "chain": [{"key": key_text(key("alice")), "claimed_name": "alice", "contact_name": "alice",
+                              "chain": [{"key": key_text(key("alice")), "fingerprint": short_fingerprint(key("alice")), "claimed_name": "alice", "contact_name": "alice",
                                          "bundle": hop.bundle, "claimed_by": "bob"}]}))  # fmt: skip
     m = manifest("forwarded-by-unknown", "uma", chain=[hop])
     out.append(case("forwarded-by-unknown", "An unknown key's chain names alice: still only a claim.", signed(m),
                     confirmed=["alice"],
                     expected={"verdict": "unverified", "sender": sender("uma", status="unknown", local=None), "seen": seen(1),
-                              "chain": [{"key": key_text(key("alice")), "claimed_name": "alice", "contact_name": "alice",
+                              "chain": [{"key": key_text(key("alice")), "fingerprint": short_fingerprint(key("alice")), "claimed_name": "alice", "contact_name": "alice",
                                          "bundle": hop.bundle,
                                          "claimed_by": f"the sender (unknown key {short_fingerprint(key('uma'))})"}]}))  # fmt: skip
     m = manifest("mine-come-back", "me", to=("alice",))
@@ -259,7 +259,7 @@ def cases() -> list[dict[str, Any]]:
     out.append(case("malformed-kind", "An unknown kind: the manifest is not read at all.",
                     bundle(raw, sign_manifest(signer("alice"), raw), {"notes.txt": NOTES}), confirmed=["alice"], received=1,
                     expected={"verdict": "invalid", "problems": [{"stage": "malformed", "path": "manifest.json"}],
-                              "sender": {"key": None, "name": None, "status": "unknown", "claimed_name": None,
+                              "sender": {"key": None, "fingerprint": None, "name": None, "status": "unknown", "claimed_name": None,
                                          "signature_ok": False, "is_me": False, "scheme": None},
                               "seen": None, "addressed_to_me": None}))  # fmt: skip
     return out

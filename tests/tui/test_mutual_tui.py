@@ -31,7 +31,7 @@ def journal_paired(world: World) -> list[dict]:
 def no_words_shown(app, world: World) -> None:
     text = screen_text(app)
     for a, b in ceremony.my_words(world.home):
-        assert f"{a} {b}" not in text and f"{a}  {b}" not in text
+        assert f"{a}-{b}" not in text and f"{a} {b}" not in text and f"{a}  {b}" not in text
     assert not any(isinstance(s, CeremonyScreen | MutualScreen) for s in app.screen_stack)
     assert not app.screen.query("#heard")
 
@@ -98,7 +98,7 @@ async def test_mutual_reads_pair_by_pair_reasks_and_confirms_with_the_closing_pa
     async with app.run_test(size=SIZE) as pilot:
         await _mutual_from_contacts(pilot, app, world)
         # Only my pair 1 is asked for: read it, then type theirs.
-        assert f"Read YOUR pair 1: {mine[0][0]} {mine[0][1]}" in flat(app)
+        assert f"Read YOUR pair 1: {mine[0][0]}-{mine[0][1]}" in flat(app)  # one way to write a pair (spec/words.md)
         assert "Read YOUR pair 2" not in flat(app)
         # A pair of list words that is not this pair's: asked again, never accepted.
         await pilot.press(*typed_keys(f"{theirs[1][0]} {theirs[1][1]}"), "enter")
@@ -109,13 +109,13 @@ async def test_mutual_reads_pair_by_pair_reasks_and_confirms_with_the_closing_pa
         await pilot.pause()
         assert app.screen.index == 0 and f"did you mean {theirs[0][0]}" in flat(app)
         for i, (a, b) in enumerate(theirs):
-            assert f"Read YOUR pair {i + 1}: {mine[i][0]} {mine[i][1]}" in flat(app)
+            assert f"Read YOUR pair {i + 1}: {mine[i][0]}-{mine[i][1]}" in flat(app)
             await pilot.press(*typed_keys(f"{a} {b}"), "enter")
             await pilot.pause()
         assert app.screen.confirmed
         c1, c2 = hearing.closing_pair(world.home.identity.key, world.stranger.key)
         assert (c1, c2) == hearing.closing_pair(world.stranger.key, world.home.identity.key)  # the same on their screen
-        assert f"{c1} {c2}" in screen_text(app) and "closing pair" in flat(app)
+        assert f"{c1}-{c2}" in screen_text(app) and "closing pair" in flat(app)
         assert "Esc Done" in screen_text(app).splitlines()[-1]
         await pilot.press("escape")
         await pilot.pause()
@@ -178,5 +178,5 @@ async def test_the_demo_shows_the_other_sides_words(world: World, mutual: bool) 
             await pilot.pause()
             await name_them(pilot, "mallory")
             text = flat(app)
-            assert ("they would read you: " + " ".join(f"{a} {b}" for a, b in theirs) in text) is shown
+            assert ("they would read you: " + " ".join(f"{a}-{b}" for a, b in theirs) in text) is shown
             assert ("Demo:" in text) is shown
