@@ -1,4 +1,8 @@
-"""Commands about trust: pair, contacts, journal, verdict, authority, forward, read."""
+"""Commands about trust: pair, contacts, journal, verdict, authority, forward, read.
+
+What only one command runs (the ceremony, forwarding, the journal check) is imported inside
+it (issue 28: `gage verdict ID` and `gage read ID` start fast).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gage.cli.cmd_where import candidate_key
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
     Exit,
@@ -28,16 +31,15 @@ from gage.format.words import format_pairs
 from gage.home import authority as authority_mod
 from gage.home import listing
 from gage.home.contacts import Contacts
-from gage.home.identity import load_key_file
-from gage.home.journal.verify import verify as verify_journal
 from gage.home.wordcache import WordCache
-from gage.inbox import send
-from gage.trust import ceremony, frame
+from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str]:
     """The key to pair with, the name it claims, and where it came from."""
+    from gage.home.identity import load_key_file
+
     if source.startswith(("ed25519:", "ed25519+mldsa65:")):
         return parse_key(source), "", "typed key"
     path = Path(source)
@@ -73,6 +75,8 @@ def _remember_where(home: Any, carried: dict[str, str], source: str, relay: str 
 
 
 def cmd_pair(args: Any) -> int:
+    from gage.trust import ceremony
+
     home = open_home(args)
     given = [x for x in (args.source, args.card, getattr(args, "directory", None)) if x is not None]
     if len(given) != 1:
@@ -132,6 +136,9 @@ def cmd_pair(args: Any) -> int:
 
 
 def cmd_contacts(args: Any) -> int:
+    from gage.cli.cmd_where import candidate_key
+    from gage.trust import ceremony
+
     if args.action == "where":
         from gage.cli.cmd_where import cmd_contacts_where
 
@@ -211,6 +218,8 @@ def _retirement_text(r: Any) -> str:
 
 
 def cmd_journal_verify(args: Any) -> int:
+    from gage.home.journal.verify import verify as verify_journal
+
     home = open_home(args)
     report = verify_journal(home.journal)
     if args.json:
@@ -325,6 +334,8 @@ def cmd_authority_init(args: Any) -> int:
 
 
 def cmd_forward(args: Any) -> int:
+    from gage.inbox import send
+
     home = open_home(args)
     copy_to = Path(args.output) if args.output else None
     manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to, unverified=args.unverified)
