@@ -240,10 +240,10 @@ def cmd_list(args: Any) -> int:
     the rows the interface shows. The sender is the verdict's (`Sender.to_json()`, the shape
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
-    from gage.inbox.rows import inbox_rows
+    from gage.inbox.rows import listed_rows
 
     home = open_home(args)
-    rows = inbox_rows(home, (args.state,) if args.state else ALL_STATES)
+    rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged
     if args.json:
         emit_json([r.to_json() for r in rows])
         return 0

@@ -20,7 +20,7 @@ from gage.format.errors import GageError
 from gage.format.manifest import Manifest
 from gage.format.vocab import Place
 from gage.home.authority import AuthorityFile
-from gage.home.checkcache import CheckCache
+from gage.home.checkcache import CheckCache, listed_entries
 from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts
 from gage.home.layout import ALL_STATES, Home
@@ -175,3 +175,86 @@ def inbox_rows(home: Home, states: tuple[Place, ...] = ALL_STATES, ids: Iterable
     reader.cache.save()
     rows.sort(key=lambda r: (ORDER[r.state], r.created or "", r.id))
     return rows
+
+
+@dataclass(frozen=True)
+class ListedRow:
+    """A row as a listing shows it (`gage list`, `gage mcp`'s list), without the verdict object:
+    what the row index (gage.home.rowindex) keeps. `InboxRow.listed()` is the same row computed."""
+
+    id: str
+    state: Place
+    level: str
+    kind: str | None
+    subject: str | None
+    created: str | None
+    arrived: str | None
+    size: int | None
+    via: str | None
+    accepted_how: str | None
+    sender_label: str
+    sender: dict[str, Any]  # Sender.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        """The row of `gage list --json` (spec/cli.md), as `InboxRow.to_json`."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "kind": self.kind,
+            "created": self.created,
+            "subject": self.subject,
+            "verdict": self.level,
+            "accepted_how": self.accepted_how,
+            "sender": self.sender,
+        }
+
+
+def listed_of(r: InboxRow) -> ListedRow:
+    return ListedRow(
+        id=r.id, state=r.state, level=r.level, kind=r.kind, subject=r.subject, created=r.created, arrived=r.arrived,
+        size=r.size, via=r.via, accepted_how=r.accepted_how, sender_label=r.sender_label, sender=r.sender.to_json(),
+    )
+
+
+def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[ListedRow]:
+    """`inbox_rows` as listed rows, in the same order, each from the row index when everything it
+    was computed from is unchanged (gage.home.rowindex says what), else computed (and kept)."""
+    from gage.home import rowindex
+
+    listed = list_bundles(home, states)
+    index = rowindex.RowIndex(home)
+    try:
+        gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
+        old = index.stamp()
+        named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
+        kept = index.rows(states) if named is not None else {}
+        out: list[ListedRow] = []
+        misses: list[Stored] = []
+        for s in listed:
+            k = kept.get((s.state, s.id))
+            if (
+                k is not None
+                and s.id not in named  # type: ignore[operator]
+                and (k.parent is None or k.parent not in named)  # type: ignore[operator]
+                and rowindex.digest_now(s.path, k.entries) == k.digest
+            ):
+                out.append(ListedRow(**k.row))
+            else:
+                misses.append(s)
+        fresh: dict[tuple[str, str], rowindex.Kept] = {}
+        if misses:
+            reader = InboxReader(home)
+            for r in reader.rows(misses):
+                out.append(listed_of(r))
+                m = r.verdict.manifest
+                digest = reader.cache.remembered_digest(r.verdict.path) if m is not None and not r.verdict.problems else None
+                if m is not None and digest is not None:
+                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), listed_of(r).__dict__)
+            reader.cache.save()
+        if rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
+            present = {(s.state, s.id) for s in listed}
+            index.save(rowindex.Stamp(gen, at, last), fresh, [k for k in kept if k not in present], clear=named is None)
+    finally:
+        index.close()
+    out.sort(key=lambda r: (ORDER[r.state], r.created or "", r.id))
+    return out
