@@ -39,8 +39,8 @@ from gage.home.authority import load as load_authority_file
 from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import resolve
-from gage.inbox import opening, send
-from gage.inbox.rows import inbox_rows
+from gage.inbox import opening
+from gage.inbox.rows import listed_rows
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 from gage.trust.verdict import Verdict
@@ -83,14 +83,34 @@ __all__ = [
 LINE_PREFIX = frame.LINE_PREFIX
 
 
+# The server opens its home once (issue 28), not once per call: each call reconciles it again
+# (which costs a few stats while nothing changed, gage/home/reconcilemark.py) and reopens it only
+# when its identity file is not the one read (a key retired or upgraded meanwhile).
+_opened: dict[str, tuple[tuple[int, int, int, int], Home]] = {}
+
+
 def open_home(root: Path) -> Home:
     """The home as every command opens it (finishing what a killed process left half done)."""
-    return opening.open_home(root)
+    where = os.path.abspath(root)
+    try:
+        st = os.stat(os.path.join(where, "identity.json"))
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        _opened.pop(where, None)
+        return opening.open_home(root)
+    kept = _opened.get(where)
+    if kept is not None and kept[0] == stamp:
+        opening.recover(kept[1])
+        return kept[1]
+    home = opening.open_home(root)
+    _opened[where] = (stamp, home)
+    return home
 
 
 def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
-    """The rows `gage list --json` prints: the core inbox read model's (gage.inbox.rows)."""
-    return [r.to_json() for r in inbox_rows(home, states)]
+    """The rows `gage list --json` prints: the core inbox read model's (gage.inbox.rows), each
+    from the row index where nothing it was computed from changed."""
+    return [r.to_json() for r in listed_rows(home, states)]
 
 
 def verdict_of(home: Home, ref: str) -> Verdict:
@@ -139,6 +159,7 @@ def authority_file(home: Home) -> AuthorityFile:
 def make_bundle(home: Home, paths: list[Path], *, kind: Kind, to: str, parent: str, subject: str | None) -> dict[str, Any]:
     """`gage bundle PATHS --kind KIND --to TO --parent PARENT`, and what its `--json` prints; never copied anywhere."""
     from gage.cli.made_json import made
+    from gage.inbox import send
 
     manifest, dest = send.create(home, paths, kind=kind, to=[to], parent=parent, subject=subject)
     return made(home, manifest, dest, None)
