@@ -179,7 +179,7 @@ def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, m
 
     from gage.home.layout import Home
     from gage.inbox import send, store
-    from gage.inbox.rows import inbox_rows
+    from gage.inbox.rows import listed_rows
 
     me = Home.init(tmp_path / "me", "me")
     them = Home.init(tmp_path / "them", "them")
@@ -190,10 +190,10 @@ def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, m
     import time
 
     time.sleep(2.1)  # past the check cache's racy window (gage/home/checkcache.py), as any bundle not just landed
-    inbox_rows(me)  # the check is cached, as after any earlier listing
+    listed_rows(me)  # the check and the row are kept, as after any earlier listing
     monkeypatch.setenv("GAGE_HOME", str(me.root))
     assert os.environ["GAGE_HOME"] == str(me.root)
-    for argv in (["list"], ["list", "--json"], ["id"], ["--home", str(me.root), "id", "--json"]):
+    for argv in (["list"], ["list", "--json"], ["id"], ["--home", str(me.root), "id", "--json"], ["verdict", m.id[:8]]):
         mods, parsers = _small_command_modules(*argv)
         loaded = sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SMALL_NEVER))
         assert loaded == [], (argv, loaded)

@@ -166,3 +166,23 @@ def test_a_link_or_fifo_where_the_index_goes_is_never_followed(homes, tmp_path: 
     os.mkfifo(me.cache / "rows.sqlite")
     assert listed_rows(me) == good  # no wait on a FIFO
     assert (me.cache / "rows.sqlite").is_file()
+
+
+def test_the_kept_check_gives_the_fresh_verdict_and_only_for_the_same_tree(homes) -> None:  # type: ignore[no-untyped-def]
+    from gage.home.listing import resolve
+    from gage.inbox.rows import indexed_check
+    from gage.trust import verdict as verdict_mod
+
+    me, _alice, _eve, ids, _tmp = homes
+    same(me)
+    for bid in ids.values():
+        stored = resolve(me, bid)
+        kept_check = indexed_check(me, stored)
+        assert kept_check is not None, bid
+        assert verdict_mod.compute(me, stored, check=kept_check).to_json() == verdict_mod.compute(me, stored).to_json()
+    stored = resolve(me, ids["alice1"])
+    data = stored.path / "payload" / "alice1.txt"
+    data.chmod(0o644)
+    data.write_bytes(b"X" + data.read_bytes()[1:])
+    assert indexed_check(me, stored) is None
+    assert verdict_mod.compute(me, stored).verdict == "invalid"

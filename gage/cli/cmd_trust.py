@@ -276,8 +276,12 @@ def _emit_json_stream(items: Any) -> None:
 
 
 def cmd_verdict(args: Any) -> int:
+    from gage.inbox.rows import indexed_check
+
     home = open_home(args)
-    v = verdict_mod.compute(home, listing.resolve(home, args.id))
+    stored = listing.resolve(home, args.id)
+    # The check the row index kept, when the folder is that tree still; else checked afresh.
+    v = verdict_mod.compute(home, stored, check=indexed_check(home, stored))
     if args.json:
         emit_json(v.to_json())
         return 0

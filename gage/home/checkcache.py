@@ -327,5 +327,14 @@ def _problems(raw: Any) -> list[Problem]:
     return out
 
 
+def problems_of(raw: Any) -> list[Problem]:
+    """Warnings kept as `dump_problems` wrote them (ValueError for anything else)."""
+    return _problems(raw)
+
+
+def dump_problems(ps: list[Problem]) -> list[list[str | None]]:
+    return _dump(ps)
+
+
 def _dump(ps: list[Problem]) -> list[list[str | None]]:
     return [[p.stage, p.path, p.message, p.field] for p in ps]

@@ -48,14 +48,15 @@ from gage.home.journal.lines import (
 )
 from gage.home.layout import Home
 
-FORMAT = f"gage-rowindex-1/{__version__}"
+FORMAT = f"gage-rowindex-2/{__version__}"
+SCHEMA_VERSION = 2
 FILE_NAME = "rows.sqlite"
 _TRUST_FILES_LIMIT = 16 << 20
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows (
     state TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL, parent TEXT,
-    entries TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (state, id)
+    entries TEXT NOT NULL, warnings TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (state, id)
 );
 """
 
@@ -74,6 +75,7 @@ class Kept:
     digest: str
     parent: str | None
     entries: list[str]  # the payload's folders and files, as the manifest lists them
+    warnings: list[Any]  # the check's warnings (checkcache.dump_problems)
     row: dict[str, Any]
 
 
@@ -175,6 +177,8 @@ class RowIndex:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    db.executescript(f"DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS meta; PRAGMA user_version = {SCHEMA_VERSION};")
                 db.executescript(_SCHEMA)
                 return db
             except sqlite3.DatabaseError:
@@ -206,13 +210,25 @@ class RowIndex:
         out = {}
         try:
             marks = ",".join("?" for _ in states)
-            for state, bid, digest, parent, entries, row in self.db.execute(
-                f"SELECT state, id, digest, parent, entries, row FROM rows WHERE state IN ({marks})", tuple(states)
+            for state, bid, digest, parent, entries, warnings, row in self.db.execute(
+                f"SELECT state, id, digest, parent, entries, warnings, row FROM rows WHERE state IN ({marks})", tuple(states)
             ):
-                out[(state, bid)] = Kept(digest, parent, json.loads(entries), json.loads(row))
+                out[(state, bid)] = Kept(digest, parent, json.loads(entries), json.loads(warnings), json.loads(row))
         except (sqlite3.Error, ValueError):
             return {}
         return out
+
+    def row(self, state: str, bundle_id: str) -> Kept | None:
+        """One kept row, by one keyed lookup (flat in the inbox's size)."""
+        if self.db is None:
+            return None
+        try:
+            got = self.db.execute(
+                "SELECT digest, parent, entries, warnings, row FROM rows WHERE state = ? AND id = ?", (state, bundle_id)
+            ).fetchone()
+            return None if got is None else Kept(got[0], got[1], json.loads(got[2]), json.loads(got[3]), json.loads(got[4]))
+        except (sqlite3.Error, ValueError):
+            return None
 
     def save(self, stamp: Stamp, fresh: dict[tuple[str, str], Kept], gone: Iterable[tuple[str, str]], *, clear: bool) -> None:
         """Store rows computed at `stamp`, forget `gone` ones (all others, with `clear`), in one transaction."""
@@ -226,8 +242,8 @@ class RowIndex:
                     db.execute("DELETE FROM rows")
                 db.executemany("DELETE FROM rows WHERE state = ? AND id = ?", list(gone))
                 db.executemany(
-                    "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?)",
-                    [(s, i, k.digest, k.parent, json.dumps(k.entries), json.dumps(k.row)) for (s, i), k in fresh.items()],
+                    "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(s, i, k.digest, k.parent, json.dumps(k.entries), json.dumps(k.warnings), json.dumps(k.row)) for (s, i), k in fresh.items()],
                 )
                 meta = {"format": FORMAT, "generation": stamp.generation, "journal_at": str(stamp.journal_at), "journal_last": stamp.journal_last}
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(meta.items()))
