@@ -44,8 +44,9 @@ from gage.cli.main import main as gage_main  # noqa: E402
 from gage.format.manifest import Manifest  # noqa: E402
 from gage.home import checkcache  # noqa: E402
 from gage.home.layout import ALL_STATES  # noqa: E402
+from gage.inbox.listed import listed_rows  # noqa: E402
 from gage.inbox.opening import open_home
-from gage.inbox.rows import inbox_rows, listed_rows  # noqa: E402
+from gage.inbox.rows import inbox_rows  # noqa: E402
 
 
 def floor(home: Path) -> None:

@@ -179,7 +179,7 @@ def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, m
 
     from gage.home.layout import Home
     from gage.inbox import send, store
-    from gage.inbox.rows import listed_rows
+    from gage.inbox.listed import listed_rows
 
     me = Home.init(tmp_path / "me", "me")
     them = Home.init(tmp_path / "them", "them")

@@ -20,8 +20,9 @@ from gage.home.layout import Home
 from gage.home.listing import list_bundles
 from gage.inbox import rows as rows_mod
 from gage.inbox import send
+from gage.inbox.listed import ListedRow, listed_of, listed_rows
 from gage.inbox.rows import ORDER as STATE_ORDER
-from gage.inbox.rows import InboxReader, ListedRow, listed_of, listed_rows
+from gage.inbox.rows import InboxReader
 from gage.trust import ceremony
 
 RACY = 2.1  # the check cache remembers (and so the row index keeps) only trees older than its racy window
@@ -170,7 +171,7 @@ def test_a_link_or_fifo_where_the_index_goes_is_never_followed(homes, tmp_path: 
 
 def test_the_kept_check_gives_the_fresh_verdict_and_only_for_the_same_tree(homes) -> None:  # type: ignore[no-untyped-def]
     from gage.home.listing import resolve
-    from gage.inbox.rows import indexed_check
+    from gage.inbox.listed import indexed_check
     from gage.trust import verdict as verdict_mod
 
     me, _alice, _eve, ids, _tmp = homes

@@ -240,7 +240,7 @@ def cmd_list(args: Any) -> int:
     the rows the interface shows. The sender is the verdict's (`Sender.to_json()`, the shape
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
-    from gage.inbox.rows import listed_rows
+    from gage.inbox.listed import listed_rows
 
     home = open_home(args)
     rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged

@@ -276,7 +276,7 @@ def _emit_json_stream(items: Any) -> None:
 
 
 def cmd_verdict(args: Any) -> int:
-    from gage.inbox.rows import indexed_check
+    from gage.inbox.listed import indexed_check
 
     home = open_home(args)
     stored = listing.resolve(home, args.id)

@@ -40,7 +40,7 @@ from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import resolve
 from gage.inbox import opening
-from gage.inbox.rows import listed_rows
+from gage.inbox.listed import listed_rows
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 from gage.trust.verdict import Verdict
