@@ -11,14 +11,18 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gage.carriers.watch import Watcher, WatchEvent
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.cli.watch_log import WatchLog
 from gage.format.errors import NotFoundError, UsageError
 from gage.home import listing
 from gage.inbox import gate
+
+if TYPE_CHECKING:
+    from gage.carriers.watch import (
+        WatchEvent,  # the watcher (watchfiles) loads only for `gage watch`
+    )
 
 
 def _encodable(line: str, stream: Any) -> str:
@@ -162,6 +166,8 @@ def cmd_watch(args: Any) -> int:
                 err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
             else:
                 out(_encodable(f"{log.stamp()} {line}", sys.stdout))
+
+    from gage.carriers.watch import Watcher
 
     watcher = Watcher(
         home,
