@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gage.cli.output import emit_json, err, open_home, out, show
-from gage.cli.watch_log import WatchLog
 from gage.format.errors import NotFoundError, UsageError
 from gage.home import listing
 from gage.inbox import gate
@@ -142,6 +141,10 @@ def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) 
 
 
 def cmd_watch(args: Any) -> int:
+    from gage.cli.watch_log import (
+        WatchLog,  # with the watcher (watchfiles): only `gage watch` loads them
+    )
+
     if args.unattended and args.budget is None:
         raise UsageError("--unattended needs --budget N: the number of unattended accepts allowed per thread")
     if args.budget is not None and not args.unattended:
