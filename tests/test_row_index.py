@@ -187,3 +187,19 @@ def test_the_kept_check_gives_the_fresh_verdict_and_only_for_the_same_tree(homes
     data.write_bytes(b"X" + data.read_bytes()[1:])
     assert indexed_check(me, stored) is None
     assert verdict_mod.compute(me, stored).verdict == "invalid"
+
+
+def test_a_listing_of_one_state_carries_no_other_states_stale_row_past_the_journal(homes) -> None:  # type: ignore[no-untyped-def]
+    """`gage list --state pending` reads the journal lines since the rows were kept and moves the
+    index's stamp on: a row of another state those lines named must not survive it."""
+    me, _alice, _eve, ids, _tmp = homes
+    from gage.inbox import gate
+
+    gate.accept(me, ids["alice1"])
+    time.sleep(RACY)
+    same(me)  # every row kept, the accepted one too
+    accepted_before = next(r for r in listed_rows(me) if r.id == ids["alice1"])
+    me.journal.append("received", bundle=ids["alice1"], transport={"carrier": "a2a"}, sender=None, kind="share", parent=None, thread=None)
+    listed_rows(me, ("pending",))  # reads that line, and stamps the index past it
+    after = next(r for r in same(me) if r.id == ids["alice1"])
+    assert (accepted_before.via, after.via) == (None, "a2a")

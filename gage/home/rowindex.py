@@ -230,8 +230,18 @@ class RowIndex:
         except (sqlite3.Error, ValueError):
             return None
 
-    def save(self, stamp: Stamp, fresh: dict[tuple[str, str], Kept], gone: Iterable[tuple[str, str]], *, clear: bool) -> None:
-        """Store rows computed at `stamp`, forget `gone` ones (all others, with `clear`), in one transaction."""
+    def save(
+        self,
+        stamp: Stamp,
+        fresh: dict[tuple[str, str], Kept],
+        gone: Iterable[tuple[str, str]],
+        *,
+        clear: bool,
+        named: Iterable[str] = (),
+    ) -> None:
+        """Store rows computed at `stamp`, forget `gone` ones (all others, with `clear`), in one transaction.
+        `named`: the bundles the journal named since the last stamp; their rows and their children's are
+        forgotten in every state (a listing of one state must not carry another's stale rows past the stamp)."""
         if self.db is None:
             return
         with contextlib.suppress(sqlite3.Error):
@@ -241,6 +251,7 @@ class RowIndex:
                 if clear:
                     db.execute("DELETE FROM rows")
                 db.executemany("DELETE FROM rows WHERE state = ? AND id = ?", list(gone))
+                db.executemany("DELETE FROM rows WHERE id = ? OR parent = ?", [(n, n) for n in named])
                 db.executemany(
                     "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(s, i, k.digest, k.parent, json.dumps(k.entries), json.dumps(k.warnings), json.dumps(k.row)) for (s, i), k in fresh.items()],

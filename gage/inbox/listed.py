@@ -103,7 +103,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
             reader.cache.save()
         if rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
             present = {(s.state, s.id) for s in listed}
-            index.save(rowindex.Stamp(gen, at, last), fresh, [k for k in kept if k not in present], clear=named is None)
+            index.save(rowindex.Stamp(gen, at, last), fresh, [k for k in kept if k not in present], clear=named is None, named=named or ())
     finally:
         index.close()
     order = {st: i for i, st in enumerate(ALL_STATES)}
