@@ -44,6 +44,7 @@ from gage.cli.main import main as gage_main  # noqa: E402
 from gage.format.manifest import Manifest  # noqa: E402
 from gage.home import checkcache  # noqa: E402
 from gage.home.layout import ALL_STATES  # noqa: E402
+from gage.inbox.listed import listed_rows  # noqa: E402
 from gage.inbox.opening import open_home
 from gage.inbox.rows import inbox_rows  # noqa: E402
 
@@ -55,13 +56,30 @@ def floor(home: Path) -> None:
             Manifest.parse(f.read())
 
 
-def cli(home: Path, *args: str) -> Callable[[], None]:
+# Runs the gage package found in argv[1] (the editable install's finder removed), for --compare.
+LAUNCH = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
+    " sys.path.insert(0, sys.argv.pop(1)); from gage.cli.main import main; sys.exit(main(sys.argv[1:]))"
+)
+PEAK_KIB: dict[str, list[int]] = {}
+
+
+def cli(home: Path, *args: str, src: str | None = None, name: str | None = None) -> Callable[[], None]:
+    """The command as a new process; its peak memory (ru_maxrss) is kept under `name`."""
     cmd = [sys.executable, "-m", "gage", "--home", str(home), *args]
+    if src is not None:
+        cmd = [sys.executable, "-c", LAUNCH, src, "--home", str(home), *args]
 
     def run() -> None:
-        res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if res.returncode != 0:
-            raise SystemExit(f"{' '.join(args)} failed: {res.stderr.decode(errors='replace')}")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {err.decode(errors='replace')}")
+        if name is not None:
+            PEAK_KIB.setdefault(name, []).append(usage.ru_maxrss)
 
     return run
 
@@ -80,6 +98,11 @@ def body(home: Path) -> Callable[[], None]:
     return lambda: inbox_rows(opened, ALL_STATES) and None
 
 
+def listed(home: Path) -> Callable[[], None]:
+    opened = open_home(home)
+    return lambda: listed_rows(opened, ALL_STATES) and None
+
+
 def some_id(home: Path) -> str:
     return sorted(os.listdir(home / "inbox" / "pending"))[0][:12]
 
@@ -91,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small-pending", type=int, default=100, help="bundles pending in the small home (default 100)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", type=Path, help="make the homes here (default: a temporary folder, removed after)")
+    ap.add_argument("--hybrid", action="store_true", help="every key Ed25519 + ML-DSA-65 (bench/scale.py --hybrid)")
+    ap.add_argument("--compare", metavar="DIR", help="also run `gage list` of the gage package in DIR/gage (a before)")
+    ap.add_argument("--journal-small", type=int, default=None, help="also list the big home's inbox with this short a journal (peak memory against the journal)")
     a = ap.parse_args(argv)
     journal = a.journal if a.journal is not None else 10 * a.pending
     small_journal = max(a.small_pending, journal * a.small_pending // max(a.pending, 1))
@@ -98,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         big, small = work / "big", work / "small"
         start = time.perf_counter()
-        make_home(big, pending=a.pending, journal=journal)
-        make_home(small, pending=a.small_pending, journal=small_journal, seed=2)
+        make_home(big, pending=a.pending, journal=journal, hybrid=a.hybrid)
+        make_home(small, pending=a.small_pending, journal=small_journal, seed=2, hybrid=a.hybrid)
         print(f"made homes: {a.pending} pending / {journal} journal entries, and {a.small_pending} / {small_journal} "
               f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         # A check is remembered only once its files are older than the cache's racy window.
@@ -108,17 +134,30 @@ def main(argv: list[str] | None = None) -> int:
         cli(big, "list")()
         print(f"first gage list (fills the check cache): {time.perf_counter() - first:.2f} s", file=sys.stderr)
         cli(small, "list")()
+        if a.compare:
+            cli(big, "list", src=str(Path(a.compare).resolve()))()  # its own caches warm too
+        short = None
+        if a.journal_small is not None:
+            short = work / "short"
+            make_home(short, pending=a.pending, journal=a.journal_small, hybrid=a.hybrid)
+            time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+            cli(short, "list")()
         big_id, small_id = some_id(big), some_id(small)
         runners: dict[str, Callable[[], None]] = {
             "floor (read + parse manifests)": lambda: floor(big),
             "list body (inbox_rows)": body(big),
             "list in-proc (main)": in_process(big),
-            "list cli (second run)": cli(big, "list"),
+            "list rows (listed_rows)": listed(big),
+            "list cli (second run)": cli(big, "list", "--json", name="list cli"),
             "verdict ID, small home": cli(small, "verdict", small_id),
             "verdict ID, big home": cli(big, "verdict", big_id),
             "read ID, small home": cli(small, "read", small_id),
             "read ID, big home": cli(big, "read", big_id),
         }
+        if a.compare:
+            runners["list cli [before]"] = cli(big, "list", "--json", src=str(Path(a.compare).resolve()), name="list cli [before]")
+        if short is not None:
+            runners[f"list cli, {a.journal_small} journal entries"] = cli(short, "list", "--json", name="list cli, short journal")
         times: dict[str, list[float]] = {k: [] for k in runners}
         for _ in range(a.rounds):
             for name, run in runners.items():
@@ -132,7 +171,12 @@ def main(argv: list[str] | None = None) -> int:
         f = med["floor (read + parse manifests)"]
         print(f"list body / floor:     {med['list body (inbox_rows)'] / f:.2f}")
         print(f"list in-proc / floor:  {med['list in-proc (main)'] / f:.2f}")
+        print(f"list rows / floor:     {med['list rows (listed_rows)'] / f:.2f}")
         print(f"list cli / floor:      {med['list cli (second run)'] / f:.2f}")
+        if a.compare:
+            print(f"list cli [before] / floor: {med['list cli [before]'] / f:.2f}")
+        for k, v in PEAK_KIB.items():
+            print(f"peak memory, {k}: {max(v) / 1024:.0f} MiB")
         print(f"verdict big / small:   {med['verdict ID, big home'] / med['verdict ID, small home']:.2f}")
         print(f"read big / small:      {med['read ID, big home'] / med['read ID, small home']:.2f}")
     finally:

@@ -112,7 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     ap.add_argument("--pending", type=int, default=5, help="pending bundles in the home (default 5)")
     ap.add_argument("--no-bytecode", action="store_true", help="compile every module on every run (no .pyc)")
-    ap.add_argument("--compare", metavar="DIR", help="also run the gage package in DIR (DIR/gage), in the same rounds")
+    ap.add_argument(
+        "--compare", metavar="DIR", action="append", default=[],
+        help="also run the gage package in DIR (DIR/gage), in the same rounds (repeatable: before and after alike)",
+    )
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="gage-bench-startup-"))
@@ -128,10 +131,12 @@ def main(argv: list[str] | None = None) -> int:
             "gage --version": (gage + ["--version"], py + ["-X", "importtime", "-m", "gage", "--version"]),
             f"gage list ({args.pending} pending)": (gage + ["list"], py + ["-X", "importtime", "-m", "gage", "list"]),
             "gage verdict ID": (gage + ["verdict", bid], py + ["-X", "importtime", "-m", "gage", "verdict", bid]),
+            "gage id": (gage + ["id"], py + ["-X", "importtime", "-m", "gage", "id"]),
         }
-        if args.compare:
-            src = str(Path(args.compare).resolve())
-            for name, (cmd, _it) in list(runs.items())[1:]:
+        own = list(runs.items())[1:]
+        for compare in args.compare:
+            src = str(Path(compare).resolve())
+            for name, (cmd, _it) in own:
                 rest = cmd[len(gage):]
                 runs[f"{name} [{Path(src).name}]"] = (
                     py + ["-c", LAUNCH, src, *rest],
@@ -165,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         print("imports: -X importtime, beyond what `python -c pass` imports (its own row: its total).")
         worst = max(statistics.median(wall[n]) for n in runs if n.startswith("gage") and not n.endswith("]"))
         print(f"slowest small command / python: {worst / base:.2f}")
+        for compare in args.compare:
+            tag = f"[{Path(compare).name}]"
+            theirs = max(statistics.median(wall[n]) for n in runs if n.endswith(tag) and "--version" not in n)
+            print(f"slowest small command {tag} / python: {theirs / base:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

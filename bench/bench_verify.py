@@ -122,8 +122,9 @@ def other_tools(root: Path, paths: list[Path], keys: Path) -> dict[str, Callable
             _quiet([minisign, "-G", "-W", "-p", str(pub), "-s", str(sec)])
         for p in paths:
             _quiet([minisign, "-S", "-s", str(sec), "-m", str(p), "-x", str(keys / (p.name + ".minisig"))])
-        out["minisign -V"] = lambda: [
-            _quiet([minisign, "-V", "-q", "-p", str(pub), "-m", str(p), "-x", str(keys / (p.name + ".minisig"))]) for p in paths
+        # `mpub` bound now: `pub` names signify's key below, and a closure would read that one.
+        out["minisign -V"] = lambda mpub=pub: [
+            _quiet([minisign, "-V", "-q", "-p", str(mpub), "-m", str(p), "-x", str(keys / (p.name + ".minisig"))]) for p in paths
         ]
     signify = shutil.which("signify") or shutil.which("signify-openbsd")
     if signify:

@@ -124,3 +124,98 @@ def test_the_ascii_shortcut_in_sanitize_agrees_with_the_full_table() -> None:
             assert short == full, (cp, keep)
     assert sanitize.visible("a\x1bb\u202ec\n") == "a\\x1bb\\u202ec\\n"
     assert sanitize.visible("a\tb\n\x7f", oneline=False) == "a\tb\n\\x7f"
+
+
+# What the small commands a person types all day must not load (issue 28): the ML-DSA library
+# (only where a hybrid signature is made or checked), the thread pool (only for large files),
+# the builder, the key-statement and sending code, and the parsers of other commands.
+SMALL_NEVER = (
+    "cryptography",
+    "concurrent.futures",
+    "logging",
+    "tomli_w",
+    "gage.bundle.making",
+    "gage.inbox.send",
+    "gage.inbox.store",
+    "gage.inbox.ownkey",
+    "gage.format.keyseal",
+    "gage.home.sealing",
+    "gage.cli.cmd_keys",
+)
+
+
+def _small_command_modules(*argv: str) -> tuple[set[str], int]:
+    """The modules a fresh `gage ARGV` on a small home (hybrid identity, a hybrid contact's
+    bundle listed once so its check is cached) loads, and how many parsers it built."""
+    code = (
+        "import contextlib, io, sys, tempfile, argparse\n"
+        "from gage.cli import main as m\n"
+        "built = []\n"
+        "orig = argparse.ArgumentParser.__init__\n"
+        "def counting(self, *a, **k):\n"
+        "    built.append(1)\n"
+        "    orig(self, *a, **k)\n"
+        "argparse.ArgumentParser.__init__ = counting\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert m.main({list(argv)!r}) == 0\n"
+        "print('PARSERS', len(built))\n"
+    )
+    probe = code + "print('\\n'.join(sys.modules))\n"
+    return _run_probe(probe)
+
+
+def _run_probe(probe: str) -> tuple[set[str], int]:
+    import os
+
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.split()
+    parsers = int(lines[lines.index("PARSERS") + 1])
+    return set(lines), parsers
+
+
+def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from gage.home.layout import Home
+    from gage.inbox import send, store
+    from gage.inbox.listed import listed_rows
+
+    me = Home.init(tmp_path / "me", "me")
+    them = Home.init(tmp_path / "them", "them")
+    assert me.identity.hybrid and them.identity.hybrid
+    (tmp_path / "note.txt").write_text("hello\n")
+    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
+    store.import_bundle(me, tmp_path / "wire" / m.id)
+    import time
+
+    time.sleep(2.1)  # past the check cache's racy window (gage/home/checkcache.py), as any bundle not just landed
+    listed_rows(me)  # the check and the row are kept, as after any earlier listing
+    monkeypatch.setenv("GAGE_HOME", str(me.root))
+    assert os.environ["GAGE_HOME"] == str(me.root)
+    for argv in (["list"], ["list", "--json"], ["id"], ["--home", str(me.root), "id", "--json"], ["verdict", m.id[:8]]):
+        mods, parsers = _small_command_modules(*argv)
+        loaded = sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SMALL_NEVER))
+        assert loaded == [], (argv, loaded)
+        assert parsers <= 3, (argv, parsers)  # gage, its subcommand (and nothing of the other fifty)
+
+
+def test_help_completion_and_did_you_mean_still_see_every_command(capsys) -> None:  # type: ignore[no-untyped-def]
+    import contextlib
+
+    from gage.cli.main import main
+
+    with contextlib.suppress(SystemExit):
+        main(["lsit"])
+    said = capsys.readouterr().err
+    assert "did you mean list?" in said, said
+    with contextlib.suppress(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert all(name in shown for name in ("accept", "mcp", "mailbox", "completion", "verdict")), shown
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    assert all(name in script for name in ("accept", "mailbox", "verdict", "a2a")), script[:400]
+    with contextlib.suppress(SystemExit):
+        main(["a2a", "exprot"])
+    assert "did you mean export?" in capsys.readouterr().err

@@ -389,3 +389,19 @@ def test_a_second_list_verifies_no_hybrid_signature_again(make_home, tmp_path: P
     again = gage(bob, "list", "--json")
     assert json.loads(again.out)[0]["verdict"] == "verified"
     assert calls == []  # the check cache: nothing verified a second time
+
+
+def test_an_identity_whose_mldsa_half_is_not_its_seeds_is_refused_before_it_signs(make_home) -> None:
+    """Reading an identity compares the Ed25519 half only (issue 28: no ML-DSA library for a
+    command that signs nothing); the ML-DSA-65 half is compared before the first signature."""
+    from gage.format.errors import MalformedError
+
+    alice = make_home("alice")
+    obj = json.loads(alice.identity_path.read_text())
+    other = SecretKey.generate().public
+    obj["key"] = key_text(signing.ed25519_half(alice.identity.key) + other[signing.ED25519_KEY_LEN :])
+    alice.identity_path.write_text(json.dumps(obj))
+    again = load_identity(alice.identity_path)
+    with pytest.raises(MalformedError, match="not the key of its secret"):
+        again.sign(b"{}")
+    assert load_identity(alice.identity_path).key != alice.identity.key

@@ -13,6 +13,7 @@ The work lives in four modules along its seams; this one keeps the names the res
 from __future__ import annotations
 
 import os  # noqa: F401  (tests stand in for os.read and os.scandir through `gage.bundle.os`)
+from typing import TYPE_CHECKING, Any
 
 from gage.bundle.checking import (
     CHUNK,
@@ -26,7 +27,6 @@ from gage.bundle.checking import (
     read_small,
     verify,
 )
-from gage.bundle.making import _copy_hashing, build, collect_sources, copy_bundle
 from gage.bundle.safeopen import open_beneath
 from gage.bundle.walk import (
     EXTRAS_LOOKED_AT,
@@ -38,6 +38,21 @@ from gage.bundle.walk import (
 from gage.format.manifest import MANIFEST_LIMIT, ManifestTooLargeError
 
 _read_small = read_small  # the name gage.carriers.a2a used before the split
+
+if TYPE_CHECKING:
+    from gage.bundle.making import _copy_hashing, build, collect_sources, copy_bundle
+
+# The builder is loaded when one of its names is first asked for (PEP 562): reading and
+# checking bundles, what most commands do, never needs it (issue 28: start-up).
+_MAKING = ("_copy_hashing", "build", "collect_sources", "copy_bundle")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MAKING:
+        from gage.bundle import making
+
+        return getattr(making, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CHUNK",

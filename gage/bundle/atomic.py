@@ -97,11 +97,13 @@ def fsync_tree(root: Path) -> None:
         fsync_dir(Path(dirpath))
 
 
-def rename_noreplace(src: Path, dst: Path) -> bool:
+def rename_noreplace(src: Path, dst: Path, *, durable: bool = True) -> bool:
     """Rename `src` to `dst` unless `dst` exists. Returns False if it does.
 
     os.rename onto an existing non-empty directory fails on POSIX, and onto an empty one
     it silently replaces it; checking first under the home lock closes that gap.
+    `durable=False` leaves fsyncing both folders to the caller, who moves many and then
+    fsyncs each folder once (a bulk decision, gage.inbox.gate.decide_many).
     """
     if dst.exists() or dst.is_symlink():
         return False
@@ -111,6 +113,8 @@ def rename_noreplace(src: Path, dst: Path) -> bool:
         if dst.exists():
             return False
         raise GageIOError(f"cannot move to {dst}: {exc.strerror or exc}", path=str(src)) from exc
+    if not durable:
+        return True
     fsync_dir(dst.parent)
     if src.parent != dst.parent:
         fsync_dir(src.parent)

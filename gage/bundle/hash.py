@@ -12,11 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from gage.bundle import progress, safeopen
 from gage.format.manifest import MAX_SIZE, Manifest
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 # A file at least this large goes to the pool (when there are at least two such files).
 PARALLEL_MIN = 512 << 10
@@ -89,6 +92,10 @@ class Hasher:
         if self.workers == 0 or size < PARALLEL_MIN:
             return hash_here(fd, size, sha256, self.tick)
         if self.pool is None:
+            from concurrent.futures import (
+                ThreadPoolExecutor,  # only when files are large enough to share out
+            )
+
             self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="gage-hash")
         self.slots.acquire()
 

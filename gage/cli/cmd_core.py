@@ -1,19 +1,20 @@
-"""Commands that make and move bundles: init, id, key, bundle, verify, import, list, demo, tui."""
+"""Commands that make and move bundles: init, id, key, bundle, verify, import, list, demo, tui.
+
+Each command imports what only it runs inside itself (issue 28): `gage list` and `gage id`
+must not pay for making, importing and retiring.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gage import bundle as bundle_mod
-from gage.cli import cmd_keys, import_json
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.signer import signer_json, signer_text
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
-from gage.format.keyfile import KeyFile
 from gage.format.keyjson import key_json
 from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
@@ -21,8 +22,10 @@ from gage.format.words import format_pairs
 from gage.home import listing
 from gage.home.layout import ALL_STATES, Home
 from gage.home.wordcache import WordCache
-from gage.inbox import made_json, opening, send, store
-from gage.inbox.rows import inbox_rows
+from gage.inbox import opening
+
+if TYPE_CHECKING:
+    from gage.inbox import store
 
 
 def cmd_init(args: Any) -> int:
@@ -35,6 +38,8 @@ def cmd_init(args: Any) -> int:
         raise UsageError("a passphrase was given without --protect")
     home = Home.init(home_path(args), args.name, passphrase=secret)
     if args.json:
+        from gage.inbox import made_json
+
         emit_json(made_json.identity(home))
         return 0
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
@@ -61,6 +66,8 @@ def cmd_id(args: Any) -> int:
         if ident.protected:
             shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
         if ident.retired:
+            from gage.cli import cmd_keys
+
             shown["retired"] = cmd_keys.id_json(home)  # this home's retired keys (spec/keys.md section 6)
         emit_json(shown)
         return 0
@@ -74,6 +81,10 @@ def cmd_id(args: Any) -> int:
     if args.full:
         out(f"fingerprint: {short_fingerprint(ident.key)}; the whole key, on the next line:")
         out(ident.key_text)
+    if not ident.retired:
+        return 0
+    from gage.cli import cmd_keys
+
     for line in cmd_keys.id_lines(home):
         out(line)
     return 0
@@ -87,6 +98,8 @@ def cmd_key_export(args: Any) -> int:
 
     mine = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     carried = mine.binding.to_carried() if mine is not None else None
+    from gage.format.keyfile import KeyFile
+
     data = KeyFile(key=home.identity.key, name=home.identity.name, sealing=carried).to_bytes()
     if args.output:
         from gage.bundle import atomic
@@ -104,6 +117,8 @@ def cmd_key_export(args: Any) -> int:
 
 
 def cmd_bundle(args: Any) -> int:
+    from gage.inbox import made_json, send
+
     home = open_home(args)
     manifest, dest = send.create(
         home,
@@ -126,6 +141,8 @@ def cmd_bundle(args: Any) -> int:
 
 
 def cmd_verify(args: Any) -> int:
+    from gage import bundle as bundle_mod
+
     root = _held_or_path(args)
     result = bundle_mod.check(root)
     home = _home_if_any(args)
@@ -175,7 +192,9 @@ def _home_if_any(args: Any) -> Home | None:
 
 
 def cmd_import(args: Any) -> int:
+    from gage.cli import cmd_keys, import_json
     from gage.cli.import_report import Tally
+    from gage.inbox import store
     from gage.trust import ceremony
 
     home = open_home(args)
@@ -250,9 +269,10 @@ def cmd_list(args: Any) -> int:
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
     from gage.cli.list_filter import filtered
+    from gage.inbox.listed import listed_rows
 
     home = open_home(args)
-    rows = inbox_rows(home, (args.state,) if args.state else ALL_STATES)
+    rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged
     rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
     if args.json:
         emit_json([r.to_json() for r in rows])

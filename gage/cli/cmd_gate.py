@@ -11,14 +11,17 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gage.carriers.watch import Watcher, WatchEvent
 from gage.cli.output import emit_json, err, open_home, out, show
-from gage.cli.watch_log import WatchLog
-from gage.format.errors import GageError, NotFoundError, UsageError
+from gage.format.errors import NotFoundError, UsageError
 from gage.home import listing
 from gage.inbox import gate
+
+if TYPE_CHECKING:
+    from gage.carriers.watch import (
+        WatchEvent,  # the watcher (watchfiles) loads only for `gage watch`
+    )
 
 
 def _encodable(line: str, stream: Any) -> str:
@@ -55,29 +58,41 @@ def _resolve_all(home: Any, refs: list[str]) -> list[str]:
     return ids
 
 
-def _decide_each(args: Any, one: Callable[[Any, str], dict[str, Any]]) -> int:
+def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: Any) -> int:
+    """One id: the single decision. Several: one bulk decision (gate.decide_many: one lock, the
+    durable writes batched), each line printed as soon as its decision is durable."""
     home = open_home(args)
     _say_reconciled(gate.reconcile(home))
     ids = _resolve_all(home, args.ids)
-    rows: list[dict[str, Any]] = []
+    if len(ids) == 1:
+        row = one(home, ids[0])
+        if getattr(args, "json", False):
+            emit_json(row)
+        return 0
+    rows: dict[str, dict[str, Any]] = {}
     worst = 0
-    for bundle_id in ids:
-        try:
-            rows.append(one(home, bundle_id))
-        except GageError as exc:
-            if len(ids) == 1:
-                raise
-            err(f"gage: {exc.stage}: {bundle_id[:12]}: {show(str(exc))}")
-            rows.append({"id": bundle_id, "error": {**exc.to_json(), "exit_code": int(exc.exit_code)}})
-            worst = worst or int(exc.exit_code)
+
+    def said(_done: int, _total: int, d: gate.Decided) -> None:
+        nonlocal worst
+        if d.error is None:
+            rows[d.id] = one(home, d.result)
+            return
+        exc = d.error
+        err(f"gage: {exc.stage}: {d.id[:12]}: {show(str(exc))}")
+        rows[d.id] = {"id": d.id, "error": {**exc.to_json(), "exit_code": int(exc.exit_code)}}
+        worst = worst or int(exc.exit_code)
+
+    decided = gate.decide_many(
+        home, ids, action, unverified=getattr(args, "unverified", False), why=getattr(args, "why", None), progress=said
+    )
     if getattr(args, "json", False):
-        emit_json(rows[0] if len(rows) == 1 else rows)
+        emit_json([rows[d.id] for d in decided])
     return worst
 
 
 def cmd_accept(args: Any) -> int:
-    def one(home: Any, bundle_id: str) -> dict[str, Any]:
-        result = gate.accept(home, bundle_id, unverified=args.unverified)
+    def one(home: Any, decided: str | gate.AcceptResult) -> dict[str, Any]:
+        result = gate.accept(home, decided, unverified=args.unverified) if isinstance(decided, str) else decided
         v = result.verdict
         if getattr(args, "json", False):
             pass
@@ -90,17 +105,17 @@ def cmd_accept(args: Any) -> int:
             out(f"accepted {result.id} (verified: signed by confirmed contact {show(v.sender.label())})")
         return {"id": result.id, "state": "accepted", "how": result.how, "verdict": v.verdict}
 
-    return _decide_each(args, one)
+    return _decide_each(args, one, "accept")
 
 
 def cmd_reject(args: Any) -> int:
-    def one(home: Any, bundle_id: str) -> dict[str, Any]:
-        result = gate.reject(home, bundle_id, why=args.why)
+    def one(home: Any, decided: str | gate.RejectResult) -> dict[str, Any]:
+        result = gate.reject(home, decided, why=args.why) if isinstance(decided, str) else decided
         if not getattr(args, "json", False):
             out(f"rejected {result.id}" + (f" ({show(args.why)})" if args.why else ""))
         return {"id": result.id, "state": "rejected", "why": args.why}
 
-    return _decide_each(args, one)
+    return _decide_each(args, one, "reject")
 
 
 def _has_mailbox(home: Any) -> bool:
@@ -133,6 +148,10 @@ def _mailbox_thread(home: Any, args: Any, on_event: Any, stop: threading.Event) 
 
 
 def cmd_watch(args: Any) -> int:
+    from gage.cli.watch_log import (
+        WatchLog,  # with the watcher (watchfiles): only `gage watch` loads them
+    )
+
     if args.unattended and args.budget is None:
         raise UsageError("--unattended needs --budget N: the number of unattended accepts allowed per thread")
     if args.budget is not None and not args.unattended:
@@ -159,6 +178,8 @@ def cmd_watch(args: Any) -> int:
                 err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
             else:
                 out(_encodable(f"{log.stamp()} {line}", sys.stdout))
+
+    from gage.carriers.watch import Watcher
 
     watcher = Watcher(
         home,

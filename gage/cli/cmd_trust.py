@@ -1,4 +1,8 @@
-"""Commands about trust: pair, contacts, journal, verdict, authority, forward, read."""
+"""Commands about trust: pair, contacts, journal, verdict, authority, forward, read.
+
+What only one command runs (the ceremony, forwarding, the journal check) is imported inside
+it (issue 28: `gage verdict ID` and `gage read ID` start fast).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gage.cli.cmd_where import candidate_key
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
     Exit,
@@ -29,11 +32,8 @@ from gage.format.words import format_pairs, pair_text
 from gage.home import authority as authority_mod
 from gage.home import listing
 from gage.home.contacts import Contacts
-from gage.home.identity import load_key_file
-from gage.home.journal.verify import verify as verify_journal
 from gage.home.wordcache import WordCache
-from gage.inbox import send
-from gage.trust import ceremony, frame
+from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 
 # What a pairing learned of where the key is (a key file's or card's mailbox, a directory
@@ -44,11 +44,15 @@ Route = Any  # a whereabouts.Where, or None
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str, Route]:
     """The key to pair with, the name it claims, where it came from, and the route it offers."""
+    from gage.home.identity import load_key_file
+
     if source.startswith(("ed25519:", "ed25519+mldsa65:")):
         return parse_key(source), "", "typed key", None
     path = Path(source)
     if not path.exists() and "-" in source and all(c in "0123456789abcdefABCDEF-" for c in source):
         # A candidate's fingerprint, as `gage contacts` and the messages that suggest pairing show it (issue 27).
+        from gage.cli.cmd_where import candidate_key
+
         contacts = Contacts.load(home.contacts_path)
         key = candidate_key(contacts, source)
         cand = contacts.candidates[key]
@@ -85,6 +89,8 @@ def _route(carrier: bytes, carried: dict[str, str], source: str, relay: str | No
 
 
 def cmd_pair(args: Any) -> int:
+    from gage.trust import ceremony
+
     home = open_home(args)
     given = [x for x in (args.source, args.card, getattr(args, "directory", None)) if x is not None]
     if len(given) != 1:
@@ -160,6 +166,9 @@ def _kept(home: Any, code: int, route: Route) -> int:
 
 
 def cmd_contacts(args: Any) -> int:
+    from gage.cli.cmd_where import candidate_key
+    from gage.trust import ceremony
+
     if args.action == "where":
         from gage.cli.cmd_where import cmd_contacts_where
 
@@ -239,6 +248,8 @@ def _retirement_text(r: Any) -> str:
 
 
 def cmd_journal_verify(args: Any) -> int:
+    from gage.home.journal.verify import verify as verify_journal
+
     home = open_home(args)
     report = verify_journal(home.journal)
     if args.json:
@@ -309,8 +320,12 @@ def _emit_json_stream(items: Any) -> None:
 
 
 def cmd_verdict(args: Any) -> int:
+    from gage.inbox.listed import indexed_check
+
     home = open_home(args)
-    v = verdict_mod.compute(home, listing.resolve(home, args.id))
+    stored = listing.resolve(home, args.id)
+    # The check the row index kept, when the folder is that tree still; else checked afresh.
+    v = verdict_mod.compute(home, stored, check=indexed_check(home, stored))
     if args.json:
         emit_json(v.to_json())
         return 0
@@ -367,6 +382,8 @@ def cmd_authority_init(args: Any) -> int:
 
 
 def cmd_forward(args: Any) -> int:
+    from gage.inbox import send
+
     home = open_home(args)
     copy_to = Path(args.output) if args.output else None
     manifest, dest = send.forward(home, args.id, to=args.to, copy_to=copy_to, unverified=args.unverified)

@@ -11,10 +11,10 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 from gage import __version__
-from gage.cli import argtypes, commands
+from gage.cli import argtypes, commands, lazyparse
 from gage.cli.help import attach as attach_help
 from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
@@ -24,7 +24,13 @@ from gage.format.errors import Exit, GageError
 PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a export", "a2a import"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (`only`) the top level with one command's parser under it.
+
+    Building all fifty-odd parsers costs more than most commands' own work (issue 28), so a
+    command run by name gets only its own; `--help`, completion, `gage man` and did-you-mean
+    need every parser and get them (`main` builds the whole one for anything it cannot name).
+    """
     parser = GageParser(
         prog="gage",
         description="Signed, content-addressed bundles, and what you hold before you act on them.",
@@ -32,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.register(cast("argparse._SubParsersAction[argparse.ArgumentParser]", sub))  # GageParser all the way down
+    target: Any = sub if only is None else lazyparse.OnlyOne(sub, only)
+    commands.register(cast("argparse._SubParsersAction[argparse.ArgumentParser]", target))  # GageParser all the way down
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
@@ -67,7 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gage.cli.complete_values import main as complete_main
 
         return complete_main(given[1:])
-    parser = build_parser()
+    named = lazyparse.command_named(given)
+    parser = build_parser(named) if named else build_parser()
+    if named and named not in lazyparse.registered(parser):
+        parser = build_parser()  # not a command after all (a typo, an option's value): the whole parser answers
     GageParser.json_errors = "--json" in given
     try:
         args = parser.parse_args(argv)

@@ -7,7 +7,6 @@ Python 3.14's argparse has `suggest_on_error`; this does the same on 3.11 and up
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from typing import NoReturn
 
@@ -22,6 +21,8 @@ class GageParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         found = _INVALID.search(message)
         if found:
+            import difflib  # an error only
+
             typed, options = found.group(1), [o.strip().strip("'") for o in found.group(2).split(",")]
             near = difflib.get_close_matches(typed, options, n=2, cutoff=0.6)
             if near:

@@ -13,19 +13,24 @@ import dataclasses
 import hashlib
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nacl.signing
 
-from gage.format import keyseal, signing, strictjson
+from gage.format import signing, strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
     MalformedError,
-    PassphraseError,
     UsageError,
 )
 from gage.format.fingerprint import fingerprint
+from gage.format.lockedkey import LockedSigningKey
+
+if TYPE_CHECKING:
+    from gage.format import (
+        keyseal,  # imported where a key is sealed or opened (argon2 and secrets cost start-up)
+    )
 
 KEY_PREFIX = "ed25519:"
 # A hybrid key's text: the Ed25519 key's 64 hex digits, then the ML-DSA-65 key's 3904.
@@ -198,37 +203,6 @@ class RetiredKey:
         )
 
 
-class LockedSigningKey(nacl.signing.SigningKey):
-    """The signing key of a passphrase-protected identity that has not been unlocked.
-
-    It has the public half, so everything that only asks "is this me?" works without the
-    passphrase; anything that needs the secret raises PassphraseError instead of signing
-    with some other key. Unlock with `Identity.unlock` (gage/home/unlock.py is the one caller).
-    """
-
-    def __init__(self, public: bytes) -> None:  # no seed: deliberately not super().__init__
-        self.public = public  # the whole public key: a hybrid one's Ed25519 half and ML-DSA-65 key
-        self.verify_key = nacl.signing.VerifyKey(public[: signing.ED25519_KEY_LEN])
-
-    def _locked(self) -> PassphraseError:
-        return PassphraseError("this home's key is passphrase-protected and was not unlocked")
-
-    def sign(self, message: bytes, encoder: Any = None) -> Any:
-        raise self._locked()
-
-    def __bytes__(self) -> bytes:
-        raise self._locked()
-
-    def to_curve25519_private_key(self) -> Any:
-        raise self._locked()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LockedSigningKey) and other.public == self.public
-
-    def __hash__(self) -> int:
-        return hash(self.public)
-
-
 @dataclass(frozen=True)
 class Identity:
     name: str
@@ -243,8 +217,13 @@ class Identity:
     # the key that opened it, so a rewrite seals again. Both None for a plain identity.
     sealed: keyseal.Sealed | None = None
     seal_key: keyseal.SealKey | None = None
+    # The public key the identity file names, when read from one: a hybrid identity's ML-DSA-65
+    # key is then derived from its seed (which needs `cryptography`, the costliest import gage
+    # has) only when it first signs, and compared with this then (issue 28: a command that
+    # signs nothing never loads it). The Ed25519 half is compared when the file is read.
+    public: bytes | None = field(default=None, compare=False, repr=False)
     # Made once: an ML-DSA key is derived from its seed, and `key` is asked for per bundle.
-    # None while locked: there is nothing to sign with.
+    # None while locked (there is nothing to sign with), or not derived yet.
     _secret: signing.SecretKey | None = field(init=False, compare=False, repr=False)
     _key: bytes = field(init=False, compare=False, repr=False)
 
@@ -252,6 +231,10 @@ class Identity:
         if isinstance(self.signing_key, LockedSigningKey):
             object.__setattr__(self, "_secret", None)
             object.__setattr__(self, "_key", self.signing_key.public)
+            return
+        if self.public is not None and self.mldsa65_seed is not None:
+            object.__setattr__(self, "_secret", None)
+            object.__setattr__(self, "_key", self.public)
             return
         secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
         object.__setattr__(self, "_secret", secret)
@@ -261,7 +244,13 @@ class Identity:
     def secret(self) -> signing.SecretKey:
         """What signs: both halves of a hybrid identity, or the Ed25519 key of a classical one."""
         if self._secret is None:
-            raise self.signing_key._locked()  # type: ignore[attr-defined]
+            if self.locked:
+                raise self.signing_key._locked()  # type: ignore[attr-defined]
+            secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
+            if secret.public != self._key:
+                raise MalformedError("identity file is damaged: its key is not the key of its secret")
+            object.__setattr__(self, "_secret", secret)
+            return secret
         return self._secret
 
     @property
@@ -282,6 +271,8 @@ class Identity:
         if not self.locked:
             return self
         assert self.sealed is not None
+        from gage.format import keyseal
+
         plain, key = keyseal.open_sealed(self.sealed, passphrase)
         try:
             inner = Identity._parse(strictjson.loads(plain, limit=IDENTITY_LIMIT, what="sealed identity"))
@@ -296,6 +287,8 @@ class Identity:
     def protect(self, passphrase: bytes) -> Identity:
         """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
         self.secret  # noqa: B018 - raises PassphraseError while locked
+        from gage.format import keyseal
+
         return dataclasses.replace(self, sealed=None, seal_key=keyseal.new_key(passphrase))
 
     def unprotected(self) -> Identity:
@@ -305,7 +298,9 @@ class Identity:
 
     def with_secret(self, secret: signing.SecretKey, retired: tuple[RetiredKey, ...]) -> Identity:
         """This identity signing with `secret` from now on, with these retired keys; protected as before."""
-        return dataclasses.replace(self, signing_key=secret.ed25519, mldsa65_seed=secret.mldsa65_seed, retired=retired)
+        return dataclasses.replace(
+            self, signing_key=secret.ed25519, mldsa65_seed=secret.mldsa65_seed, retired=retired, public=None
+        )
 
     @property
     def key(self) -> bytes:
@@ -358,6 +353,8 @@ class Identity:
             return self._plain_bytes()
         # Protected: the public fields in the clear (so "is this me?" needs no passphrase),
         # every secret only inside the seal, which holds the whole plain file.
+        from gage.format import keyseal
+
         sealed = keyseal.seal(self._plain_bytes(), self.seal_key)
         obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "key": self.key_text}
         if self.retired:
@@ -384,9 +381,12 @@ class Identity:
         if not isinstance(obj, dict) or obj.get("gage-identity") != 1:
             raise MalformedError("not a gage identity file (version 1)")
         sealed = None
+        public: bytes | None = None
         if "sealed" in obj:
             if "secret" in obj:
                 raise TypeError("a protected identity must not also hold its secret in the clear")
+            from gage.format import keyseal
+
             sealed = keyseal.Sealed.from_json(obj["sealed"])
             sk: nacl.signing.SigningKey = LockedSigningKey(parse_key(obj["key"]))
             mldsa65_seed = None
@@ -394,11 +394,13 @@ class Identity:
             secret = obj["secret"]
             if not isinstance(secret, str) or len(secret) not in (64, 128):
                 raise TypeError("secret must be 64 hex digits (Ed25519) or 128 (Ed25519 and ML-DSA-65)")
-            plain = signing.SecretKey.from_seed_bytes(bytes.fromhex(secret))
-            if parse_key(obj["key"]) != plain.public:
+            seeds = bytes.fromhex(secret)
+            public = parse_key(obj["key"])
+            sk = nacl.signing.SigningKey(seeds[: signing.SEED_LEN])
+            mldsa65_seed = seeds[signing.SEED_LEN :] or None
+            # The Ed25519 half here; a hybrid key's ML-DSA-65 half when it first signs (`secret`).
+            if bytes(sk.verify_key) != signing.ed25519_half(public) or signing.is_hybrid(public) != (mldsa65_seed is not None):
                 raise ValueError("its key is not the key of its secret")
-            sk = plain.ed25519
-            mldsa65_seed = plain.mldsa65_seed
         name = obj["name"]
         if not isinstance(name, str):
             raise TypeError("name must be text")
@@ -409,4 +411,4 @@ class Identity:
         retired = tuple(RetiredKey.from_json(r) for r in retired_list)
         if sealed is not None and any(r.secret is not None for r in retired):
             raise TypeError("a protected identity must not hold a retired key's secret in the clear")
-        return cls(name=name, signing_key=sk, retired=retired, mldsa65_seed=mldsa65_seed, sealed=sealed)
+        return cls(name=name, signing_key=sk, retired=retired, mldsa65_seed=mldsa65_seed, sealed=sealed, public=public)

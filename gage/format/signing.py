@@ -27,12 +27,16 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import nacl.exceptions
 import nacl.signing
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import mldsa
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import mldsa
+
+# `cryptography` (ML-DSA-65) is imported only where a hybrid key signs or is checked: it is the
+# largest import gage has, and a command that checks nothing (a warm `gage list`) never needs it.
 
 ED25519_KEY_LEN = 32
 MLDSA65_KEY_LEN = 1952
@@ -91,6 +95,7 @@ class SecretKey:
         if self.mldsa65_seed is not None:
             if len(self.mldsa65_seed) != SEED_LEN:
                 raise ValueError("an ML-DSA-65 seed is 32 bytes")
+            from cryptography.hazmat.primitives.asymmetric import mldsa
             object.__setattr__(self, "_pq", mldsa.MLDSA65PrivateKey.from_seed_bytes(self.mldsa65_seed))
 
     @classmethod
@@ -157,6 +162,9 @@ def why_not(key: bytes, context: bytes, message: bytes, signature: bytes) -> str
         return "the Ed25519 signature does not verify"
     if not is_hybrid(key):
         return None
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric import mldsa
+
     try:
         pub = mldsa.MLDSA65PublicKey.from_public_bytes(key[ED25519_KEY_LEN:])
         pub.verify(signature[ED25519_SIG_LEN:], data, _pq_context(context))

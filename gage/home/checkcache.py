@@ -90,6 +90,26 @@ def _tree_digest(entries: list[_Stat]) -> str:
     return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def tree_digest_of(listed: Iterable[tuple[str, os.stat_result]]) -> str:
+    """The key's tree part for entries stat'ed by a caller (gage.home.rowindex checks a row with it)."""
+    return _tree_digest([_entry(rel, st) for rel, st in listed])
+
+
+def listed_entries(manifest: Manifest) -> list[str]:
+    """The payload's folders and files a manifest lists, relative to `payload/`: the entries of
+    a tree that checked out, besides the folder, the manifest, the signature and `payload`."""
+    folders: set[str] = set()
+    for f in manifest.files:
+        cut = f.path.rfind("/")
+        while cut > 0:
+            folder = f.path[:cut]
+            if folder in folders:
+                break
+            folders.add(folder)
+            cut = folder.rfind("/")
+    return [*folders, *(f.path for f in manifest.files)]
+
+
 def _digest(entries: list[_Stat]) -> tuple[str, int]:
     """The key's tree part, and the newest mtime or ctime in it (for the racy guard)."""
     return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
@@ -114,17 +134,8 @@ def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.
     to the open bundle folder `dir_fd` (no walk of the whole path per entry). Raises OSError."""
     stat_ = os.stat
     out = [_entry(".", top), _entry(MANIFEST, m_st), _entry(SIGNATURE, s_st)]
-    folders: set[str] = set()
-    for f in manifest.files:
-        cut = f.path.rfind("/")
-        while cut > 0:
-            folder = f.path[:cut]
-            if folder in folders:
-                break
-            folders.add(folder)
-            cut = folder.rfind("/")
     out.append(_entry(PAYLOAD, stat_(PAYLOAD, dir_fd=dir_fd, follow_symlinks=False)))
-    for rel in [*folders, *(f.path for f in manifest.files)]:
+    for rel in listed_entries(manifest):
         name = f"{PAYLOAD}/{rel}"
         out.append(_entry(name, stat_(name, dir_fd=dir_fd, follow_symlinks=False)))
     return out
@@ -267,6 +278,13 @@ class CheckCache:
             return None
         return Check(path=root, manifest=manifest, signature=s[0], warnings=kept, signature_verified=True)
 
+    def remembered_digest(self, root: Path) -> str | None:
+        """The tree digest of the check remembered for `root` (None: none is), for a row stored beside it."""
+        key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+        with self._lock:
+            entry = self._entries.get(key)
+        return entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], str) else None
+
     def keep_only(self, state: str, ids: Iterable[str]) -> None:
         """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
         keep = set(ids)
@@ -307,6 +325,15 @@ def _problems(raw: Any) -> list[Problem]:
             raise ValueError("not a problem")
         out.append(Problem(stage=known, path=path, message=message, field=field))
     return out
+
+
+def problems_of(raw: Any) -> list[Problem]:
+    """Warnings kept as `dump_problems` wrote them (ValueError for anything else)."""
+    return _problems(raw)
+
+
+def dump_problems(ps: list[Problem]) -> list[list[str | None]]:
+    return _dump(ps)
 
 
 def _dump(ps: list[Problem]) -> list[list[str | None]]:

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from gage.format.keys import check_local_name, key_text, parse_key, short_fingerprint
@@ -256,6 +254,8 @@ class Contacts:
             "candidate": [_candidate_toml(c) for c in sorted(self.candidates.values(), key=lambda c: c.seen_at)],
         }
         header = b"# gage contacts. Confirmed only by the word-pair ceremony (`gage pair`); edit with care.\n"
+        import tomli_w  # writing only: a reading command never loads it
+
         atomic.write_bytes(self.path, header + tomli_w.dumps(doc).encode("utf-8"), 0o600)
 
     # --- queries ---------------------------------------------------------------------

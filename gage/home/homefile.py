@@ -9,7 +9,6 @@ bytes), so every command and the interface can show it instead of failing somewh
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import stat
 from pathlib import Path
@@ -71,7 +70,6 @@ def read_text(path: Path, what: str, limit: int) -> str | None:
 
 # --- derived files: the home's caches (issue 19) ----------------------------------------------
 
-_cache_log = logging.getLogger("gage.cache")
 _said: set[str] = set()
 
 
@@ -81,7 +79,9 @@ def say_once(path: Path, problem: str) -> None:
     if key in _said:
         return
     _said.add(key)
-    _cache_log.warning("gage: ignoring %s (%s); it is only a cache, and gage rebuilds it", path, problem)
+    import logging  # only when a cache is found damaged: logging costs every command start-up
+
+    logging.getLogger("gage.cache").warning("gage: ignoring %s (%s); it is only a cache, and gage rebuilds it", path, problem)
 
 
 def read_derived(root: Path, rel: str, limit: int) -> bytes | None:

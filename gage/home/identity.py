@@ -15,7 +15,7 @@ from gage.bundle import atomic
 from gage.format.errors import GageIOError, MalformedError, RefusedError
 from gage.format.keyfile import KeyFile
 from gage.format.keys import IDENTITY_LIMIT, KEYFILE_LIMIT, Identity
-from gage.home import homefile, sealing
+from gage.home import homefile
 
 
 def save_identity(identity: Identity, path: Path) -> None:
@@ -58,6 +58,8 @@ def load_key_file(path: Path) -> KeyFile:
     kf = KeyFile.parse(data, path=str(path))
     if kf.sealing is not None:
         try:
+            from gage.home import sealing  # a key file carrying a sealing key only
+
             sealing.parse_carried(kf.sealing)
         except MalformedError as exc:
             raise MalformedError(exc.message, path=str(path), field=exc.field) from exc

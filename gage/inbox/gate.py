@@ -23,20 +23,30 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gage.bundle import atomic
 from gage.bundle.treestat import scan
-from gage.format.errors import RefusedError
+from gage.format.errors import GageError, RefusedError
 from gage.format.keys import key_text
 from gage.format.manifest import MAX_FILES
+from gage.home.contacts import Contacts
 from gage.home.layout import STAGING_DIR, STATES, Home
 from gage.home.listing import Stored, decisions, resolve
 
 # Reconcile and the unattended rule's facts live in their own modules; their names stay
 # importable from here, where callers have always found them.
+from gage.inbox.gate_types import (
+    AcceptResult,
+    AlreadyError,
+    Decided,
+    InvalidBundleError,
+    RejectResult,
+    UnattendedResult,
+    UnverifiedSenderError,
+)
 from gage.inbox.reconcile import (
     STALE_SCRATCH_SECONDS,
     discard,
@@ -52,12 +62,14 @@ __all__ = [
     "STALE_SCRATCH_SECONDS",
     "AcceptResult",
     "AlreadyError",
+    "Decided",
     "InvalidBundleError",
     "RejectResult",
     "UnattendedResult",
     "UnverifiedSenderError",
     "accept",
     "accept_unattended",
+    "decide_many",
     "decisions",
     "journal_states",
     "reconcile",
@@ -72,68 +84,6 @@ HOWS = ("human", "human-unverified", "unattended")
 # staging, and between the landing rename and the journal line), so tests that SIGKILL a
 # real `gage accept` can land their kill inside those windows. Unset in normal use.
 SLOW_ENV = "GAGE_TEST_SLOW_GATE"
-
-
-class AlreadyError(RefusedError):
-    """The bundle has already been decided: its message says "already accepted" or "already rejected"."""
-
-    def __init__(self, bundle_id: str, state: str, *, extra: str = "") -> None:
-        super().__init__(f"bundle {bundle_id[:12]} is already {state}{extra}")
-        self.id = bundle_id
-        self.state = state
-
-
-class InvalidBundleError(RefusedError):
-    """The staged bytes do not check out: an invalid bundle is never accepted."""
-
-    def __init__(self, bundle_id: str, problems: list[str]) -> None:
-        listed = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
-        super().__init__(f"will not accept bundle {bundle_id[:12]}: it is invalid ({listed}); it stays in pending")
-        self.id = bundle_id
-        self.problems = problems
-
-
-class UnverifiedSenderError(RefusedError):
-    """The signature is good but the key is not a confirmed contact: accept only with `unverified=True`."""
-
-    def __init__(self, bundle_id: str, v: verdict_mod.Verdict) -> None:
-        super().__init__(
-            f"will not accept bundle {bundle_id[:12]}: its sender ({v.sender.label()}) is not a confirmed contact, "
-            "so the bundle is UNVERIFIED; it stays in pending. Pair with the sender first, or accept it anyway "
-            "with --unverified (the journal records that you did)"
-        )
-        self.id = bundle_id
-        self.verdict = v
-
-
-@dataclass
-class AcceptResult:
-    id: str
-    how: str  # human, human-unverified, unattended
-    verdict: verdict_mod.Verdict
-
-
-@dataclass
-class RejectResult:
-    id: str
-    previous_state: str
-
-
-@dataclass
-class UnattendedResult:
-    """What the unattended rule did with one bundle: accepted (with `accepted` set) or left pending, and why."""
-
-    id: str
-    accepted: AcceptResult | None
-    reason: str
-    thread: str | None = None  # the budget key: the root this home recorded when it sent the parent
-    used: int = 0  # unattended accepts in that thread, this one included when accepted
-    budget: int = 0
-    budget_spent: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.accepted is not None
 
 
 # --- small helpers ---------------------------------------------------------------------
@@ -151,8 +101,11 @@ def _slow() -> None:
 # --- staging ---------------------------------------------------------------------------
 
 
-def _stage(home: Home, ref: str) -> Stored:
-    """Resolve `ref`, refuse what is already decided, and move the pending bundle to the staging name."""
+def _stage(home: Home, ref: str, *, durable: bool = True) -> Stored:
+    """Resolve `ref`, refuse what is already decided, and move the pending bundle to the staging name.
+
+    Not `durable`: the rename is not fsynced (a crash leaves the bundle in pending or under the
+    staging name, and reconcile puts the second back)."""
     stored = resolve(home, ref, STATES)
     _refuse_decided(home, stored)
     sdir = staging_dir(home)
@@ -160,7 +113,7 @@ def _stage(home: Home, ref: str) -> Stored:
     dest = sdir / stored.id
     if dest.exists() or dest.is_symlink():
         discard(home, dest)  # reconcile ran under this lock just before: nothing valid can be here
-    if not atomic.rename_noreplace(stored.path, dest):
+    if not atomic.rename_noreplace(stored.path, dest, durable=durable):
         raise RefusedError("cannot move the bundle to its staging name", path=str(dest))
     return Stored(id=stored.id, state="pending", path=dest)
 
@@ -175,10 +128,10 @@ def _refuse_decided(home: Home, stored: Stored) -> None:
         raise AlreadyError(stored.id, stored.state)
 
 
-def _unstage(home: Home, staged: Stored) -> None:
+def _unstage(home: Home, staged: Stored, *, durable: bool = True) -> None:
     """Put a staged bundle back in pending: the answer was no, or something failed."""
     if staged.path.is_dir():
-        atomic.rename_noreplace(staged.path, home.state_dir("pending") / staged.id)
+        atomic.rename_noreplace(staged.path, home.state_dir("pending") / staged.id, durable=durable)
 
 
 # A staged bundle has passed its check, so it holds its listed files, their folders and the
@@ -206,13 +159,19 @@ def _problems(staged: Stored, v: verdict_mod.Verdict) -> list[str]:
 
 def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: str | None) -> AcceptResult:
     """The one rename into accepted, then the journal line. Caller holds the lock."""
-    dest = home.state_dir("accepted") / staged.id
-    if not atomic.rename_noreplace(staged.path, dest):
+    fields = _land_rename(home, staged, v, how, thread, durable=True)
+    _slow()
+    home.journal.append("accepted", **fields)
+    return _landed(home, staged, v, how)
+
+
+def _land_rename(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: str | None, *, durable: bool) -> dict[str, Any]:
+    """The rename into accepted; the journal line's fields, for the caller to append."""
+    if not atomic.rename_noreplace(staged.path, home.state_dir("accepted") / staged.id, durable=durable):
         _unstage(home, staged)
         raise AlreadyError(staged.id, "accepted")
-    _slow()
     m = v.manifest
-    fields: dict[str, Any] = {
+    return {
         "bundle": staged.id,
         "how": how,
         "verdict": v.verdict,
@@ -221,8 +180,10 @@ def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: 
         "parent": m.parent if m else None,
         "thread": thread,
     }
-    home.journal.append("accepted", **fields)
-    v.path, v.state, v.accepted_how = dest, "accepted", how
+
+
+def _landed(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str) -> AcceptResult:
+    v.path, v.state, v.accepted_how = home.state_dir("accepted") / staged.id, "accepted", how
     return AcceptResult(id=staged.id, how=how, verdict=v)
 
 
@@ -242,14 +203,7 @@ def accept(home: Home, ref: str, *, unverified: bool = False) -> AcceptResult:
         landed = False
         try:
             _slow()
-            v = verdict_mod.compute(home, staged)
-            problems = _problems(staged, v)
-            if problems or v.verdict == "invalid":
-                raise InvalidBundleError(staged.id, problems or ["the verdict is invalid"])
-            if v.verdict != "verified" and not unverified:
-                raise UnverifiedSenderError(staged.id, v)
-            how = "human" if v.verdict == "verified" else "human-unverified"
-            thread = sent_thread(home, v.manifest.parent if v.manifest else None)
+            v, how, thread = _judge(home, staged, unverified=unverified)
             result = _land(home, staged, v, how, thread)
             landed = True
             return result
@@ -258,31 +212,48 @@ def accept(home: Home, ref: str, *, unverified: bool = False) -> AcceptResult:
                 _unstage(home, staged)
 
 
+def _judge(home: Home, staged: Stored, *, unverified: bool, **read: Any) -> tuple[verdict_mod.Verdict, str, str | None]:
+    """The verdict on the staged bytes, and how they may be accepted; raises when they may not.
+    `read`: contacts and authority read once for many (verdict.compute's arguments)."""
+    v = verdict_mod.compute(home, staged, **read)
+    problems = _problems(staged, v)
+    if problems or v.verdict == "invalid":
+        raise InvalidBundleError(staged.id, problems or ["the verdict is invalid"])
+    if v.verdict != "verified" and not unverified:
+        raise UnverifiedSenderError(staged.id, v)
+    how = "human" if v.verdict == "verified" else "human-unverified"
+    return v, how, sent_thread(home, v.manifest.parent if v.manifest else None)
+
+
 def reject(home: Home, ref: str, *, why: str | None = None) -> RejectResult:
     """Move a pending bundle to rejected in one rename, then journal it.
 
     Only pending bundles can be rejected: an accepted bundle may already have been acted
     on, and rejecting it would pretend otherwise (AlreadyError says "already accepted").
     """
-    if why is not None and len(why) > 2000:
-        raise RefusedError("the reason is longer than 2000 characters")
+    _why_ok(why)
     with home.lock():
         reconcile(home)
-        stored = resolve(home, ref, STATES)
-        _refuse_decided(home, stored)
-        dest = home.state_dir("rejected") / stored.id
-        if not atomic.rename_noreplace(stored.path, dest):
-            raise AlreadyError(stored.id, "rejected")
+        stored, fields = _reject_rename(home, ref, why, durable=True)
         _slow()
-        m = Stored(stored.id, "rejected", dest).manifest()
-        home.journal.append(
-            "rejected",
-            bundle=stored.id,
-            why=why,
-            sender=key_text(m.sender.key) if m else None,
-            kind=m.kind if m else None,
-        )
+        home.journal.append("rejected", **fields)
     return RejectResult(id=stored.id, previous_state="pending")
+
+
+def _why_ok(why: str | None) -> None:
+    if why is not None and len(why) > 2000:
+        raise RefusedError("the reason is longer than 2000 characters")
+
+
+def _reject_rename(home: Home, ref: str, why: str | None, *, durable: bool) -> tuple[Stored, dict[str, Any]]:
+    """The rename into rejected; the journal line's fields, for the caller to append."""
+    stored = resolve(home, ref, STATES)
+    _refuse_decided(home, stored)
+    dest = home.state_dir("rejected") / stored.id
+    if not atomic.rename_noreplace(stored.path, dest, durable=durable):
+        raise AlreadyError(stored.id, "rejected")
+    m = Stored(stored.id, "rejected", dest).manifest()
+    return stored, {"bundle": stored.id, "why": why, "sender": key_text(m.sender.key) if m else None, "kind": m.kind if m else None}
 
 
 def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
@@ -351,3 +322,98 @@ def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
             if not landed:
                 _unstage(home, staged)
 
+
+
+# --- many at once (issue 28) -------------------------------------------------------------
+
+# A bulk decision makes its moves durable, journals them and reports them this often: one
+# fsync per folder touched and one journal write and fsync per batch, not seven per bundle.
+BATCH_SECONDS = 0.25
+Progress = Callable[[int, int, Decided], None]  # (reported so far, how many, the one just reported)
+_Pending = tuple[Decided, dict[str, Any], Callable[[], None]]  # moved, its journal fields, finish
+
+
+def decide_many(
+    home: Home,
+    refs: Sequence[str],
+    action: Literal["accept", "reject"],
+    *,
+    unverified: bool = False,
+    why: str | None = None,
+    progress: Progress | None = None,
+) -> list[Decided]:
+    """Accept or reject many bundles under one lock, each judged as `accept` / `reject` judge one,
+    with the durable writes batched the way git batches object writes before the one ref update
+    that names them: a batch's renames are made without an fsync each, then each folder they
+    touched is fsynced once, then their journal lines go in one write and one fsync. Only then is
+    any of them reported (`progress`, and the list returned, in the order given), so nothing is
+    reported that a crash could undo. A kill at any instant leaves every bundle decided and
+    journaled, or not journaled yet, which reconcile resolves exactly as for a single decision
+    killed in its window (an accept back to pending; a reject recorded). One bundle's refusal
+    (invalid, unverified, decided before, not found) is its `error`, and the rest go on."""
+    if action not in ("accept", "reject"):
+        raise ValueError(f"unknown decision {action!r}")
+    if action == "reject":
+        _why_ok(why)
+    out = [Decided(id=ref) for ref in dict.fromkeys(refs)]
+    reported = 0
+
+    def report(d: Decided) -> None:
+        nonlocal reported
+        reported += 1
+        if progress is not None:
+            progress(reported, len(out), d)
+
+    with home.lock():
+        reconcile(home)
+        contacts = Contacts.load(home.contacts_path)
+        read: dict[str, Any] = {"contacts": contacts, "authority": verdict_mod.load_authority(home, contacts), "keys": {}}
+        batch: list[_Pending] = []
+        since = time.monotonic()
+        for i, d in enumerate(out):
+            try:
+                batch.append(_move_one(home, d, action, unverified, why, read))
+            except GageError as exc:
+                d.error = exc
+                report(d)
+            if batch and (i == len(out) - 1 or time.monotonic() - since >= BATCH_SECONDS):
+                _commit(home, action, batch)
+                for d_done, _fields, finish in batch:
+                    finish()
+                    report(d_done)
+                batch, since = [], time.monotonic()
+    return out
+
+
+def _move_one(home: Home, d: Decided, action: str, unverified: bool, why: str | None, read: dict[str, Any]) -> _Pending:
+    """One bundle's move, not yet durable nor journaled; raises (the bundle back in pending) when it may not move."""
+    if action == "reject":
+        stored, fields = _reject_rename(home, d.id, why, durable=False)
+        d.id = stored.id
+        return d, fields, lambda: setattr(d, "result", RejectResult(id=stored.id, previous_state="pending"))
+    staged = _stage(home, d.id, durable=False)
+    d.id = staged.id
+    try:
+        _slow()
+        v, how, thread = _judge(home, staged, unverified=unverified, **read)
+        fields = _land_rename(home, staged, v, how, thread, durable=False)
+    except BaseException:
+        _unstage(home, staged, durable=False)
+        raise
+    return d, fields, lambda: setattr(d, "result", _landed(home, staged, v, how))
+
+
+def _commit(home: Home, action: str, batch: list[_Pending]) -> None:
+    """Make a batch's moves durable, then journal them in one write: no line before its move is on disk."""
+    place: Literal["accepted", "rejected"] = "accepted" if action == "accept" else "rejected"
+    folders = [home.state_dir(place), home.state_dir("pending")] + ([staging_dir(home)] if action == "accept" else [])
+    for folder in folders:
+        atomic.fsync_dir(folder)
+    _slow()
+    try:
+        home.journal.append_many([(place, fields) for _d, fields, _finish in batch])
+    except BaseException:
+        # Not journaled, so not decided: back to pending, as reconcile would put them.
+        for _d, fields, _finish in batch:
+            atomic.rename_noreplace(home.state_dir(place) / fields["bundle"], home.state_dir("pending") / fields["bundle"])
+        raise

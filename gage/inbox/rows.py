@@ -175,3 +175,4 @@ def inbox_rows(home: Home, states: tuple[Place, ...] = ALL_STATES, ids: Iterable
     reader.cache.save()
     rows.sort(key=lambda r: (ORDER[r.state], r.created or "", r.id))
     return rows
+

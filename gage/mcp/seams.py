@@ -41,9 +41,9 @@ from gage.home.contacts import Contacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import resolve
 from gage.inbox import opening, send
+from gage.inbox.listed import listed_rows
 from gage.inbox.made_json import made
 from gage.inbox.read_json import read_json as inbox_read_json
-from gage.inbox.rows import inbox_rows
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 from gage.trust.verdict import Verdict
@@ -86,14 +86,34 @@ __all__ = [
 LINE_PREFIX = frame.LINE_PREFIX
 
 
+# The server opens its home once (issue 28), not once per call: each call reconciles it again
+# (which costs a few stats while nothing changed, gage/home/reconcilemark.py) and reopens it only
+# when its identity file is not the one read (a key retired or upgraded meanwhile).
+_opened: dict[str, tuple[tuple[int, int, int, int], Home]] = {}
+
+
 def open_home(root: Path) -> Home:
     """The home as every command opens it (finishing what a killed process left half done)."""
-    return opening.open_home(root)
+    where = os.path.abspath(root)
+    try:
+        st = os.stat(os.path.join(where, "identity.json"))
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        _opened.pop(where, None)
+        return opening.open_home(root)
+    kept = _opened.get(where)
+    if kept is not None and kept[0] == stamp:
+        opening.recover(kept[1])
+        return kept[1]
+    home = opening.open_home(root)
+    _opened[where] = (stamp, home)
+    return home
 
 
 def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
-    """The rows `gage list --json` prints: the core inbox read model's (gage.inbox.rows)."""
-    return [r.to_json() for r in inbox_rows(home, states)]
+    """The rows `gage list --json` prints: the core inbox read model's (gage.inbox.rows), each
+    from the row index where nothing it was computed from changed."""
+    return [r.to_json() for r in listed_rows(home, states)]
 
 
 def lean_row(row: dict[str, Any]) -> dict[str, Any]:

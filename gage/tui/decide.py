@@ -13,7 +13,6 @@ from collections.abc import Callable
 from textual.content import Content
 from textual.screen import Screen
 
-from gage.format.errors import GageError
 from gage.inbox import gate
 from gage.trust.frame import VERDICT_MEANING
 from gage.trust.verdict import Verdict
@@ -142,15 +141,16 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
     wanted = [(str(v.id), v.verdict == "unverified") for v in verdicts]
 
     def work() -> tuple[list[tuple[str, bool]], list[str]]:
+        # One bulk decision per kind of consent (gate.decide_many: one lock, the durable writes batched).
         moved: list[tuple[str, bool]] = []
         failures: list[str] = []
-        for bundle_id, unverified in wanted:
-            try:
-                result = gate.accept(home, bundle_id, unverified=unverified)
-            except (GageError, OSError) as exc:
-                failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
-                continue
-            moved.append((result.id, unverified))
+        for unverified in (False, True):
+            ids = [bundle_id for bundle_id, u in wanted if u is unverified]
+            for d in gate.decide_many(home, ids, "accept", unverified=unverified) if ids else []:
+                if d.error is not None:
+                    failures.append(f"{d.id[:12]}: {safe.error_text(d.error)}")
+                else:
+                    moved.append((d.id, unverified))
         return moved, failures
 
     def finished(result: tuple[list[tuple[str, bool]], list[str]]) -> None:
@@ -206,13 +206,11 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
         def work() -> tuple[list[str], list[str]]:
             moved: list[str] = []
             failures: list[str] = []
-            for bundle_id in ids:
-                try:
-                    gate.reject(home, bundle_id, why=why)
-                except (GageError, OSError) as exc:
-                    failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
-                    continue
-                moved.append(bundle_id)
+            for d in gate.decide_many(home, ids, "reject", why=why):  # one lock, the durable writes batched
+                if d.error is not None:
+                    failures.append(f"{d.id[:12]}: {safe.error_text(d.error)}")
+                else:
+                    moved.append(d.id)
             return moved, failures
 
         def finished(result: tuple[list[str], list[str]]) -> None:

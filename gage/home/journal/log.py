@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,11 +176,21 @@ class Journal:
 
     def append(self, event: Event, **fields: Any) -> dict[str, Any]:
         """Append one entry under the home lock, reading only the journal's tail (cost flat in its length)."""
-        if event not in EVENTS:
-            raise ValueError(f"unknown journal event {event!r}")
-        if isinstance(fields.get("transport"), dict):
-            # A carrier's URL never takes a relay's user or password into the journal (spec/relay.md section 8).
-            fields["transport"] = relayurl.clean_transport(fields["transport"])
+        return self.append_many([(event, fields)])[0]
+
+    def append_many(self, items: Sequence[tuple[Event, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Append entries in one write and one fsync (a bulk decision, issue 28), as git writes a
+        batch of objects before the one update that names them. A crash leaves the file ending
+        after some whole number of them (and perhaps a torn line, saved and repaired by the next
+        append), never with a gap: each line chains from the one before it."""
+        for event, fields in items:
+            if event not in EVENTS:
+                raise ValueError(f"unknown journal event {event!r}")
+            if isinstance(fields.get("transport"), dict):
+                # A carrier's URL never takes a relay's user or password into the journal (spec/relay.md section 8).
+                fields["transport"] = relayurl.clean_transport(fields["transport"])
+        if not items:
+            return []
         with self._lock():
             end = self._end()
             before = (end.size, end.ctime_ns)
@@ -196,13 +206,13 @@ class Journal:
                 torn = (self.torn_dir / f"{digest}.bin").read_bytes()
                 self._write_entry(end, "repaired", self._repair_fields(digest, torn))
                 end = self._end()
-            entry = self._write_entry(end, event, fields)
+            entries = self._write_entries(end, items)
             # Bring the index up to this line now, while the lock is held: cheap (it reads
             # only the new line), and it stamps the index with the journal as gage left it,
             # so a later edit of the file in place is seen. Never needed for correctness.
             with contextlib.suppress(Exception):
                 self.index.sync(rebuild=False, before=before)
-            return entry
+            return entries
 
     def _check_torn_file(self, entry: dict[str, Any]) -> str | None:
         digest = entry.get("torn_sha256")
@@ -285,6 +295,9 @@ class Journal:
             os.close(fd)
 
     def _write_entry(self, end: _End, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        return self._write_entries(end, [(event, fields)])[0]
+
+    def _write_entries(self, end: _End, items: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         last = end.last
         if last is not None:
             prev = line_hash(last)
@@ -308,23 +321,28 @@ class Journal:
             # a row leaves the head one behind (an interrupted write), never two (which
             # `verify` would have to report as lines appended outside gage).
             self._write_head(seq - 1, prev)
-        entry = {"seq": seq, "time": now_text(), "event": event, "prev": prev, **fields}
-        line = strictjson.dumps(entry)
-        if len(line) > LINE_LIMIT:
-            raise MalformedError(f"journal entry would be {len(line)} bytes, over {LINE_LIMIT}")
+        entries, lines, when = [], [], now_text()
+        for event, fields in items:
+            entry = {"seq": seq, "time": when, "event": event, "prev": prev, **fields}
+            line = strictjson.dumps(entry)
+            if len(line) > LINE_LIMIT:
+                raise MalformedError(f"journal entry would be {len(line)} bytes, over {LINE_LIMIT}")
+            entries.append(entry)
+            lines.append(line)
+            seq, prev = seq + 1, line_hash(line)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise GageIOError("is not a regular file; nothing was written", path=str(self.path))
-                _append_whole(fd, line + b"\n", self.path)
+                _append_whole(fd, b"".join(line + b"\n" for line in lines), self.path)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            self._write_head(seq, line_hash(line))
+            self._write_head(seq - 1, prev)
         except OSError as exc:
             raise GageIOError(f"cannot append to journal: {exc.strerror}", path=str(self.path)) from exc
-        return entry
+        return entries
 
     def _write_head(self, seq: int, digest: str) -> None:
         atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": digest}) + b"\n", 0o600)

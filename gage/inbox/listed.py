@@ -1,0 +1,137 @@
+"""The inbox read model's rows as a listing shows them, kept in the row index (issue 28).
+
+`gage list`, `gage mcp`'s `list_bundles` and `gage verdict` start here. Each row is the row
+gage.inbox.rows computes (`InboxReader`, `inbox_rows`: the one read model), taken from the row
+index (gage/home/rowindex.py says when a kept row may be used) when nothing it was computed
+from changed, and computed through `InboxReader` otherwise. A module apart from rows.py so a
+listing whose rows are all kept loads none of the verdict's code (start-up, issue 28).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gage.bundle import Check
+from gage.format.errors import GageError
+from gage.format.vocab import Place
+from gage.home.checkcache import dump_problems, listed_entries, problems_of
+from gage.home.layout import ALL_STATES, Home
+from gage.home.listing import Stored, list_bundles
+
+if TYPE_CHECKING:
+    from gage.inbox.rows import InboxRow
+
+
+@dataclass(frozen=True)
+class ListedRow:
+    """A row as a listing shows it (`gage list`, `gage mcp`'s list), without the verdict object:
+    what the row index (gage.home.rowindex) keeps. `InboxRow.listed()` is the same row computed."""
+
+    id: str
+    state: Place
+    level: str
+    kind: str | None
+    subject: str | None
+    created: str | None
+    arrived: str | None
+    size: int | None
+    via: str | None
+    accepted_how: str | None
+    sender_label: str
+    sender: dict[str, Any]  # Sender.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        """The row of `gage list --json` (spec/cli.md), as `InboxRow.to_json`."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "kind": self.kind,
+            "created": self.created,
+            "subject": self.subject,
+            "verdict": self.level,
+            "accepted_how": self.accepted_how,
+            "sender": self.sender,
+        }
+
+
+def listed_of(r: InboxRow) -> ListedRow:
+    """The listed form of a computed row."""
+    return ListedRow(
+        id=r.id, state=r.state, level=r.level, kind=r.kind, subject=r.subject, created=r.created, arrived=r.arrived,
+        size=r.size, via=r.via, accepted_how=r.accepted_how, sender_label=r.sender_label, sender=r.sender.to_json(),
+    )
+
+
+def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[ListedRow]:
+    """`inbox_rows` as listed rows, in the same order, each from the row index when everything it
+    was computed from is unchanged (gage.home.rowindex says what), else computed (and kept)."""
+    from gage.home import rowindex
+
+    listed = list_bundles(home, states)
+    index = rowindex.RowIndex(home)
+    try:
+        gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
+        old = index.stamp()
+        named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
+        kept = index.rows(states) if named is not None else {}
+        out: list[ListedRow] = []
+        misses: list[Stored] = []
+        for s in listed:
+            k = kept.get((s.state, s.id))
+            if (
+                k is not None
+                and s.id not in named  # type: ignore[operator]
+                and (k.parent is None or k.parent not in named)  # type: ignore[operator]
+                and rowindex.digest_now(s.path, k.entries) == k.digest
+            ):
+                out.append(ListedRow(**k.row))
+            else:
+                misses.append(s)
+        fresh: dict[tuple[str, str], rowindex.Kept] = {}
+        if misses:
+            from gage.inbox.rows import InboxReader
+
+            reader = InboxReader(home)
+            for r in reader.rows(misses):
+                out.append(listed_of(r))
+                m = r.verdict.manifest
+                digest = reader.cache.remembered_digest(r.verdict.path) if m is not None and not r.verdict.problems else None
+                if m is not None and digest is not None:
+                    warnings = dump_problems(r.verdict.warnings)
+                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, listed_of(r).__dict__)
+            reader.cache.save()
+        if rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
+            present = {(s.state, s.id) for s in listed}
+            index.save(rowindex.Stamp(gen, at, last), fresh, [k for k in kept if k not in present], clear=named is None, named=named or ())
+    finally:
+        index.close()
+    order = {st: i for i, st in enumerate(ALL_STATES)}
+    out.sort(key=lambda r: (order[r.state], r.created or "", r.id))  # the order of inbox_rows
+    return out
+
+
+def indexed_check(home: Home, stored: Stored) -> Check | None:
+    """The check a kept row was computed from (gage.home.rowindex), when the bundle's folder is
+    still that tree: what `gage verdict ID` starts from, by one keyed lookup and one lstat per
+    entry, instead of hashing the payload and verifying the signature again. None otherwise."""
+    from gage import bundle as bundle_mod
+    from gage.home import rowindex
+
+    index = rowindex.RowIndex(home)
+    try:
+        k = index.row(stored.state, stored.id)
+    finally:
+        index.close()
+    if k is None or rowindex.digest_now(stored.path, k.entries) != k.digest:
+        return None
+    try:
+        _raw, m = bundle_mod.read_manifest(stored.path)
+        signature, problem = bundle_mod.read_signature(stored.path)
+        warnings = problems_of(k.warnings)
+    except (GageError, OSError, ValueError, TypeError):
+        return None
+    # Read, then looked at again: bytes changed while they were read change a ctime, so they show.
+    if problem is not None or signature is None or rowindex.digest_now(stored.path, k.entries) != k.digest:
+        return None
+    return Check(path=stored.path, manifest=m, signature=signature, warnings=warnings, signature_verified=True)

@@ -1,0 +1,205 @@
+"""The row index (gage/home/rowindex.py, issue 28) never trades truth for speed: after every kind
+of change, the rows it serves equal a full recomputation (every bundle checked afresh, every
+verdict computed) on the same home, and it really serves rows when nothing changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from gagetest import arrive, pair
+
+from gage.home.checkcache import CheckCache
+from gage.home.layout import Home
+from gage.home.listing import list_bundles
+from gage.inbox import rows as rows_mod
+from gage.inbox import send
+from gage.inbox.listed import ListedRow, listed_of, listed_rows
+from gage.inbox.rows import ORDER as STATE_ORDER
+from gage.inbox.rows import InboxReader
+from gage.trust import ceremony
+
+RACY = 2.1  # the check cache remembers (and so the row index keeps) only trees older than its racy window
+
+
+def recomputed(home: Home) -> list[ListedRow]:
+    """Every row from scratch: no check cache, no row index."""
+    reader = InboxReader(home, cache=CheckCache(None, trusted=False))
+    rows = reader.rows(list_bundles(home))
+    rows.sort(key=lambda r: (STATE_ORDER[r.state], r.created or "", r.id))
+    return [listed_of(r) for r in rows]
+
+
+def kept(home: Home) -> int:
+    with sqlite3.connect(home.cache / "rows.sqlite") as db:
+        return int(db.execute("SELECT count(*) FROM rows").fetchone()[0])
+
+
+def served_from_index(home: Home, monkeypatch: pytest.MonkeyPatch) -> list[ListedRow]:
+    """A listing that must not compute any row (each is in the index and unchanged)."""
+    with monkeypatch.context() as m:
+        m.setattr(rows_mod.InboxReader, "rows", lambda *_a, **_k: pytest.fail("a row was computed"))
+        return listed_rows(home)
+
+
+def same(home: Home) -> list[ListedRow]:
+    got = listed_rows(home)
+    assert got == recomputed(home)
+    return got
+
+
+def level(rows: list[ListedRow], bid: str) -> str:
+    return next(r.level for r in rows if r.id == bid)
+
+
+@pytest.fixture
+def homes(make_home, tmp_path: Path):  # type: ignore[no-untyped-def]
+    me, alice, eve = make_home("me"), make_home("alice"), make_home("eve")
+    pair(me, "alice", alice)
+    ids = {}
+    for who, sender in (("alice1", alice), ("alice2", alice), ("eve", eve)):
+        f = tmp_path / f"{who}.txt"
+        f.write_text(f"from {who}\n" * 20)
+        m, _ = send.create(sender, [f], kind="share", subject=who, copy_to=tmp_path / "wire")
+        ids[who] = arrive(me, tmp_path / "wire" / m.id).id
+    f = tmp_path / "mine.txt"
+    f.write_text("mine\n")
+    ids["mine"], _ = send.create(me, [f], kind="share", subject="mine")
+    ids["mine"] = ids["mine"].id
+    time.sleep(RACY)
+    return me, alice, eve, ids, tmp_path
+
+
+def test_rows_from_the_index_equal_a_full_recomputation_after_every_kind_of_change(homes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    me, alice, eve, ids, tmp_path = homes
+    first = same(me)
+    assert kept(me) == 4 and served_from_index(me, monkeypatch) == first
+    assert level(first, ids["alice1"]) == "verified" and level(first, ids["eve"]) == "unverified"
+
+    # A payload byte, the size and mtime put back: the folder's identity (its ctime) still changed.
+    data = me.state_dir("pending") / ids["alice1"] / "payload" / "alice1.txt"
+    st = data.stat()
+    raw = bytearray(data.read_bytes())
+    raw[0] ^= 1
+    data.chmod(0o644)
+    data.write_bytes(bytes(raw))
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert level(same(me), ids["alice1"]) == "invalid"
+
+    # A contact confirmed, then forgotten: by the ceremony (which journals it), and by the
+    # contacts file put back from a copy (which the journal never hears of).
+    backup = me.contacts_path.read_bytes()
+    ceremony.confirm(me, "eve", eve.identity.key, " ".join(" ".join(p) for p in ceremony.derive(eve.identity.key)))
+    assert level(same(me), ids["eve"]) == "verified"
+    me.contacts_path.write_bytes(backup)
+    assert level(same(me), ids["eve"]) == "unverified"
+    ceremony.confirm(me, "eve", eve.identity.key, " ".join(" ".join(p) for p in ceremony.derive(eve.identity.key)))
+    assert level(same(me), ids["eve"]) == "verified"
+    ceremony.unpair(me, "eve")
+    assert level(same(me), ids["eve"]) == "unverified"
+
+    # The authority file edited (by hand: any process, any editor).
+    me.authority_path.write_text('[[grant]]\ncontact = "alice"\nkind = "share"\nmay = "Summarise it."\n')
+    same(me)
+
+    # A journal line appended by another process: an arrival recorded for a bundle, with its carrier.
+    code = (
+        "import sys; from gage.home.layout import Home; h = Home.open(sys.argv[1]);"
+        "h.journal.append('received', bundle=sys.argv[2], transport={'carrier': 'a2a'}, sender=None, kind='share', parent=None, thread=None)"
+    )
+    before = next(r for r in listed_rows(me) if r.id == ids["alice2"])
+    res = subprocess.run([sys.executable, "-c", code, str(me.root), ids["alice2"]], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    after = next(r for r in same(me) if r.id == ids["alice2"])
+    assert (before.via, after.via) == (None, "a2a")
+
+    # A key retired: alice's key, compromised, applied here.
+    from gage.inbox import ownkey
+    from gage.trust import retirement
+
+    done = ownkey.retire(alice, reason="compromised", copy_to=tmp_path / "shared")
+    assert done.bundle is not None and retirement.apply_bundle(me, tmp_path / "shared" / done.bundle.id).applied
+    assert level(same(me), ids["alice2"]) == "unverified"
+
+    # A decision in another process, then nothing changed: every row is served again (but the
+    # damaged bundle's: a row with a problem is never kept, so a repair shows at once; it goes).
+    from gage.bundle import readonly
+
+    readonly.remove_tree(me.state_dir("pending") / ids["alice1"])
+    res = subprocess.run([sys.executable, "-m", "gage", "--home", str(me.root), "reject", ids["eve"]], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    time.sleep(RACY)
+    settled = same(me)
+    assert [r.state for r in settled if r.id == ids["eve"]] == ["rejected"]
+    same(me)
+    assert served_from_index(me, monkeypatch) == settled
+
+
+def test_a_damaged_or_missing_index_costs_only_time(homes) -> None:  # type: ignore[no-untyped-def]
+    me, *_ = homes
+    good = same(me)
+    (me.cache / "rows.sqlite").write_bytes(b"not a database" * 100)
+    for extra in ("-wal", "-shm"):
+        (me.cache / f"rows.sqlite{extra}").unlink(missing_ok=True)
+    assert listed_rows(me) == good
+    (me.cache / "rows.sqlite").unlink()
+    assert same(me) == good
+    assert json.dumps([r.to_json() for r in good])  # the rows of `gage list --json`
+
+
+def test_a_link_or_fifo_where_the_index_goes_is_never_followed(homes, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    me, *_ = homes
+    good = same(me)
+    outside = tmp_path / "someone-elses.sqlite"
+    outside.write_bytes(b"theirs")
+    for name in ("rows.sqlite", "rows.sqlite-wal", "rows.sqlite-shm"):
+        (me.cache / name).unlink(missing_ok=True)
+    (me.cache / "rows.sqlite").symlink_to(outside)
+    assert listed_rows(me) == good
+    assert outside.read_bytes() == b"theirs" and not (me.cache / "rows.sqlite").is_symlink()
+    (me.cache / "rows.sqlite").unlink()
+    os.mkfifo(me.cache / "rows.sqlite")
+    assert listed_rows(me) == good  # no wait on a FIFO
+    assert (me.cache / "rows.sqlite").is_file()
+
+
+def test_the_kept_check_gives_the_fresh_verdict_and_only_for_the_same_tree(homes) -> None:  # type: ignore[no-untyped-def]
+    from gage.home.listing import resolve
+    from gage.inbox.listed import indexed_check
+    from gage.trust import verdict as verdict_mod
+
+    me, _alice, _eve, ids, _tmp = homes
+    same(me)
+    for bid in ids.values():
+        stored = resolve(me, bid)
+        kept_check = indexed_check(me, stored)
+        assert kept_check is not None, bid
+        assert verdict_mod.compute(me, stored, check=kept_check).to_json() == verdict_mod.compute(me, stored).to_json()
+    stored = resolve(me, ids["alice1"])
+    data = stored.path / "payload" / "alice1.txt"
+    data.chmod(0o644)
+    data.write_bytes(b"X" + data.read_bytes()[1:])
+    assert indexed_check(me, stored) is None
+    assert verdict_mod.compute(me, stored).verdict == "invalid"
+
+
+def test_a_listing_of_one_state_carries_no_other_states_stale_row_past_the_journal(homes) -> None:  # type: ignore[no-untyped-def]
+    """`gage list --state pending` reads the journal lines since the rows were kept and moves the
+    index's stamp on: a row of another state those lines named must not survive it."""
+    me, _alice, _eve, ids, _tmp = homes
+    from gage.inbox import gate
+
+    gate.accept(me, ids["alice1"])
+    time.sleep(RACY)
+    same(me)  # every row kept, the accepted one too
+    accepted_before = next(r for r in listed_rows(me) if r.id == ids["alice1"])
+    me.journal.append("received", bundle=ids["alice1"], transport={"carrier": "a2a"}, sender=None, kind="share", parent=None, thread=None)
+    listed_rows(me, ("pending",))  # reads that line, and stamps the index past it
+    after = next(r for r in same(me) if r.id == ids["alice1"])
+    assert (accepted_before.via, after.via) == (None, "a2a")
