@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from gage.format.errors import GageError
-from gage.inbox import gate
 from gage.trust.frame import VERDICT_MEANING
 from gage.trust.verdict import Verdict
-from gage.tui import background, safe
+from gage.tui import background, bulk, safe
 from gage.tui.gate_dialog import GateAnswer, GateDialog, bundle_line
 from gage.tui.messages import BundleDecided
 
@@ -141,20 +140,16 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
     home = app.home  # type: ignore[attr-defined]
     wanted = [(str(v.id), v.verdict == "unverified") for v in verdicts]
 
+    bar = _bar(screen, "Accepting", len(wanted))
+    step = bulk.reporter(screen.post_message, len(wanted))
+
     def work() -> tuple[list[tuple[str, bool]], list[str]]:
-        moved: list[tuple[str, bool]] = []
-        failures: list[str] = []
-        for bundle_id, unverified in wanted:
-            try:
-                result = gate.accept(home, bundle_id, unverified=unverified)
-            except (GageError, OSError) as exc:
-                failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
-                continue
-            moved.append((result.id, unverified))
-        return moved, failures
+        return bulk.accept_each(home, wanted, step)
 
     def finished(result: tuple[list[tuple[str, bool]], list[str]]) -> None:
         moved, failures = result
+        if bar is not None:
+            bar.stop()
         for bundle_id, _unverified in moved:
             app.post_message(BundleDecided(bundle_id, "accepted"))
         if len(moved) == 1:
@@ -168,10 +163,24 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
             done("accepted")
 
     def failed(message: str) -> None:
+        if bar is not None:
+            bar.stop()
         app.notify(message, title="Not accepted", severity="error", markup=False, timeout=8)
 
     label = wanted[0][0][:12] if len(wanted) == 1 else f"{len(wanted)} bundles"
     background.change(app, f"accept {label}", work, finished, failed)
+
+
+def _bar(screen: Screen, doing: str, n: int) -> bulk.BulkBar | None:
+    """The screen's progress bar, started, for a decision on several bundles (None for one)."""
+    if n < 2:
+        return None
+    try:
+        bar = screen.query_one(bulk.BulkBar)
+    except NoMatches:
+        return None
+    bar.start(f"{doing} {n} bundles", n)
+    return bar
 
 
 def reject(screen: Screen, v: Verdict, done: Done | None = None) -> None:
@@ -202,21 +211,16 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
         if answer is None:
             return
         why = answer.why or None
+        bar = _bar(screen, "Rejecting", n)
+        step = bulk.reporter(screen.post_message, n)
 
         def work() -> tuple[list[str], list[str]]:
-            moved: list[str] = []
-            failures: list[str] = []
-            for bundle_id in ids:
-                try:
-                    gate.reject(home, bundle_id, why=why)
-                except (GageError, OSError) as exc:
-                    failures.append(f"{bundle_id[:12]}: {safe.error_text(exc)}")
-                    continue
-                moved.append(bundle_id)
-            return moved, failures
+            return bulk.reject_each(home, ids, why, step)
 
         def finished(result: tuple[list[str], list[str]]) -> None:
             moved, failures = result
+            if bar is not None:
+                bar.stop()
             for bundle_id in moved:
                 app.post_message(BundleDecided(bundle_id, "rejected"))
             if moved:
@@ -228,6 +232,8 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
                 done("rejected")
 
         def failed(message: str) -> None:
+            if bar is not None:
+                bar.stop()
             app.notify(message, title="Not rejected", severity="error", markup=False, timeout=8)
 
         label = ids[0][:12] if n == 1 else f"{n} bundles"

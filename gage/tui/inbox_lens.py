@@ -11,10 +11,14 @@ from strangers: senders that are not confirmed contacts). Marks: a set of ids, f
 confirmed act on several bundles.
 
 Columns: at 80 columns a 29-character sender and an empty Via column once left the
-subject 7 characters. `layout` gives the verdict its full width always, the sender, kind
-and age a short one, a column that would be empty (Via when nothing came over a carrier,
-the mark column when nothing is marked) no space at all, and the subject the rest; the
-widths add up to the table's width, so nothing scrolls sideways.
+subject 7 characters; at 160 the kind and sender were cut (`review-…`) beside a subject
+with 50 empty columns. `layout` shares the width by content: each column needs what its
+longest cell (or its header) needs, up to a cap; every column first gets the least it
+may have (its narrow width, the subject 24), then the room left is shared equally among
+the columns still cut, so short columns are whole and the long ones share the rest. A
+column that would be empty (Via when nothing came over a carrier, the mark column when
+nothing is marked) takes no space; the widths add up to the table's width, so nothing
+scrolls sideways.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from gage.tui.rows import Row
 ORDER = ("mark", "verdict", "sender", "via", "kind", "age", "subject")
 LABELS = {"mark": "", "verdict": "Verdict", "sender": "Sender", "via": "Via", "kind": "Kind", "age": "Age", "subject": "Subject"}
 PADDING = 1  # DataTable's cell padding, each side of every column
-# (narrow, wide) widths; the subject takes what is left.
-WIDTHS = {"mark": (1, 1), "verdict": (12, 12), "sender": (13, 28), "via": (4, 4), "kind": (8, 14), "age": (3, 4)}
-SUBJECT_WANTS = 48  # past this, spare width goes to the other columns first
+# The least a column gets (while the content is unknown, what it gets), and the most.
+WIDTHS = {"mark": (1, 1), "verdict": (12, 12), "sender": (13, 40), "via": (4, 4), "kind": (8, 24), "age": (3, 4), "subject": (24, 120)}
+GROWS = ("sender", "kind", "age", "subject")  # the columns whose width follows their content
 
 VERDICT_FILTERS: tuple[str | None, ...] = (None, "verified", "unverified", "invalid", "strangers")
 VERDICT_FILTER_LABEL = {
@@ -41,19 +45,37 @@ VERDICT_FILTER_LABEL = {
 }
 
 
-def layout(width: int, *, via: bool, marks: bool) -> dict[str, int]:
-    """Column widths (without padding) that fill `width` cells exactly, subject last."""
+def layout(width: int, *, via: bool, marks: bool, wants: dict[str, int] | None = None) -> dict[str, int]:
+    """Column widths (without padding) that fill `width` cells exactly, shared by content.
+
+    `wants`: the widest cell of each column so far (gage.tui.inbox_view measures them as rows
+    come). Each column needs that (at least its header, at most its cap); each gets its least
+    first, then the columns still short of their need share the rest equally, a cell at a
+    time, so the smaller needs are met whole. The subject takes whatever is left after every
+    need is met (nothing is cut then), and is cut first below its least only when the table is
+    too narrow for the other columns' least.
+    """
     keys = [k for k in ORDER if (k != "via" or via) and (k != "mark" or marks)]
-    fixed = [k for k in keys if k != "subject"]
-    spare = width - 2 * PADDING * len(keys) - sum(WIDTHS[k][0] for k in fixed)
-    out = {k: WIDTHS[k][0] for k in fixed}
-    for k in ("sender", "kind", "age"):
-        if k in out and spare > SUBJECT_WANTS:
-            grow = min(WIDTHS[k][1] - out[k], spare - SUBJECT_WANTS)
-            out[k] += grow
-            spare -= grow
-    out["subject"] = max(spare, 4)
-    return {k: out[k] for k in keys}
+    wants = wants or {}
+    room = width - 2 * PADDING * len(keys)
+    need, out = {}, {}
+    for k in keys:
+        least, most = WIDTHS[k]
+        want = wants.get(k) if k in GROWS else most
+        need[k] = least if want is None else min(most, max(want, len(LABELS[k])))
+        out[k] = min(least, need[k])
+    spare = room - sum(out.values())
+    while spare > 0:
+        short = [k for k in keys if out[k] < need[k]]
+        if not short:
+            break
+        share = max(spare // len(short), 1)
+        for k in short:
+            give = min(share, need[k] - out[k], spare)
+            out[k] += give
+            spare -= give
+    out["subject"] = max(out["subject"] + spare, 4)  # the rest (or, too narrow, what is left)
+    return out
 
 
 def sender_text(row: Row) -> str:

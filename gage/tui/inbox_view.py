@@ -19,8 +19,9 @@ from textual.widgets import DataTable, Input, Static
 
 from gage.tui import decide, export, files, safe, via
 from gage.tui.applies import applies
+from gage.tui.bulk import BulkBar, BulkProgress
 from gage.tui.inbox_cells import age_cell, cells, detail
-from gage.tui.inbox_lens import LABELS, Lens, layout
+from gage.tui.inbox_lens import GROWS, LABELS, Lens, layout
 from gage.tui.inbox_preview import PANE_WIDTH, WIDE, PreviewPane
 from gage.tui.inbox_table import InboxTable
 from gage.tui.rows import Row
@@ -56,6 +57,9 @@ class InboxView(Base):
     lens: Lens
     _columns: list[str]
     _after: tuple[str, str] | None
+    wants: dict[str, int]  # the widest cell of each column in this tab so far (its width follows)
+    _laid_out: dict[str, int]  # the widths the columns have now
+    _relayout_asked: bool
 
     # --- layout -----------------------------------------------------------------------
 
@@ -67,7 +71,25 @@ class InboxView(Base):
         if self._pane_shown():
             width -= int(width * PANE_WIDTH)
         via_used = any(r.verdict is not None and r.verdict.transport is not None for r in self.rows.values())
-        return layout(width - 1, via=via_used, marks=bool(self.lens.marked))  # 1: the scrollbar
+        widths = layout(width - 1, via=via_used, marks=bool(self.lens.marked), wants=self.wants)  # 1: the scrollbar
+        self._laid_out = widths
+        return widths
+
+    def measure(self, c: dict[str, Any]) -> None:
+        """Note how wide a row's cells are (the widths follow the widest, gage.tui.inbox_lens.layout);
+        a cell wider than its column lays the columns out again, once, after this refresh."""
+        wider = False
+        for k in GROWS:
+            cell = c.get(k)
+            if cell is None:
+                continue
+            n = cell.cell_len
+            if n > self.wants.get(k, 0):
+                self.wants[k] = n
+                wider = wider or n > self._laid_out.get(k, 0)
+        if wider and not self._relayout_asked:
+            self._relayout_asked = True
+            self.call_after_refresh(self.relayout)
 
     def on_resize(self, event: Resize) -> None:
         pane = self.query_one(PreviewPane)
@@ -79,6 +101,7 @@ class InboxView(Base):
 
     def relayout(self) -> None:
         """New widths for the columns; the table is refilled only if the set of columns changed."""
+        self._relayout_asked = False
         widths = self._widths()
         if list(widths) != self._columns:
             self.refill(widths)
@@ -95,11 +118,13 @@ class InboxView(Base):
         c: dict[str, Any] = dict(cells(row))
         c["age"] = age_cell(row, now)
         c["mark"] = Text(MARK if row.id in self.lens.marked else "", style="bold $accent")
+        self.measure(c)
         return [c[k] for k in self._columns]
 
     def changed_cells(self, row: Row, subject: bool) -> dict[str, Any]:
         """A row's cells after its verdict came, for the columns the table has."""
         out = {k: v for k, v in cells(row, subject=subject).items() if k in self._columns}
+        self.measure(out)
         if row.verdict is not None and row.verdict.transport is not None and "via" not in self._columns:
             self.call_after_refresh(self.relayout)  # a carrier's mark: the Via column takes space now
         return out
@@ -169,7 +194,9 @@ class InboxView(Base):
         row = self.current()
         via_line = self.query_one("#inbox-via", Static)
         via_line.update(via.detail_line(row.verdict) if row and row.verdict else "")
-        self.query_one("#inbox-detail", Static).update(detail(row) if row else "")
+        box = self.query_one("#inbox-detail", Static)
+        box.remove_class("error")
+        box.update(detail(row) if row else "")
         pane = self.query_one(PreviewPane)
         if pane.display:
             pane.show(row.id if row else None, row.verdict if row else None)
@@ -267,6 +294,8 @@ class InboxView(Base):
             return False  # Enter in the filter goes back to the rows; it opens nothing
         if action == "clear_filter":
             return self.lens.active or bool(self.lens.marked) or self.query_one("#inbox-filter", Input).display
+        if action in ("accept", "reject") and self.query_one(BulkBar).running:
+            return False  # one decision at a time: the one running shows its progress
         if action in ("accept", "reject") and self.lens.marked:
             return any(applies(action, r.state, r.verdict) for r in self.marked_rows())
         row = self.current()
@@ -301,6 +330,9 @@ class InboxView(Base):
             self._request()  # type: ignore[attr-defined]
             return None
         return [r.verdict for r in rows]
+
+    def on_bulk_progress(self, message: BulkProgress) -> None:
+        self.query_one(BulkBar).advance_to(message.done)
 
     def _decided(self, state: str) -> None:
         self.lens.marked.clear()
