@@ -3,8 +3,8 @@
 Fifty rejects took twenty seconds with nothing on screen but tab counts changing (issue 27).
 Now the inbox shows a bar under the table while a bulk decision runs ("Rejecting 50
 bundles", done of total), and the interface answers keys meanwhile: the work runs in a
-thread worker (gage.tui.background, holding the home lock), and reports how far it got
-by posting a message, at most every PROGRESS_EVERY seconds, never by waiting for the UI.
+thread worker (gage.tui.background, holding the home lock) and notes how far it got in a
+`Progress`, which the bar reads every PROGRESS_EVERY seconds; the worker never waits for the UI.
 
 `accept_each` and `reject_each` are the one place the interface asks the gate to decide
 several bundles; each calls the gate bundle by bundle and reports after each one. A
@@ -14,12 +14,11 @@ callback) replaces their loops, and nothing else here changes.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
 
 from gage.format.errors import GageError
@@ -27,29 +26,20 @@ from gage.home.layout import Home
 from gage.inbox import gate
 from gage.tui import safe
 
-PROGRESS_EVERY = 0.05  # seconds between progress messages (the last one always goes)
+PROGRESS_EVERY = 0.05  # seconds between redraws of the bar while the work runs
 Step = Callable[[int], None]  # called with how many bundles are done so far
 
 
-class BulkProgress(Message):
-    """How far a bulk decision got (posted from the worker thread)."""
+class Progress:
+    """How far a bulk decision got: written by the worker after each bundle, read by the bar's
+    timer. The worker never waits for the UI, and the bar is never more than a redraw behind."""
 
-    def __init__(self, done: int) -> None:
-        super().__init__()
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+
+    def step(self, done: int) -> None:
         self.done = done
-
-
-def reporter(post: Callable[[Message], object], total: int) -> Step:
-    """A step callback for the worker: posts BulkProgress, throttled, and always the last."""
-    last = [0.0]
-
-    def step(done: int) -> None:
-        now = time.monotonic()
-        if done >= total or now - last[0] >= PROGRESS_EVERY:
-            last[0] = now
-            post(BulkProgress(done))
-
-    return step
 
 
 def accept_each(home: Home, wanted: list[tuple[str, bool]], step: Step) -> tuple[list[tuple[str, bool]], list[str]]:
@@ -95,18 +85,34 @@ class BulkBar(Horizontal):
         yield Static("", markup=False, id="bulk-what")
         yield ProgressBar(total=1, show_eta=False, id="bulk-bar")
 
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.ids: frozenset[str] = frozenset()  # the bundles of the last bulk decision
+        self.progress = Progress(0)
+        self._timer: Timer | None = None
+
     @property
     def running(self) -> bool:
         return bool(self.display)
 
-    def start(self, what: str, total: int) -> None:
+    def start(self, what: str, ids: list[str]) -> Progress:
+        """Show the bar for a decision on `ids`; the worker reports to the Progress returned."""
+        self.ids = frozenset(ids)
+        self.progress = Progress(len(ids))
         self.query_one("#bulk-what", Static).update(what)
-        bar = self.query_one(ProgressBar)
-        bar.update(total=total, progress=0)
+        self.query_one(ProgressBar).update(total=len(ids), progress=0)
         self.display = True
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_interval(PROGRESS_EVERY, self._redraw, name="bulk progress")
+        return self.progress
 
-    def advance_to(self, done: int) -> None:
-        self.query_one(ProgressBar).update(progress=done)
+    def _redraw(self) -> None:
+        self.query_one(ProgressBar).update(progress=self.progress.done)
 
     def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._redraw()
         self.display = False

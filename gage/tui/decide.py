@@ -140,11 +140,11 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
     home = app.home  # type: ignore[attr-defined]
     wanted = [(str(v.id), v.verdict == "unverified") for v in verdicts]
 
-    bar = _bar(screen, "Accepting", len(wanted))
-    step = bulk.reporter(screen.post_message, len(wanted))
+    bar = _bar(screen, "Accepting", [bundle_id for bundle_id, _ in wanted])
+    step = bar.progress.step if bar is not None else bulk.Progress(len(wanted)).step
 
     def work() -> tuple[list[tuple[str, bool]], list[str]]:
-        return bulk.accept_each(home, wanted, step)
+        return bulk.accept_each(home, wanted, step)  # the gate, per bundle (gage.tui.bulk)
 
     def finished(result: tuple[list[tuple[str, bool]], list[str]]) -> None:
         moved, failures = result
@@ -171,15 +171,15 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
     background.change(app, f"accept {label}", work, finished, failed)
 
 
-def _bar(screen: Screen, doing: str, n: int) -> bulk.BulkBar | None:
+def _bar(screen: Screen, doing: str, ids: list[str]) -> bulk.BulkBar | None:
     """The screen's progress bar, started, for a decision on several bundles (None for one)."""
-    if n < 2:
+    if len(ids) < 2:
         return None
     try:
         bar = screen.query_one(bulk.BulkBar)
     except NoMatches:
         return None
-    bar.start(f"{doing} {n} bundles", n)
+    bar.start(f"{doing} {len(ids)} bundles", ids)
     return bar
 
 
@@ -211,11 +211,11 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
         if answer is None:
             return
         why = answer.why or None
-        bar = _bar(screen, "Rejecting", n)
-        step = bulk.reporter(screen.post_message, n)
+        bar = _bar(screen, "Rejecting", ids)
+        step = bar.progress.step if bar is not None else bulk.Progress(n).step
 
         def work() -> tuple[list[str], list[str]]:
-            return bulk.reject_each(home, ids, why, step)
+            return bulk.reject_each(home, ids, why, step)  # the gate, per bundle (gage.tui.bulk)
 
         def finished(result: tuple[list[str], list[str]]) -> None:
             moved, failures = result

@@ -270,7 +270,11 @@ class InboxScreen(InboxView, Screen[None]):
         if not rows:
             return
         table.add_rows((row.id, self.cells_of(row, now)) for row in rows)
-        if last is not None and max(r.order for r in rows) > last:
+        if self.lens.sorted_otherwise:  # sorted by a column: every row in its place (gage.tui.inbox_view)
+            self.put_in_order()
+            rank = {bid: i for i, bid in enumerate(self.rows)}
+            table.sort("age", key=lambda cell: rank.get(cell.order[1], 0))
+        elif last is not None and max(r.order for r in rows) > last:
             # Some arrived above rows already shown: put every row in its place.
             table.sort("age", key=lambda cell: cell.order, reverse=True)
             self.rows = dict(sorted(self.rows.items(), key=lambda kv: kv[1].order, reverse=True))

@@ -150,27 +150,23 @@ def row_cells(row: Row, now: datetime) -> list[Text]:
 
 
 def detail(row: Row) -> Content:
-    """Under the table: the highlighted bundle's id and full subject, who sent it, and what name
-    an unconfirmed sender claims: always three lines (gage.tui.app.tcss cuts each to the width).
+    """Under the table: the highlighted bundle's id and full subject, then who sent it: always
+    two lines (gage.tui.app.tcss cuts each to the width). The name an unconfirmed sender
+    claims goes on the line under it, with the carrier's claims (`claims`).
 
-    A fixed height, so moving the cursor never resizes the table: a stranger's row once made
-    this two lines into three and pushed the highlighted row below the table's bottom (issue 27).
+    A fixed height, so moving the cursor never resizes the table: a stranger's claim once
+    wrapped these two lines into three and pushed the highlighted row below the table's
+    bottom (issue 27).
     """
     v = row.verdict
     if v is None:
-        claim = "" if row.claimed_name is None else f"claims to be {quoted(clip(row.claimed_name, 60))}  "
         return Content.assemble(
             Content.styled(f"{row.id[:12]}  ", "bold"),
             Content(safe.one_line(row.subject if row.subject is not None else "(no subject)")),
             "\n",
             Content.styled("checking…, nothing verified yet", "yellow"),
-            "\n",
-            Content.styled(safe.one_line(claim), "yellow"),
         )
     m = v.manifest
-    claim = ""
-    if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
-        claim = f"claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)"
     how = HOW_NOTE.get(v.accepted_how or "", "") if v.state == "accepted" else ""
     return Content.assemble(
         Content.styled(f"{row.id[:12]}  ", "bold"),
@@ -178,6 +174,19 @@ def detail(row: Row) -> Content:
         Content(safe.one_line(m.subject if m and m.subject is not None else "(no subject)")),
         "\nfrom ",
         Content.styled(safe.one_line(v.sender.label(), limit=60), sender_style(v)),
-        "\n",
-        Content.styled(claim, "yellow"),
     )
+
+
+def claims(row: Row) -> Content:
+    """The line under the detail: the name an unconfirmed sender claims, then what the carrier
+    says (gage.tui.via.detail_line); empty when nothing is claimed."""
+    v = row.verdict
+    if v is None:
+        return Content.styled("" if row.claimed_name is None else f"claims to be {quoted(clip(row.claimed_name, 60))}", "yellow")
+    claim = Content("")
+    if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
+        claim = Content.styled(f"claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)", "yellow")
+    carrier = via.detail_line(v)
+    if claim.plain and carrier.plain:
+        return Content.assemble(carrier, "  ", claim)
+    return carrier if carrier.plain else claim

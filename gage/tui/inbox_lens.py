@@ -45,7 +45,9 @@ VERDICT_FILTER_LABEL = {
 }
 
 
-def layout(width: int, *, via: bool, marks: bool, wants: dict[str, int] | None = None) -> dict[str, int]:
+def layout(
+    width: int, *, via: bool, marks: bool, wants: dict[str, int] | None = None, labels: dict[str, str] | None = None
+) -> dict[str, int]:
     """Column widths (without padding) that fill `width` cells exactly, shared by content.
 
     `wants`: the widest cell of each column so far (gage.tui.inbox_view measures them as rows
@@ -57,13 +59,15 @@ def layout(width: int, *, via: bool, marks: bool, wants: dict[str, int] | None =
     """
     keys = [k for k in ORDER if (k != "via" or via) and (k != "mark" or marks)]
     wants = wants or {}
+    labels = labels or LABELS
     room = width - 2 * PADDING * len(keys)
     need, out = {}, {}
     for k in keys:
         least, most = WIDTHS[k]
         want = wants.get(k) if k in GROWS else most
-        need[k] = least if want is None else min(most, max(want, len(LABELS[k])))
-        out[k] = min(least, need[k])
+        header = len(labels.get(k, LABELS[k]))
+        need[k] = max(header, least if want is None else min(most, want))
+        out[k] = min(max(least, header), need[k])
     spare = room - sum(out.values())
     while spare > 0:
         short = [k for k in keys if out[k] < need[k]]
@@ -76,6 +80,27 @@ def layout(width: int, *, via: bool, marks: bool, wants: dict[str, int] | None =
             spare -= give
     out["subject"] = max(out["subject"] + spare, 4)  # the rest (or, too narrow, what is left)
     return out
+
+
+SORTS = ("age", "verdict", "sender", "kind", "subject")  # what `S` steps through, in this order
+SORTABLE = (*SORTS, "via")  # what a click on a header sorts by
+SEVERITY = {"invalid": 0, "unverified": 1, "verified": 2}  # the worst first; a row still checking last
+
+
+def sort_key(column: str, row: Row) -> tuple[object, ...]:
+    """A row's place when sorted by `column` (ascending; ties keep the newest first)."""
+    v = row.verdict
+    if column == "verdict":
+        return (SEVERITY.get(v.verdict, 3) if v is not None else 3,)
+    if column == "sender":
+        return (sender_text(row).lower(),)
+    if column == "kind":
+        return (((v.manifest.kind if v is not None and v.manifest else row.kind) or "").lower(),)
+    if column == "subject":
+        return (((v.manifest.subject if v is not None and v.manifest else row.subject) or "").lower(),)
+    if column == "via":
+        return ("" if v is None or v.transport is None else "x",)
+    return ()
 
 
 def sender_text(row: Row) -> str:
@@ -93,6 +118,37 @@ class Lens:
     text: str = ""
     verdict: str | None = None
     marked: set[str] = field(default_factory=set)
+    sort: str = "age"  # the column the rows are sorted by; "age": the newest arrival first
+    reverse: bool = False
+
+    @property
+    def sorted_otherwise(self) -> bool:
+        """Sorted other than by arrival, newest first (what the header then marks)."""
+        return self.sort != "age" or self.reverse
+
+    def ordered(self, rows: list[Row]) -> list[Row]:
+        """The rows in the order the table shows them."""
+        newest = sorted(rows, key=lambda r: r.order, reverse=True)
+        if self.sort == "age":
+            return newest[::-1] if self.reverse else newest
+        return sorted(newest, key=lambda r: sort_key(self.sort, r), reverse=self.reverse)  # stable: ties stay newest first
+
+    def sort_by(self, column: str) -> None:
+        """Sort by `column`; by the same column again, the other way round."""
+        if column == self.sort:
+            self.reverse = not self.reverse
+        else:
+            self.sort, self.reverse = column, False
+
+    def sort_next(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)] if self.sort in SORTS else SORTS[0]
+        self.reverse = False
+
+    def label(self, column: str) -> str:
+        """A column's header: an arrow on the column sorted by, when not the usual order."""
+        if column == self.sort and self.sorted_otherwise:
+            return f"{LABELS[column]} {'▼' if self.reverse else '▲'}"
+        return LABELS[column]
 
     @property
     def active(self) -> bool:

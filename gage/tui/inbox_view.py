@@ -10,17 +10,18 @@ each offered only where it applies (gage.tui.applies).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable, Input, Static
 
-from gage.tui import decide, export, files, safe, via
+from gage.tui import decide, export, files, safe
 from gage.tui.applies import applies
-from gage.tui.bulk import BulkBar, BulkProgress
-from gage.tui.inbox_cells import age_cell, cells, detail
+from gage.tui.bulk import BulkBar
+from gage.tui.inbox_cells import age_cell, cells, claims, detail
+from gage.tui.inbox_keys import InboxKeys
 from gage.tui.inbox_lens import GROWS, LABELS, Lens, layout
 from gage.tui.inbox_preview import PANE_WIDTH, WIDE, PreviewPane
 from gage.tui.inbox_table import InboxTable
@@ -41,15 +42,7 @@ EMPTY = {
 
 MARK = "●"
 
-if TYPE_CHECKING:
-    from textual.screen import Screen
-
-    Base = Screen[None]
-else:
-    Base = object
-
-
-class InboxView(Base):
+class InboxView(InboxKeys):
     """Mixed into InboxScreen, which provides `rows`, `state`, `wanted` and `_request`."""
 
     rows: dict[str, Row]
@@ -71,7 +64,8 @@ class InboxView(Base):
         if self._pane_shown():
             width -= int(width * PANE_WIDTH)
         via_used = any(r.verdict is not None and r.verdict.transport is not None for r in self.rows.values())
-        widths = layout(width - 1, via=via_used, marks=bool(self.lens.marked), wants=self.wants)  # 1: the scrollbar
+        labels = {k: self.lens.label(k) for k in LABELS}
+        widths = layout(width - 1, via=via_used, marks=bool(self.lens.marked), wants=self.wants, labels=labels)  # 1: the scrollbar
         self._laid_out = widths
         return widths
 
@@ -98,6 +92,7 @@ class InboxView(Base):
             pane.styles.width = int(self.app.size.width * PANE_WIDTH)
         self.relayout()
         self.show_detail()
+        self.refresh_bindings()  # the footer's keys follow the width (active_bindings)
 
     def relayout(self) -> None:
         """New widths for the columns; the table is refilled only if the set of columns changed."""
@@ -137,7 +132,7 @@ class InboxView(Base):
         table.clear(columns=True)
         self._columns = list(widths)
         for k in self._columns:
-            table.add_column(LABELS[k], width=widths[k], key=k)
+            table.add_column(self.lens.label(k), width=widths[k], key=k)
         now = self.app.now()  # type: ignore[attr-defined]
         table.add_rows((r.id, self.cells_of(r, now)) for r in self.rows.values() if self.lens.shows(r))
         if keep is not None and keep in table.rows:
@@ -193,7 +188,7 @@ class InboxView(Base):
         wide sizes, its frame and a bounded preview."""
         row = self.current()
         via_line = self.query_one("#inbox-via", Static)
-        via_line.update(via.detail_line(row.verdict) if row and row.verdict else "")
+        via_line.update(claims(row) if row else "")
         box = self.query_one("#inbox-detail", Static)
         box.remove_class("error")
         box.update(detail(row) if row else "")
@@ -204,6 +199,8 @@ class InboxView(Base):
     def announce_left(self, gone: str, target: int) -> None:
         """The highlighted bundle left this tab: the cursor is on another one now, and the
         person is told which, so a key meant for the one that left is not pressed unawares."""
+        if gone in self.query_one(BulkBar).ids:
+            return  # one of those the person just decided together: they know it left
         table = self.query_one(InboxTable)
         try:
             now_on = str(table.coordinate_to_cell_key(Coordinate(target, 0)).row_key.value)
@@ -220,7 +217,8 @@ class InboxView(Base):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
-        self.refresh_bindings()  # the footer offers what applies to this bundle
+        if self._offers() != self._offered:
+            self.refresh_bindings()  # the footer offers what applies to this bundle
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -330,9 +328,6 @@ class InboxView(Base):
             self._request()  # type: ignore[attr-defined]
             return None
         return [r.verdict for r in rows]
-
-    def on_bulk_progress(self, message: BulkProgress) -> None:
-        self.query_one(BulkBar).advance_to(message.done)
 
     def _decided(self, state: str) -> None:
         self.lens.marked.clear()

@@ -12,50 +12,14 @@ from pathlib import Path
 
 from textual.app import App
 from textual.widget import Widget
-from tuikit import (
-    Clock,
-    TestApp,
-    World,
-    arrive,
-    build_world,
-    frozen,
-    make_bundle,
-    screen_text,
-)
+from tuikit import MIXED_ROWS, TestApp, World, mixed_world, screen_text
 
 from gage.tui.inbox_preview import PreviewPane
 from gage.tui.inbox_table import InboxTable
 from gage.tui.payload_view import PreviewLines
 
 SMALL, WIDE = (80, 24), (160, 45)
-ROWS = 30
-
-
-def mixed_world(root: Path, n: int = ROWS) -> tuple[World, dict[str, str]]:
-    """The usual world plus `n` more pending bundles: from alice (confirmed), from the stranger
-    who claims to be alice (a three-line detail before issue 27), and invalid ones, mixed.
-    Each carries a token (T00, T01, ...) in its subject and in its only file, so what the
-    screen shows can be traced to its bundle: {token: bundle id}."""
-    world = build_world(root)
-    tokens: dict[str, str] = {}
-    clock = Clock()
-    with frozen(clock):
-        for i in range(n):
-            token = f"T{i:02d}"
-            sender = (world.alice, world.stranger, world.alice)[i % 3]
-            clock.text = f"2026-03-14T13:{i:02d}:00Z"
-            b = make_bundle(
-                sender,
-                world.wire,
-                {f"{token}.txt": f"payload of {token}\n".encode()},
-                kind=("share", "review-request", "question")[i % 3],
-                subject=f"{token} mixed row",
-                nonce=100 + i,
-            )
-            if i % 5 == 4:
-                (b / "payload" / f"{token}.txt").write_bytes(f"payload of {token} TAMPERED\n".encode())
-            tokens[token] = arrive(world.home, b).id
-    return world, tokens
+ROWS = MIXED_ROWS
 
 
 def table(app: TestApp) -> InboxTable:
@@ -292,9 +256,12 @@ async def test_a_bulk_reject_shows_its_progress_and_keys_are_answered_meanwhile(
             if len(seen) >= 4:
                 break
             await pilot.pause(0.02)
-        await pilot.pause(0.1)
         bar = app.inbox.query_one(BulkBar)
         progress = bar.query_one(ProgressBar)
+        for _ in range(100):  # the bar is redrawn every 50 ms
+            if progress.progress == 3:
+                break
+            await pilot.pause(0.02)
         assert bar.display and progress.progress == 3 and progress.total == 10  # three done, the fourth waits
         assert "Rejecting 10 bundles" in screen_text(app)
         before = t.cursor_row
@@ -314,3 +281,73 @@ async def test_a_bulk_reject_shows_its_progress_and_keys_are_answered_meanwhile(
         assert not bar.display  # gone when done
     left = {s.id for s in listing.list_bundles(world.home, ("pending",))}
     assert not left & set(marked) and len(left) == 4 + 2
+
+
+# --- keys people expect -----------------------------------------------------------------
+
+
+async def test_j_k_g_G_move_through_the_inbox_and_help_names_them(world: World) -> None:
+    from gage.tui.help import help_text
+
+    app = TestApp(world.home)
+    async with app.run_test(size=SMALL) as pilot:
+        ids = list(app.inbox.rows)
+        await pilot.press("G")
+        assert app.inbox.current_id() == ids[-1]
+        await pilot.press("k")
+        assert app.inbox.current_id() == ids[-2]
+        await pilot.press("g")
+        assert app.inbox.current_id() == ids[0]
+        await pilot.press("j")
+        assert app.inbox.current_id() == ids[1]
+    text = help_text()
+    for key, what in (("j", "down"), ("k", "up"), ("g", "first"), ("G", "last"), ("S", "sort"), ("*", "every")):
+        assert any(line.split(": ", 1)[1].startswith(key + " ") and what in line.lower() for line in text.splitlines() if line.startswith("Inbox:")), key
+
+
+def column_of(app: TestApp, key: str) -> list[str]:
+    t = table(app)
+    return [t.get_cell_at((i, t.get_column_index(key))).plain for i in range(t.row_count)]
+
+
+async def test_sorting_by_a_column_by_key_or_by_a_click_on_its_header(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SMALL) as pilot:
+        t = table(app)
+        arrival = list(app.inbox.rows)
+        assert [str(t.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(t.row_count)] == arrival
+        keep = app.inbox.current_id()
+        await pilot.press("S")  # the next column: Verdict (the worst first)
+        await pilot.pause()
+        verdicts = column_of(app, "verdict")
+        assert verdicts == sorted(verdicts, key=lambda v: ("invalid" not in v, "unverified" not in v))
+        assert "Verdict ▲" in screen_text(app)  # the header says how the rows are sorted
+        assert app.inbox.current_id() == keep  # the cursor stays on its bundle
+        header = t.region.y  # click the Subject header: sorted by subject, A to Z
+        x = sum(c.get_render_width(t) for c in t.ordered_columns[: t.get_column_index("subject")]) + 2
+        await pilot.click(InboxTable, offset=(x, 0))
+        await pilot.pause()
+        subjects = column_of(app, "subject")
+        assert subjects == sorted(subjects, key=str.lower), subjects
+        assert "Subject ▲" in screen_text(app)
+        await pilot.click(InboxTable, offset=(x, 0))  # again: Z to A
+        await pilot.pause()
+        assert column_of(app, "subject") == sorted(subjects, key=str.lower, reverse=True)
+        assert header == t.region.y
+        assert list(app.inbox.rows) == [str(t.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(t.row_count)]
+
+
+async def test_star_marks_every_row_shown_and_again_clears_them(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("asterisk")
+        await pilot.pause()
+        assert app.inbox.lens.marked == set(world.ids.values())
+        assert "4 marked" in screen_text(app)
+        await pilot.press("asterisk")
+        await pilot.pause()
+        assert not app.inbox.lens.marked
+        await pilot.press("v")  # only verified: "all" is what the filter shows
+        await pilot.press("asterisk")
+        await pilot.pause()
+        assert app.inbox.lens.marked == {world.ids["review"], world.ids["notes"]}
