@@ -329,6 +329,8 @@ class InboxScreen(InboxView, Screen[None]):
             if bid in table.rows:
                 changes[bid] = self.changed_cells(row, subject=not same)
         table.set_cells(changes)
+        if changes:
+            self.resort(current)  # sorted by verdict or sender: rows go where their verdict puts them
         if refilter:
             self.refill()
         if gone:

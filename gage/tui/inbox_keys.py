@@ -20,6 +20,7 @@ from gage.tui.inbox_lens import SORTABLE, Lens
 from gage.tui.inbox_table import InboxTable
 from gage.tui.rows import Row
 
+VERDICT_SORTS = ("verdict", "sender", "via")  # sorts a verdict's arrival can change
 FOOTER_SORT_FROM = 100  # columns from which the footer has room for S (Sort)
 
 if TYPE_CHECKING:
@@ -81,6 +82,18 @@ class InboxKeys(Base):
         """The tab's rows in the lens's order (arrival, or the column sorted by): `rows` is
         always in display order, which the cursor's neighbours and the marks rely on."""
         self.rows = {r.id: r for r in self.lens.ordered(list(self.rows.values()))}
+
+    def resort(self, keep: str | None) -> None:
+        """Verdicts came while the rows are sorted by what a verdict decides (the verdict, the
+        sender, the carrier): each row goes to its place, and the cursor stays on its bundle."""
+        if not self.lens.sorted_otherwise or self.lens.sort not in VERDICT_SORTS:
+            return
+        self.put_in_order()
+        table = self.query_one(InboxTable)
+        rank = {bid: i for i, bid in enumerate(self.rows)}
+        table.sort("age", key=lambda cell: rank.get(cell.order[1], 0))  # the Age cell carries its row's id
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
 
     def sort_rows(self) -> None:
         self.put_in_order()

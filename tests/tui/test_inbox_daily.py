@@ -351,3 +351,22 @@ async def test_star_marks_every_row_shown_and_again_clears_them(world: World) ->
         await pilot.press("asterisk")
         await pilot.pause()
         assert app.inbox.lens.marked == {world.ids["review"], world.ids["notes"]}
+
+
+async def test_rows_sorted_by_sender_go_to_their_place_when_a_verdict_changes(world: World) -> None:
+    from tuikit import pair
+
+    app = TestApp(world.home)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("S", "S")  # by sender, A to Z
+        await pilot.pause()
+        assert "Sender ▲" in screen_text(app)
+        t = table(app)
+        t.move_cursor(row=t.get_row_index(world.ids["review"]))
+        assert list(app.inbox.rows)[-1] == world.ids["hostile"]  # "ed49-..." after "alice"
+        pair(world.home, "aaron", world.stranger.key)  # the stranger's key confirmed as aaron
+        app.inbox.contacts_changed()
+        await pilot.pause()
+        assert column_of(app, "sender")[0] == "aaron"  # moved to its place: first
+        assert list(app.inbox.rows) == [str(t.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(t.row_count)]
+        assert app.inbox.current_id() == world.ids["review"]  # the cursor stayed on its bundle
