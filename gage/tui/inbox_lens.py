@@ -8,7 +8,9 @@ Filter: `/` and typing narrows the rows to those whose subject, sender (as the v
 names it, or the claimed name while checking), kind or id prefix contains the words;
 `v` steps through verdict filters (only verified, only unverified, only invalid, only
 from strangers: senders that are not confirmed contacts). Marks: a set of ids, for one
-confirmed act on several bundles.
+confirmed act on several bundles. Order: newest arrival first, or by a column (`S`, or a
+click on its header; again, the other way), ties newest first; the header of the column
+sorted by carries an arrow.
 
 Columns: at 80 columns a 29-character sender and an empty Via column once left the
 subject 7 characters; at 160 the kind and sender were cut (`review-…`) beside a subject
