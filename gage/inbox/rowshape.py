@@ -10,7 +10,7 @@ from typing import Any
 
 
 def row_json(row: Any, sender: dict[str, Any]) -> dict[str, Any]:
-    """The one shape of a row of `gage list --json` (spec/cli.md), for a row computed here and one
+    """The one shape of a row of `gage list --json` (spec/cli.md), for a row the read model computed and one
     kept in the row index (gage.inbox.listed) alike; `sender` is the verdict's `Sender.to_json()`."""
     return {
         "id": row.id,
