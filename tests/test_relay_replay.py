@@ -115,3 +115,17 @@ def test_a_damaged_memory_is_an_error_naming_it_and_is_never_overwritten(make_ho
         (alice.root / dirseen.FILE).unlink()
         dirseen.admit(alice, h, bob.identity.key, "2026-03-01T00:00:00Z")
         dirseen.admit(alice, h, bob.identity.key, "2026-02-01T00:00:00Z")
+
+
+def test_two_keys_first_seen_in_the_same_second_keep_their_order(make_home, monkeypatch) -> None:
+    """`first_seen` has whole seconds: a handle seen under bob's key and then, in the same second,
+    under mallory's still flags mallory's, however the two keys sort (a tie is decided by order)."""
+    alice, bob, mallory = make_home("alice"), make_home("bob"), make_home("mallory")
+    monkeypatch.setattr(dirseen, "now_text", lambda: "2026-06-01T00:00:00Z")
+    for first, second in ((bob, mallory), (mallory, bob)):
+        for p in alice.root.glob(dirseen.FILE):
+            p.unlink()
+        assert dirseen.admit(alice, "h", first.identity.key, "2026-05-01T00:00:00Z") is None
+        assert dirseen.admit(alice, "h", second.identity.key, "2026-05-01T00:00:00Z") is not None
+        assert dirseen.admit(alice, "h", first.identity.key, "2026-05-02T00:00:00Z") is None
+        assert dirseen.admit(alice, "h", second.identity.key, "2026-05-02T00:00:00Z") is not None

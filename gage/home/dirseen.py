@@ -110,7 +110,9 @@ def admit(home: Home, handle: str, key: bytes, published_at: str, *, keep: bool 
             doc = {
                 "gage-directory-seen": VERSION,
                 "seen": [
-                    {"handle": h, "key": key_text(k), "published_at": t, "first_seen": f} for (h, k), (t, f) in sorted(rows.items())
+                    # In the order first seen (a new key last), so that two keys first seen in the same
+                    # second still say which came first: `min` keeps the earlier row of a tie.
+                    {"handle": h, "key": key_text(k), "published_at": t, "first_seen": f} for (h, k), (t, f) in rows.items()
                 ],
             }
             atomic.write_bytes(home.root / FILE, strictjson.dumps(doc) + b"\n", mode=0o600)
