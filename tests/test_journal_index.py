@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gage.format.keyjson import with_fingerprints
 from gage.home import listing
 from gage.home.journal.log import Journal, line_hash
 from gage.home.journal.verify import verify as verify_journal
@@ -449,8 +450,11 @@ def test_journal_show_json_streams_exactly_the_entries(make_home, gage) -> None:
     home = make_home("me")
     history(home.journal)
     r = gage(home, "journal", "show", "--json")
-    assert r.code == 0 and json.loads(r.out) == home.journal.entries()
-    assert r.out == json.dumps(home.journal.entries(), indent=2, ensure_ascii=True) + "\n"
+    # each entry as written, with a fingerprint beside every key it names (issue 27)
+    shown = [with_fingerprints(e) for e in home.journal.entries()]
+    assert r.code == 0 and json.loads(r.out) == shown
+    assert r.out == json.dumps(shown, indent=2, ensure_ascii=True) + "\n"
+    assert all({k: v for k, v in s.items() if not k.endswith("fingerprint")} == e for s, e in zip(shown, home.journal.entries(), strict=True))
 
 
 def test_any_string_the_journal_holds_is_kept_exactly(journal: Journal) -> None:

@@ -67,6 +67,12 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
         old = index.stamp()
         named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
         kept = index.rows(states) if named is not None else {}
+        if named is None:
+            # The trust inputs changed (or nothing is kept): read them now, so a damaged contacts
+            # file is an error naming it even when no row needs computing (an empty inbox).
+            from gage.home.contacts import Contacts
+
+            Contacts.load(home.contacts_path)
         out: list[ListedRow] = []
         misses: list[Stored] = []
         for s in listed:
