@@ -9,13 +9,14 @@ the same order however the hashing was shared out.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage.bundle import progress, safeopen
-from gage.bundle.hash import Hasher, Hashing, hash_here
+from gage.bundle.hash import MISMATCH, Hasher, Hashing, hash_here
 from gage.bundle.walk import (
     EXTRAS_LOOKED_AT,
     MANIFEST,
@@ -237,7 +238,7 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
 
 
 def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
-    expected = dict(zip([f.path for f in manifest.files], manifest.files, strict=True))
+    plan = layout(manifest)  # each folder's listed files, by name, with their entries
     seen: set[str] = set()
     budget = [EXTRAS_LOOKED_AT]
     named = 0
@@ -274,9 +275,9 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
         out.append(Problem("tampered", PAYLOAD, "is not a directory"))
     elif payload.is_dir():
         with Hasher(manifest) as hasher:
-            for f in walk_payload(payload, layout(manifest), budget):
+            for f in walk_payload(payload, plan, budget):
                 if f.kind == "files":  # most of them
-                    _hash_files(f.dir_fd, f.rel, f.names, expected, seen, hasher, out)
+                    _hash_files(f.dir_fd, f.rel, f.names, plan[f.rel][0], seen, hasher, out)
                     continue
                 shown = f"{PAYLOAD}/{f.rel}"
                 if f.kind == "unlistable":
@@ -319,7 +320,8 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                 if not stat.S_ISREG(mode):
                     out.append(Problem("tampered", shown, "is a device, FIFO or socket, not a regular file"))
                     continue
-                _hash_files(f.dir_fd, f.rel[: -len(f.name)], [f.name], expected, seen, hasher, out)
+                folder = f.rel[: -len(f.name)]
+                _hash_files(f.dir_fd, folder, [f.name], plan[folder][0], seen, hasher, out)
     for item in out:
         if isinstance(item, Problem):
             result.problems.append(item)
@@ -332,7 +334,8 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
     # A set, not a scan of the problem list per file: 10,000 listed files that are all
     # missing would otherwise cost 50 million comparisons on every check.
     reported = {p.path for p in result.problems}
-    for path in sorted(set(expected) - seen):
+    missing = sorted({f.path for f in manifest.files} - seen) if len(seen) != len(manifest.files) else []
+    for path in missing:
         if f"{PAYLOAD}/{path}" not in reported:
             result.problems.append(Problem("tampered", f"{PAYLOAD}/{path}", "is listed in the manifest but missing"))
 
@@ -341,7 +344,7 @@ def _hash_files(
     dir_fd: int,
     prefix: str,
     names: list[str],
-    expected: dict[str, FileEntry],
+    wants: dict[str, FileEntry],
     seen: set[str],
     hasher: Hasher,
     out: list[Problem | tuple[str, Hashing]],
@@ -349,31 +352,57 @@ def _hash_files(
     """Open each listed file `names` in the folder `dir_fd` (`prefix` below payload) and hash
     it, or say why not. Its size is the fstat's of what was opened, so a file swapped since
     it was looked at is judged as it is. One loop, not a call per file: 10,000 small files
-    cost about what hashing them does."""
+    cost about what hashing them does, so `hash_here`'s one read of a small file is written
+    out here, with the same checks, and anything unusual takes the long way."""
     small = hasher.here_below
     tick = hasher.tick
+    one_read = min(small, CHUNK)  # a file this small is read whole in one read of `size` + 1 bytes
+    open_at, read, close, sha256 = safeopen.open_at, os.read, os.close, hashlib.sha256
+    seen.update(map(prefix.__add__, names))
     for name in names:
-        rel = prefix + name
-        seen.add(rel)
-        want = expected[rel]
+        _, size, digest = wants[name]
         try:
-            fd, st = safeopen.open_at(dir_fd, name)
+            fd, st = open_at(dir_fd, name)
         except OSError as exc:
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"cannot be read safely ({_why(exc)})"))
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"cannot be read safely ({_why(exc)})"))
             continue
-        size = want.size
         if st.st_size != size:
-            os.close(fd)
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"is {st.st_size} bytes; the manifest says {size}"))
+            close(fd)
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"is {st.st_size} bytes; the manifest says {size}"))
             continue
+        if size < one_read:
+            # `hash_here`'s first step: exactly `size` bytes back from a read of `size` + 1 is
+            # the whole file (a short read of a regular file is its end).
+            try:
+                data = read(fd, size + 1)
+            except OSError as exc:
+                close(fd)
+                out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"cannot be read safely ({exc.strerror or exc})"))
+                continue
+            if len(data) == size:
+                close(fd)
+                if tick is not None:
+                    tick(size)
+                if sha256(data).hexdigest() != digest:
+                    out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", MISMATCH))
+                continue
+            if len(data) > size:
+                close(fd)
+                out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", MISMATCH))
+                continue
+            # Shorter than its fstat said (it shrank since): `hash_here` reads it again, the long way.
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+            except OSError:
+                pass  # its own read says what fails
         # Hashes (and closes) `fd`, here or on another thread; at most `size` + 1 bytes.
-        verdict = hash_here(fd, size, want.sha256, tick) if size < small else hasher.submit(fd, size, want.sha256)
+        verdict = hash_here(fd, size, digest, tick) if size < small else hasher.submit(fd, size, digest)
         if verdict is None:
             continue
         if isinstance(verdict, Hashing):
-            out.append((f"{PAYLOAD}/{rel}", verdict))  # holds its place until the thread is done
+            out.append((f"{PAYLOAD}/{prefix}{name}", verdict))  # holds its place until the thread is done
         else:
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", verdict))
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", verdict))
 
 
 def _why(exc: OSError) -> str:
