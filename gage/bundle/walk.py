@@ -174,6 +174,9 @@ def _walk(
         below: list[tuple[str, bool, _Dir | None, str]] = []
         # The listing first (it finds the extras, and says which listed names are regular
         # files without a stat each); it may stop early, or fail, leaving names to look up.
+        # `regular`: listed files the listing shows as regular files (no syscall: its type);
+        # `listed`: other listed names it showed, each looked up by name below.
+        regular: set[str] = set()
         listed: dict[str, os.DirEntry[str]] = {}
         others: list[os.DirEntry[str]] = []
         stopped = complete = False
@@ -184,7 +187,16 @@ def _walk(
                 try:  # `entries`, inline: once per entry (10,000 small files)
                     for e in listing:
                         name = e.name
-                        if name in files or name in dirs:
+                        if name in files:
+                            try:
+                                if e.is_file(follow_symlinks=False):
+                                    regular.add(name)
+                                    continue
+                            except OSError:
+                                pass  # looked up by name below
+                            listed[name] = e
+                            continue
+                        if name in dirs:
                             listed[name] = e
                             continue
                         if budget[0] <= 0:
@@ -204,20 +216,18 @@ def _walk(
         # opened (never following a link, never blocking) and judged by the fstat of what
         # was opened: no stat of their own, and no object each.
         run: list[str] = []
-        for name in sorted(files.keys() | dirs):
+        if complete and not listed and not dirs:
+            run = sorted(regular)  # the usual folder: only regular files (any others missing)
+            rest: list[str] = []
+        else:
+            rest = sorted(files.keys() | dirs)
+        for name in rest:
             assert here is not None
-            entry = listed.get(name)
-            if entry is None:
-                if complete:
-                    continue  # missing: reported once the walk is done
-            elif name in files:
-                try:
-                    regular = entry.is_file(follow_symlinks=False)  # no syscall: the listing's type
-                except OSError:
-                    regular = False  # looked up by name below
-                if regular:
-                    run.append(name)
-                    continue
+            if name in regular:
+                run.append(name)
+                continue
+            if complete and name not in listed:
+                continue  # missing: reported once the walk is done
             rel = prefix + name
             if run:
                 found.append(Found("files", prefix, dir_fd=here.fd, names=run))
