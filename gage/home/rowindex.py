@@ -37,8 +37,8 @@ from typing import Any
 
 from gage import __version__
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
+from gage.bundle.treestat import tree_digest_of
 from gage.home import homefile
-from gage.home.checkcache import tree_digest_of
 from gage.home.journal.lines import (
     iter_lines,
     line_hash,
