@@ -18,6 +18,7 @@ from gage.format.vocab import Place
 from gage.home.checkcache import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored, list_bundles
+from gage.inbox.rowshape import row_json
 
 if TYPE_CHECKING:
     from gage.inbox.rows import InboxRow
@@ -43,16 +44,7 @@ class ListedRow:
 
     def to_json(self) -> dict[str, Any]:
         """The row of `gage list --json` (spec/cli.md), as `InboxRow.to_json`."""
-        return {
-            "id": self.id,
-            "state": self.state,
-            "kind": self.kind,
-            "created": self.created,
-            "subject": self.subject,
-            "verdict": self.level,
-            "accepted_how": self.accepted_how,
-            "sender": self.sender,
-        }
+        return row_json(self, self.sender)
 
 
 def listed_of(r: InboxRow) -> ListedRow:

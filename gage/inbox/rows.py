@@ -25,6 +25,7 @@ from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored, list_bundles
+from gage.inbox.rowshape import row_json
 from gage.trust.keytrust import KeyTrust
 from gage.trust.limits import declared_bytes
 from gage.trust.verdict import Sender, Verdict, compute, load_authority
@@ -63,16 +64,7 @@ class InboxRow:
 
     def to_json(self) -> dict[str, Any]:
         """The row of `gage list --json` (spec/cli.md)."""
-        return {
-            "id": self.id,
-            "state": self.state,
-            "kind": self.kind,
-            "created": self.created,
-            "subject": self.subject,
-            "verdict": self.level,
-            "accepted_how": self.accepted_how,
-            "sender": self.sender.to_json(),
-        }
+        return row_json(self, self.sender.to_json())
 
 
 def row_of(stored: Stored, v: Verdict) -> InboxRow:

@@ -44,11 +44,18 @@ INBOX: tuple[Key, ...] = (
     Key("x", "export", "Export", "Export the highlighted bundle (any state, yours too) as an A2A artifact file."),
     Key("o", "folder", "Folder", "Show (and copy) the folder that holds an accepted bundle's files."),
     Key("s", "save", "Save", "Save a checked copy of the highlighted bundle's files in a folder you choose."),
+    Key("S", "sort_next", "Sort", "Sort by the next column (Verdict: the worst first, Sender, Kind, Subject, then Age: the newest first). A click on a column's header sorts by it; a second click reverses.", display="S"),
     Key("slash", "filter", "Filter", "Filter the rows as you type: words of the subject, sender or kind, or an id prefix.", display="/"),
     Key("v", "verdict_filter", "Verdicts", "Show only verified, only unverified, only invalid, or only strangers' bundles (v again: the next).", show=False),
+    Key("asterisk", "mark_all", "All", "Mark every row shown (the filter decides which rows); pressed again, unmark them.", show=False, display="*"),
     Key("space", "mark", "Mark", "Mark or unmark the highlighted bundle and move to the next; a and r then act on every marked one, after one confirmation.", show=False, display="Space"),
     # Not in the footer: the filter's own line says "Esc clears" while a filter or marks are on.
     Key("escape", "clear_filter", "Clear", "Clear the filter (and, pressed again, the marks).", display="Esc", show=False),
+    # The table's own keys (gage.tui.table_keys), here for the help screen and when it has no focus.
+    Key("j", "cursor('down')", "Down", "Move down one row (as Down).", show=False, palette=False),
+    Key("k", "cursor('up')", "Up", "Move up one row (as Up).", show=False, palette=False),
+    Key("g", "cursor('first')", "First", "Go to the first row (as Home).", show=False, palette=False),
+    Key("G", "cursor('last')", "Last", "Go to the last row (as End).", show=False, palette=False),
     Key("1", "show('pending')", "Pending", "Show pending bundles (waiting for you).", show=False),
     Key("2", "show('accepted')", "Accepted", "Show accepted bundles.", show=False),
     Key("3", "show('rejected')", "Rejected", "Show rejected bundles.", show=False),

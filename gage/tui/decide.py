@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from gage.inbox import gate
 from gage.trust.frame import VERDICT_MEANING
 from gage.trust.verdict import Verdict
-from gage.tui import background, safe
+from gage.tui import background, bulk, safe
 from gage.tui.gate_dialog import GateAnswer, GateDialog, bundle_line
 from gage.tui.messages import BundleDecided
 
@@ -140,21 +140,16 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
     home = app.home  # type: ignore[attr-defined]
     wanted = [(str(v.id), v.verdict == "unverified") for v in verdicts]
 
+    bar = _bar(screen, "Accepting", [bundle_id for bundle_id, _ in wanted])
+    step = bar.progress.step if bar is not None else bulk.Progress(len(wanted)).step
+
     def work() -> tuple[list[tuple[str, bool]], list[str]]:
-        # One bulk decision per kind of consent (gate.decide_many: one lock, the durable writes batched).
-        moved: list[tuple[str, bool]] = []
-        failures: list[str] = []
-        for unverified in (False, True):
-            ids = [bundle_id for bundle_id, u in wanted if u is unverified]
-            for d in gate.decide_many(home, ids, "accept", unverified=unverified) if ids else []:
-                if d.error is not None:
-                    failures.append(f"{d.id[:12]}: {safe.error_text(d.error)}")
-                else:
-                    moved.append((d.id, unverified))
-        return moved, failures
+        return bulk.accept_each(home, wanted, step)  # the gate, per bundle (gage.tui.bulk)
 
     def finished(result: tuple[list[tuple[str, bool]], list[str]]) -> None:
         moved, failures = result
+        if bar is not None:
+            bar.stop()
         for bundle_id, _unverified in moved:
             app.post_message(BundleDecided(bundle_id, "accepted"))
         if len(moved) == 1:
@@ -168,10 +163,24 @@ def _accept_all(screen: Screen, verdicts: list[Verdict], done: Done | None) -> N
             done("accepted")
 
     def failed(message: str) -> None:
+        if bar is not None:
+            bar.stop()
         app.notify(message, title="Not accepted", severity="error", markup=False, timeout=8)
 
     label = wanted[0][0][:12] if len(wanted) == 1 else f"{len(wanted)} bundles"
     background.change(app, f"accept {label}", work, finished, failed)
+
+
+def _bar(screen: Screen, doing: str, ids: list[str]) -> bulk.BulkBar | None:
+    """The screen's progress bar, started, for a decision on several bundles (None for one)."""
+    if len(ids) < 2:
+        return None
+    try:
+        bar = screen.query_one(bulk.BulkBar)
+    except NoMatches:
+        return None
+    bar.start(f"{doing} {len(ids)} bundles", ids)
+    return bar
 
 
 def reject(screen: Screen, v: Verdict, done: Done | None = None) -> None:
@@ -202,19 +211,16 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
         if answer is None:
             return
         why = answer.why or None
+        bar = _bar(screen, "Rejecting", ids)
+        step = bar.progress.step if bar is not None else bulk.Progress(n).step
 
         def work() -> tuple[list[str], list[str]]:
-            moved: list[str] = []
-            failures: list[str] = []
-            for d in gate.decide_many(home, ids, "reject", why=why):  # one lock, the durable writes batched
-                if d.error is not None:
-                    failures.append(f"{d.id[:12]}: {safe.error_text(d.error)}")
-                else:
-                    moved.append(d.id)
-            return moved, failures
+            return bulk.reject_each(home, ids, why, step)  # the gate, per bundle (gage.tui.bulk)
 
         def finished(result: tuple[list[str], list[str]]) -> None:
             moved, failures = result
+            if bar is not None:
+                bar.stop()
             for bundle_id in moved:
                 app.post_message(BundleDecided(bundle_id, "rejected"))
             if moved:
@@ -226,6 +232,8 @@ def reject_many(screen: Screen, verdicts: list[Verdict], done: Done | None = Non
                 done("rejected")
 
         def failed(message: str) -> None:
+            if bar is not None:
+                bar.stop()
             app.notify(message, title="Not rejected", severity="error", markup=False, timeout=8)
 
         label = ids[0][:12] if n == 1 else f"{n} bundles"

@@ -30,7 +30,10 @@ VERDICT_STYLES = (("verified", "bold green"), ("unverified", "bold yellow"), ("i
 NOTES = (
     "The frame (top of a bundle) is drawn by gage; the payload below it is the sender's and is shown literally.",
     "Nothing arrives accepted: only accepting, confirmed in a dialog that opens with Cancel focused, moves a bundle"
-    " out of pending. Space marks several bundles; a or r then acts on all of them, after one confirmation.",
+    " out of pending. Space marks several bundles (* marks every row shown); a or r then acts on all of them,"
+    " after one confirmation, with a progress bar while it works.",
+    "S sorts the inbox by the next column; a click on a column's header sorts by it, a second click the other way."
+    " j, k, g and G move as Down, Up, Home and End.",
     "A2A in the Via column: it arrived over A2A. Who the transport says sent it is a claim; the signature decides,"
     " and A2A! (and a red transport line in the frame) means they disagree.",
     "The mouse works too: click tabs, rows and buttons. Ctrl+P searches all commands.",

@@ -18,7 +18,7 @@ Nothing periodic grows with the inbox: ages are redrawn only for the rows in vie
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 
 from textual.app import ComposeResult
@@ -26,13 +26,15 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
 from gage.home.checkcache import CheckCache
 from gage.home.layout import ALL_STATES, Home
 from gage.tui.bindings import bindings_for
-from gage.tui.inbox_cells import age_cell, age_text, row_cells
+from gage.tui.bulk import BulkBar
+from gage.tui.inbox_cells import age_cell, age_text, next_change, row_cells
 from gage.tui.inbox_lens import LABELS, Lens
 from gage.tui.inbox_preview import PreviewPane
 from gage.tui.inbox_sync import LazyChecks, SyncRequest, Wanted, sync
@@ -45,6 +47,8 @@ from gage.tui.rows import Row
 ROWS_GROUP = "inbox-rows"
 VIEWS = ALL_STATES  # the tabs: the inbox's three states, then the outbox
 TAB_LABEL = {"pending": "1 Pending", "accepted": "2 Accepted", "rejected": "3 Rejected", "outbox": "4 Outbox"}
+AGE_SLACK = 0.02  # seconds after an age's text is due: the redraw lands just past the boundary
+AGE_MAX_WAIT = 3600.0  # seconds: the longest the ages wait (a clock changed meanwhile is caught)
 REBUILD_AFTER = 16  # rows leaving at once past which the table is filled again instead
 __all__ = ["InboxScreen", "age_text"]
 
@@ -69,6 +73,10 @@ class InboxScreen(InboxView, Screen[None]):
         self.loads = 0  # first rows shown so far (one per full load)
         self.lens = Lens()  # the filter and the marks (gage.tui.inbox_lens)
         self._columns: list[str] = []  # the table's columns now (gage.tui.inbox_lens.layout)
+        self.wants: dict[str, int] = {}  # the widest cell of each column (gage.tui.inbox_view.measure)
+        self._laid_out: dict[str, int] = {}
+        self._relayout_asked = False
+        self._age_timer: Timer | None = None  # the next redraw of the ages in view
 
     @property
     def cache(self) -> CheckCache:
@@ -87,6 +95,7 @@ class InboxScreen(InboxView, Screen[None]):
             yield InboxTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="inbox-empty", markup=False)
             yield PreviewPane(id="inbox-pane")
+        yield BulkBar(id="inbox-bulk")
         yield Static("", id="inbox-lens", markup=False)
         yield Static("", id="inbox-detail", markup=False)
         yield Static("", id="inbox-via", markup=False)
@@ -105,7 +114,6 @@ class InboxScreen(InboxView, Screen[None]):
         self._start_sync()
         table.focus()
         self.watch(table, "scroll_y", self._view_moved, init=False)
-        self.set_interval(30, self.refresh_ages)
 
     # --- what is in view ----------------------------------------------------------------
 
@@ -113,13 +121,15 @@ class InboxScreen(InboxView, Screen[None]):
         self.refresh_ages()
 
     def refresh_ages(self) -> None:
-        """Ages move on while the app is open. Only rows in view are redrawn (every 30 s and
-        as the view moves), so the cost does not grow with the inbox; the rows in view
-        are also the ones whose verdicts the worker computes first."""
+        """Ages move on while the app is open. Only rows in view are redrawn (as the view moves,
+        and when the first of their texts is due to change: gage.tui.inbox_cells.next_change),
+        so the cost does not grow with the inbox; the rows in view are also the ones whose
+        verdicts the worker computes first."""
         table = self.query_one(InboxTable)
         now = self.app.now()  # type: ignore[attr-defined]
         ids = self.query_one(InboxTable).in_view()
         self.wanted.set([i for i in ids if i in self.rows and self.rows[i].verdict is None])
+        due: list[timedelta] = []
         for bid in ids:
             row = self.rows.get(bid)
             if row is None:
@@ -127,6 +137,13 @@ class InboxScreen(InboxView, Screen[None]):
             text = age_text(row.arrived, now)
             if table.get_cell(bid, "age").plain != text:
                 table.update_cell(bid, "age", age_cell(row, now))
+            if (later := next_change(row.arrived, now)) is not None:
+                due.append(later)
+        if self._age_timer is not None:
+            self._age_timer.stop()
+        if due:
+            wait = min(due).total_seconds() + AGE_SLACK
+            self._age_timer = self.set_timer(min(wait, AGE_MAX_WAIT), self.refresh_ages, name="ages")
 
     # --- loading ----------------------------------------------------------------------
 
@@ -193,7 +210,9 @@ class InboxScreen(InboxView, Screen[None]):
         if message.error is not None:
             table = self.query_one(InboxTable)
             table.loaded = True
-            self.query_one("#inbox-detail", Static).update(Content.styled(message.error, "bold red"))
+            box = self.query_one("#inbox-detail", Static)
+            box.add_class("error")  # wrapped, not cut: all of it is read
+            box.update(Content.styled(message.error, "bold red"))
         if self._again:
             self._start_sync()
 
@@ -251,7 +270,11 @@ class InboxScreen(InboxView, Screen[None]):
         if not rows:
             return
         table.add_rows((row.id, self.cells_of(row, now)) for row in rows)
-        if last is not None and max(r.order for r in rows) > last:
+        if self.lens.sorted_otherwise:  # sorted by a column: every row in its place (gage.tui.inbox_view)
+            self.put_in_order()
+            rank = {bid: i for i, bid in enumerate(self.rows)}
+            table.sort("age", key=lambda cell: rank.get(cell.order[1], 0))
+        elif last is not None and max(r.order for r in rows) > last:
             # Some arrived above rows already shown: put every row in its place.
             table.sort("age", key=lambda cell: cell.order, reverse=True)
             self.rows = dict(sorted(self.rows.items(), key=lambda kv: kv[1].order, reverse=True))
@@ -306,6 +329,8 @@ class InboxScreen(InboxView, Screen[None]):
             if bid in table.rows:
                 changes[bid] = self.changed_cells(row, subject=not same)
         table.set_cells(changes)
+        if changes:
+            self.resort(current)  # sorted by verdict or sender: rows go where their verdict puts them
         if refilter:
             self.refill()
         if gone:
@@ -336,6 +361,7 @@ class InboxScreen(InboxView, Screen[None]):
             table.clear()
             self.rows = {}
             self.lens.marked.clear()  # marks are of one tab's rows; the filter words stay
+            self.wants.clear()  # the widths follow this tab's cells
             self._dirty.clear()
             self._after = None
             table.loaded, table.early = False, 0

@@ -9,7 +9,7 @@ gage vouches for. Every untrusted value is made visible (gage.tui.safe) and put 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from rich.text import Text
 from textual.content import Content
@@ -45,6 +45,23 @@ def age_text(when: datetime | None, now: datetime) -> str:
         if secs >= size:
             return f"{secs // size}{unit}"
     return "now"
+
+
+AGE_UNITS = (604800, 86400, 3600, 60, 1)  # the units age_text shows, largest first
+
+
+def next_change(when: datetime | None, now: datetime) -> timedelta | None:
+    """How long until `age_text(when, now)` reads differently: the next whole unit of the age
+    shown (the next second under a minute, the next minute under an hour, ...). The inbox
+    redraws ages then, not on a fixed period: every 30 s, a "5s" stood for 30 seconds."""
+    if when is None:
+        return None
+    age = now - when
+    if age < timedelta(0):
+        return -age  # "now" until it arrives by this clock
+    secs = int(age.total_seconds())
+    unit = next(u for u in AGE_UNITS if secs >= u or u == 1)
+    return timedelta(seconds=unit) - age % timedelta(seconds=unit)
 
 
 class OrderedText(Text):
@@ -133,19 +150,23 @@ def row_cells(row: Row, now: datetime) -> list[Text]:
 
 
 def detail(row: Row) -> Content:
-    """Under the table: the highlighted bundle's id, full subject and claimed name."""
+    """Under the table: the highlighted bundle's id and full subject, then who sent it: always
+    two lines (gage.tui.app.tcss cuts each to the width). The name an unconfirmed sender
+    claims goes on the line under it, with the carrier's claims (`claims`).
+
+    A fixed height, so moving the cursor never resizes the table: a stranger's claim once
+    wrapped these two lines into three and pushed the highlighted row below the table's
+    bottom (issue 27).
+    """
     v = row.verdict
     if v is None:
-        claim = "" if row.claimed_name is None else f"  claims to be {quoted(clip(row.claimed_name, 60))}"
         return Content.assemble(
             Content.styled(f"{row.id[:12]}  ", "bold"),
             Content(safe.one_line(row.subject if row.subject is not None else "(no subject)")),
-            Content.styled(f"{safe.one_line(claim)}  (checking…, nothing verified yet)", "yellow"),
+            "\n",
+            Content.styled("checking…, nothing verified yet", "yellow"),
         )
     m = v.manifest
-    claim = ""
-    if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
-        claim = f"  claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)"
     how = HOW_NOTE.get(v.accepted_how or "", "") if v.state == "accepted" else ""
     return Content.assemble(
         Content.styled(f"{row.id[:12]}  ", "bold"),
@@ -153,5 +174,19 @@ def detail(row: Row) -> Content:
         Content(safe.one_line(m.subject if m and m.subject is not None else "(no subject)")),
         "\nfrom ",
         Content.styled(safe.one_line(v.sender.label(), limit=60), sender_style(v)),
-        Content.styled(claim, "yellow"),
     )
+
+
+def claims(row: Row) -> Content:
+    """The line under the detail: the name an unconfirmed sender claims, then what the carrier
+    says (gage.tui.via.detail_line); empty when nothing is claimed."""
+    v = row.verdict
+    if v is None:
+        return Content.styled("" if row.claimed_name is None else f"claims to be {quoted(clip(row.claimed_name, 60))}", "yellow")
+    claim = Content("")
+    if v.sender.name is None and not v.sender.is_me and v.sender.claimed_name is not None:
+        claim = Content.styled(f"claims to be \"{safe.one_line(v.sender.claimed_name, limit=60)}\" (unchecked)", "yellow")
+    carrier = via.detail_line(v)
+    if claim.plain and carrier.plain:
+        return Content.assemble(carrier, "  ", claim)
+    return carrier if carrier.plain else claim

@@ -9,6 +9,12 @@ payload part follows the same rule as the bundle view: nothing of an invalid bun
 
 Only the frame is drawn on the UI thread, from the verdict the row already has; moving the
 cursor cancels the read of the previous row (an exclusive worker group).
+
+The frame and the payload lines are widgets that stay mounted; a move changes both in one
+step on the UI thread (the lines are hidden with the frame's change, and shown again only
+with the lines of the bundle the frame names). Mounting a new lines widget per bundle and
+removing the old one was not: a removal completes some messages later, and a frame painted
+in between stood over the previous bundle's payload (issue 27).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class PreviewPane(Vertical):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.shown: str | None = None  # the bundle id shown, with its verdict
+        self.payload_of: str | None = None  # the bundle whose lines are shown (always `shown`), if any
         self._verdict: Verdict | None = None
 
     def compose(self) -> ComposeResult:
@@ -51,6 +58,9 @@ class PreviewPane(Vertical):
         payload.border_title = "payload · first lines, literally"
         with payload:
             yield Static("", markup=False, id="pane-payload-head")
+            lines = PreviewLines(Preview("", 0, "text"), classes="preview", id="pane-lines")
+            lines.display = False
+            yield lines
 
     def show(self, bundle_id: str | None, v: Verdict | None) -> None:
         """Show this bundle (None: nothing selected). Cheap on the UI thread; the file is read in a worker."""
@@ -59,8 +69,8 @@ class PreviewPane(Vertical):
         self.shown, self._verdict = bundle_id, v
         text = self.query_one("#pane-frame-text", Static)
         head = self.query_one("#pane-payload-head", Static)
-        for old in self.query(PreviewLines):
-            old.remove()
+        self.payload_of = None
+        self.query_one("#pane-lines", PreviewLines).display = False  # with the frame's change, in the same paint
         if bundle_id is None:
             text.update("Nothing selected.")
             head.update("")
@@ -104,8 +114,11 @@ class PreviewPane(Vertical):
             Content.assemble(safe.literal(preview.name, "bold", limit=80), f" · {preview.size} bytes{what}{others}")
         )
         if preview.kind == "text":
-            bounded = Preview(preview.name, preview.size, "text", preview.lines[:PREVIEW_LINES])
-            self.query_one("#pane-payload").mount(PreviewLines(bounded, classes="preview"))
+            lines = self.query_one("#pane-lines", PreviewLines)
+            lines.preview = Preview(preview.name, preview.size, "text", preview.lines[:PREVIEW_LINES])
+            self.payload_of = bundle_id
+            lines.display = True
+            lines.refresh(layout=True)
 
 
 def frame_content(v: Verdict) -> Content:

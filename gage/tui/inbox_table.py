@@ -93,6 +93,11 @@ class InboxTable(RowKeys):
         self.loaded = False
         self.early = 0  # net Down presses before the rows arrived
 
+    def on_resize(self) -> None:
+        """The table grew shorter (the marks bar or the filter came, the terminal shrank): the
+        highlighted row is the one the keys act on, so it is scrolled back into view."""
+        self._scroll_cursor_into_view()
+
     def action_cursor_down(self) -> None:
         if not self.loaded:
             self.early += 1

@@ -10,17 +10,19 @@ each offered only where it applies (gage.tui.applies).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable, Input, Static
 
-from gage.tui import decide, export, files, safe, via
+from gage.tui import decide, export, files, safe
 from gage.tui.applies import applies
-from gage.tui.inbox_cells import age_cell, cells, detail
-from gage.tui.inbox_lens import LABELS, Lens, layout
+from gage.tui.bulk import BulkBar
+from gage.tui.inbox_cells import age_cell, cells, claims, detail
+from gage.tui.inbox_keys import InboxKeys
+from gage.tui.inbox_lens import GROWS, LABELS, Lens, layout
 from gage.tui.inbox_preview import PANE_WIDTH, WIDE, PreviewPane
 from gage.tui.inbox_table import InboxTable
 from gage.tui.rows import Row
@@ -40,15 +42,7 @@ EMPTY = {
 
 MARK = "●"
 
-if TYPE_CHECKING:
-    from textual.screen import Screen
-
-    Base = Screen[None]
-else:
-    Base = object
-
-
-class InboxView(Base):
+class InboxView(InboxKeys):
     """Mixed into InboxScreen, which provides `rows`, `state`, `wanted` and `_request`."""
 
     rows: dict[str, Row]
@@ -56,6 +50,9 @@ class InboxView(Base):
     lens: Lens
     _columns: list[str]
     _after: tuple[str, str] | None
+    wants: dict[str, int]  # the widest cell of each column in this tab so far (its width follows)
+    _laid_out: dict[str, int]  # the widths the columns have now
+    _relayout_asked: bool
 
     # --- layout -----------------------------------------------------------------------
 
@@ -67,7 +64,26 @@ class InboxView(Base):
         if self._pane_shown():
             width -= int(width * PANE_WIDTH)
         via_used = any(r.verdict is not None and r.verdict.transport is not None for r in self.rows.values())
-        return layout(width - 1, via=via_used, marks=bool(self.lens.marked))  # 1: the scrollbar
+        labels = {k: self.lens.label(k) for k in LABELS}
+        widths = layout(width - 1, via=via_used, marks=bool(self.lens.marked), wants=self.wants, labels=labels)  # 1: the scrollbar
+        self._laid_out = widths
+        return widths
+
+    def measure(self, c: dict[str, Any]) -> None:
+        """Note how wide a row's cells are (the widths follow the widest, gage.tui.inbox_lens.layout);
+        a cell wider than its column lays the columns out again, once, after this refresh."""
+        wider = False
+        for k in GROWS:
+            cell = c.get(k)
+            if cell is None:
+                continue
+            n = cell.cell_len
+            if n > self.wants.get(k, 0):
+                self.wants[k] = n
+                wider = wider or n > self._laid_out.get(k, 0)
+        if wider and not self._relayout_asked:
+            self._relayout_asked = True
+            self.call_after_refresh(self.relayout)
 
     def on_resize(self, event: Resize) -> None:
         pane = self.query_one(PreviewPane)
@@ -76,9 +92,11 @@ class InboxView(Base):
             pane.styles.width = int(self.app.size.width * PANE_WIDTH)
         self.relayout()
         self.show_detail()
+        self.refresh_bindings()  # the footer's keys follow the width (active_bindings)
 
     def relayout(self) -> None:
         """New widths for the columns; the table is refilled only if the set of columns changed."""
+        self._relayout_asked = False
         widths = self._widths()
         if list(widths) != self._columns:
             self.refill(widths)
@@ -95,11 +113,13 @@ class InboxView(Base):
         c: dict[str, Any] = dict(cells(row))
         c["age"] = age_cell(row, now)
         c["mark"] = Text(MARK if row.id in self.lens.marked else "", style="bold $accent")
+        self.measure(c)
         return [c[k] for k in self._columns]
 
     def changed_cells(self, row: Row, subject: bool) -> dict[str, Any]:
         """A row's cells after its verdict came, for the columns the table has."""
         out = {k: v for k, v in cells(row, subject=subject).items() if k in self._columns}
+        self.measure(out)
         if row.verdict is not None and row.verdict.transport is not None and "via" not in self._columns:
             self.call_after_refresh(self.relayout)  # a carrier's mark: the Via column takes space now
         return out
@@ -112,7 +132,7 @@ class InboxView(Base):
         table.clear(columns=True)
         self._columns = list(widths)
         for k in self._columns:
-            table.add_column(LABELS[k], width=widths[k], key=k)
+            table.add_column(self.lens.label(k), width=widths[k], key=k)
         now = self.app.now()  # type: ignore[attr-defined]
         table.add_rows((r.id, self.cells_of(r, now)) for r in self.rows.values() if self.lens.shows(r))
         if keep is not None and keep in table.rows:
@@ -168,8 +188,10 @@ class InboxView(Base):
         wide sizes, its frame and a bounded preview."""
         row = self.current()
         via_line = self.query_one("#inbox-via", Static)
-        via_line.update(via.detail_line(row.verdict) if row and row.verdict else "")
-        self.query_one("#inbox-detail", Static).update(detail(row) if row else "")
+        via_line.update(claims(row) if row else "")
+        box = self.query_one("#inbox-detail", Static)
+        box.remove_class("error")
+        box.update(detail(row) if row else "")
         pane = self.query_one(PreviewPane)
         if pane.display:
             pane.show(row.id if row else None, row.verdict if row else None)
@@ -177,6 +199,8 @@ class InboxView(Base):
     def announce_left(self, gone: str, target: int) -> None:
         """The highlighted bundle left this tab: the cursor is on another one now, and the
         person is told which, so a key meant for the one that left is not pressed unawares."""
+        if gone in self.query_one(BulkBar).ids:
+            return  # one of those the person just decided together: they know it left
         table = self.query_one(InboxTable)
         try:
             now_on = str(table.coordinate_to_cell_key(Coordinate(target, 0)).row_key.value)
@@ -193,7 +217,8 @@ class InboxView(Base):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
-        self.refresh_bindings()  # the footer offers what applies to this bundle
+        if self._offers() != self._offered:
+            self.refresh_bindings()  # the footer offers what applies to this bundle
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -267,6 +292,8 @@ class InboxView(Base):
             return False  # Enter in the filter goes back to the rows; it opens nothing
         if action == "clear_filter":
             return self.lens.active or bool(self.lens.marked) or self.query_one("#inbox-filter", Input).display
+        if action in ("accept", "reject") and self.query_one(BulkBar).running:
+            return False  # one decision at a time: the one running shows its progress
         if action in ("accept", "reject") and self.lens.marked:
             return any(applies(action, r.state, r.verdict) for r in self.marked_rows())
         row = self.current()

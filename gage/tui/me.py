@@ -21,7 +21,7 @@ from textual.widgets import Button, Footer, Input, Static
 from gage.bundle import atomic
 from gage.format.errors import GageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import key_text
+from gage.format.keys import key_scheme, short_fingerprint
 from gage.format.words import pair_text
 from gage.trust import ceremony
 from gage.tui import safe
@@ -54,7 +54,14 @@ class MeDialog(ModalScreen[None]):
                 markup=False,
                 classes="dialog-line",
             )
-            yield Static(Content.assemble(Content.styled("Key:  ", "bold"), key_text(ident.key)), markup=False, classes="dialog-line")
+            # The fingerprint, as every screen names a key: a hybrid key's text is 3,984 characters
+            # (issue 27); the key file Export writes holds it whole.
+            what = "Ed25519 + ML-DSA-65" if key_scheme(ident.key) == "hybrid" else "Ed25519"
+            yield Static(
+                Content.assemble(Content.styled("Key:  ", "bold"), f"{short_fingerprint(ident.key)} ({what}; the whole key is in the file below)"),
+                markup=False,
+                classes="dialog-line",
+            )
             yield Static("My four word-pairs (read them to the person pairing with me):", markup=False, classes="dialog-line me-head")
             for i, (a, b) in enumerate(words):
                 yield Static(Content.assemble(f"  pair {i + 1}  ", Content.styled(pair_text(a, b), "bold")), markup=False, classes="dialog-line")

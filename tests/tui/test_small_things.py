@@ -6,7 +6,8 @@ from pathlib import Path
 
 from tuikit import TestApp, World, make_home, name_them, screen_text, spoken
 
-from gage.format.words import derive
+from gage.format.keys import key_text, short_fingerprint
+from gage.format.words import derive, pair_text
 from gage.home.identity import load_key_file
 from gage.trust import ceremony
 from gage.tui import files
@@ -97,7 +98,9 @@ async def test_me_shows_my_words_and_exports_my_key(world: World, tmp_path: Path
         assert isinstance(app.screen, MeDialog)
         text = screen_text(app)
         for a, b in ceremony.my_words(world.home):
-            assert f"{a}  {b}" in text
+            assert pair_text(a, b) in text
+        # the key by its fingerprint, never 3,984 characters of key text (issue 27); the file has it whole
+        assert short_fingerprint(world.home.identity.key) in text and key_text(world.home.identity.key)[:80] not in text
         await pilot.press("enter")
         await pilot.pause()
         written = tmp_path / "you.key"

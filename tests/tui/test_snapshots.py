@@ -13,6 +13,7 @@ from tuikit import (
     TestApp,
     World,
     build_world,
+    hold_decisions,
     identity,
     settle,
     typed_keys,
@@ -206,3 +207,64 @@ def test_empty_inbox_says_how_bundles_get_in(snap_compare, tmp_path: Path) -> No
 
     home = make_home(tmp_path / "empty", "you", 1)
     assert snap_compare(TestApp(home), terminal_size=SIZE, run_before=_keys())
+
+
+# --- issue 27: daily use ----------------------------------------------------------------
+
+
+def test_inbox_mixed_stranger_at_the_bottom(snap_compare, tmp_path: Path) -> None:
+    """A stranger's row highlighted at the table's bottom: in view, its claim on the line under the detail."""
+    from tuikit import mixed_world
+
+    world, _tokens = mixed_world(tmp_path)
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys(*["down"] * 15))
+
+
+def test_inbox_mixed_wide(snap_compare, tmp_path: Path) -> None:
+    """At 160x45 the kind and more of the sender are whole: the width is shared by content."""
+    from tuikit import mixed_world
+
+    world, _tokens = mixed_world(tmp_path)
+    assert snap_compare(TestApp(world.home), terminal_size=WIDE, run_before=_keys("down"))
+
+
+def test_inbox_sorted_by_verdict(snap_compare, world: World) -> None:
+    assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=_keys("S"))
+
+
+def test_inbox_sorted_by_verdict_wide(snap_compare, world: World) -> None:
+    assert snap_compare(TestApp(world.home), terminal_size=WIDE, run_before=_keys("S"))
+
+
+def _held_reject(monkeypatch, n: int):
+    """Reject every row with `*` then r, the gate held after its third bundle (the bar mid-way)."""
+    go, seen = hold_decisions(monkeypatch, after=3)
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await pilot.press("asterisk", "r")
+        await pilot.pause()
+        await pilot.press("tab", "enter")
+        for _ in range(500):
+            if len(seen) >= 3 and pilot.app.inbox.query_one("#bulk-bar").progress == 3:
+                break
+            await Pilot.pause(pilot, 0.02)
+        await Pilot.pause(pilot, 0.1)
+
+    return run_before, go
+
+
+def test_bulk_reject_progress(snap_compare, world: World, monkeypatch) -> None:
+    run_before, go = _held_reject(monkeypatch, 4)
+    try:
+        assert snap_compare(TestApp(world.home), terminal_size=SIZE, run_before=run_before)
+    finally:
+        go.set()
+
+
+def test_bulk_reject_progress_wide(snap_compare, world: World, monkeypatch) -> None:
+    run_before, go = _held_reject(monkeypatch, 4)
+    try:
+        assert snap_compare(TestApp(world.home), terminal_size=WIDE, run_before=run_before)
+    finally:
+        go.set()

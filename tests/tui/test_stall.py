@@ -193,13 +193,13 @@ async def test_a_few_mib_of_short_lines_keep_the_preview_bounded(tmp_path: Path)
 
 async def test_accept_runs_in_a_worker(world: World, monkeypatch) -> None:
     threads: list[threading.Thread] = []
-    real = gate.accept
+    real = gate.decide_many  # the interface decides through the gate's batch, one bundle or many
 
     def recording(*args, **kwargs):
         threads.append(threading.current_thread())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gate, "accept", recording)
+    monkeypatch.setattr(gate, "decide_many", recording)
     bid = world.ids["review"]
     app = TestApp(world.home)
     async with app.run_test(size=SIZE) as pilot:

@@ -203,6 +203,36 @@ def build_world(root: Path) -> World:
     return world
 
 
+MIXED_ROWS = 30
+
+
+def mixed_world(root: Path, n: int = MIXED_ROWS) -> tuple[World, dict[str, str]]:
+    """The usual world plus `n` more pending bundles: from alice (confirmed), from the stranger
+    who claims to be alice (a three-line detail before issue 27), and invalid ones, mixed.
+    Each carries a token (T00, T01, ...) in its subject and in its only file, so what the
+    screen shows can be traced to its bundle: {token: bundle id}."""
+    world = build_world(root)
+    tokens: dict[str, str] = {}
+    clock = Clock()
+    with frozen(clock):
+        for i in range(n):
+            token = f"T{i:02d}"
+            sender = (world.alice, world.stranger, world.alice)[i % 3]
+            clock.text = f"2026-03-14T13:{i:02d}:00Z"
+            b = make_bundle(
+                sender,
+                world.wire,
+                {f"{token}.txt": f"payload of {token}\n".encode()},
+                kind=("share", "review-request", "question")[i % 3],
+                subject=f"{token} mixed row",
+                nonce=100 + i,
+            )
+            if i % 5 == 4:
+                (b / "payload" / f"{token}.txt").write_bytes(f"payload of {token} TAMPERED\n".encode())
+            tokens[token] = arrive(world.home, b).id
+    return world, tokens
+
+
 def arrive(home: Home, src: Path) -> store.ImportResult:
     """Import as every carrier does: the bundle lands, and a good signer becomes a candidate."""
     res = store.import_bundle(home, src)
@@ -396,3 +426,29 @@ async def name_them(pilot: Pilot, name: str) -> None:
     assert isinstance(pilot.app.screen, PairNameDialog), f"expected the pairing dialog, got {pilot.app.screen!r}"
     await pilot.press(*typed_keys(name), "enter")
     await pilot.pause()
+
+
+def hold_decisions(monkeypatch, after: int):  # type: ignore[no-untyped-def]
+    """Hold the interface's bulk decision (gate.decide_many) once it has reported `after` bundles
+    done, until the event returned is set: to look at the screen while the work runs. Returns
+    (go, seen): the event, and the ids reported so far."""
+    import threading
+
+    from gage.inbox import gate
+
+    real, go, seen = gate.decide_many, threading.Event(), []
+
+    def held(home, refs, action, **kwargs):  # type: ignore[no-untyped-def]
+        told = kwargs.get("progress")
+
+        def progress(n, total, d):  # type: ignore[no-untyped-def]
+            seen.append(d.id)
+            if told is not None:
+                told(n, total, d)
+            if n == after:
+                go.wait(30)
+
+        return real(home, refs, action, **{**kwargs, "progress": progress})
+
+    monkeypatch.setattr(gate, "decide_many", held)
+    return go, seen

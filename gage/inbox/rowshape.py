@@ -1,0 +1,24 @@
+"""The one shape of an inbox row in JSON (`gage list --json`, MCP's `list_bundles`, spec/cli.md).
+
+A module of its own so that a row computed by the read model (gage.inbox.rows) and one kept in
+the row index (gage.inbox.listed) print through the same lines, without either importing the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def row_json(row: Any, sender: dict[str, Any]) -> dict[str, Any]:
+    """The one shape of a row of `gage list --json` (spec/cli.md), for a row the read model computed and one
+    kept in the row index (gage.inbox.listed) alike; `sender` is the verdict's `Sender.to_json()`."""
+    return {
+        "id": row.id,
+        "state": row.state,
+        "kind": row.kind,
+        "created": row.created,
+        "subject": row.subject,
+        "verdict": row.level,
+        "accepted_how": row.accepted_how,
+        "sender": sender,
+    }
