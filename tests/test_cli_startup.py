@@ -219,3 +219,18 @@ def test_help_completion_and_did_you_mean_still_see_every_command(capsys) -> Non
     with contextlib.suppress(SystemExit):
         main(["a2a", "exprot"])
     assert "did you mean export?" in capsys.readouterr().err
+
+
+def test_the_help_width_is_argparses(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # gage's parsers give argparse's formatter the width it would have read through shutil.
+    import argparse
+
+    from gage.cli.parser import GageParser, help_width
+
+    for columns in ("120", "45", "0", "-3", "wide", None):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        assert help_width() == argparse.HelpFormatter("gage")._width
+        assert GageParser(prog="gage")._get_formatter()._width == argparse.HelpFormatter("gage")._width

@@ -176,3 +176,17 @@ def test_generated_file_lists_read_the_same_both_ways(paths: list[str], data: st
     with pytest.MonkeyPatch.context() as mp:
         fast, exact = _files_both(value, mp)
     assert fast == exact
+
+
+path_chars = st.sampled_from(["a", "Z", "0", " ", ".", "/", "\n", ":", "\\", "-", "~", "\u00e9", "\x7f", "\t"])
+
+
+@fuzz_settings(400)
+@given(st.lists(path_chars, max_size=12).map("".join), st.sampled_from([0, 1, 254, 255, 256]))
+def test_the_plain_path_shortcut_agrees_with_the_pattern(text: str, pad: int) -> None:
+    # The byte-table and substring reading of a joined path list accepts exactly what the
+    # pattern does (the shortcut answers only when every path is at most one component long).
+    for joined in (text, "x" * pad + text, text + "x" * pad, text.replace("/", "/" + "y" * pad, 1)):
+        longest = max(map(len, joined.split("\n")))
+        want = manifest_mod._PLAIN_ASCII_PATHS.fullmatch(joined) is not None
+        assert manifest_mod._plain_ascii_paths(joined, longest) is want, repr(joined)

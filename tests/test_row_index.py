@@ -203,3 +203,28 @@ def test_a_listing_of_one_state_carries_no_other_states_stale_row_past_the_journ
     listed_rows(me, ("pending",))  # reads that line, and stamps the index past it
     after = next(r for r in same(me) if r.id == ids["alice1"])
     assert (accepted_before.via, after.via) == (None, "a2a")
+
+
+def test_the_interfaces_arrival_order_from_the_index_is_the_journals(homes) -> None:  # type: ignore[no-untyped-def]
+    # The interface orders its first screenful by arrival read from the row index
+    # (gage.tui.inbox_sync.indexed_arrivals): the same times the journal gives, before and
+    # after a journal line names a bundle since the index's stamp; nothing before a listing.
+    from gage.tui.inbox_sync import indexed_arrivals
+
+    me, _alice, _eve, ids, _tmp = homes
+    present = {s.id: s for s in list_bundles(me, ("pending",))}
+
+    def journal() -> dict[str, str]:
+        facts = me.journal.index.facts()
+        return {i: t for i in present if (t := facts.first_received.get(i)) is not None}
+
+    assert indexed_arrivals(me, "pending", present, me.journal.index.facts()) is None  # no index yet
+    listed_rows(me)
+    got = indexed_arrivals(me, "pending", present, me.journal.index.facts())
+    assert got == journal() and set(got) == set(present)
+    with sqlite3.connect(me.cache / "rows.sqlite") as db:  # the index's own arrivals, made wrong: only a stamp's journal tail corrects them
+        db.execute("UPDATE rows SET arrived = '2000-01-01T00:00:00Z' WHERE id = ?", (ids["alice1"],))
+    assert indexed_arrivals(me, "pending", present, me.journal.index.facts())[ids["alice1"]] == "2000-01-01T00:00:00Z"  # type: ignore[index]
+    me.journal.append("received", bundle=ids["alice1"], source="again")  # named since the stamp: the journal answers
+    got = indexed_arrivals(me, "pending", present, me.journal.index.facts())
+    assert got == journal() and got[ids["alice1"]] != "2000-01-01T00:00:00Z"  # type: ignore[index]

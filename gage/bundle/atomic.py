@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,7 +30,7 @@ def fsync_dir(path: Path) -> None:
 
 
 def tmp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    return path.with_name(f".{path.name}.tmp-{os.urandom(6).hex()}")
 
 
 def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:

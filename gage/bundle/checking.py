@@ -9,13 +9,15 @@ the same order however the hashing was shared out.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage.bundle import progress, safeopen
-from gage.bundle.hash import Hasher, Hashing, hash_here
+from gage.bundle.hash import MISMATCH, Hasher, Hashing, hash_here
+from gage.bundle.problems import STAGE_ORDER, Check, Problem
+from gage.bundle.reading import read_manifest, read_signature, read_small
 from gage.bundle.walk import (
     EXTRAS_LOOKED_AT,
     MANIFEST,
@@ -27,116 +29,14 @@ from gage.bundle.walk import (
     walk_payload,
 )
 from gage.format.errors import (
-    BadSignatureError,
     GageError,
-    GageIOError,
-    MalformedError,
     TamperedError,
 )
-from gage.format.keys import SIGNATURE_CAP, verify_manifest_signature
-from gage.format.manifest import MANIFEST_LIMIT, FileEntry, Manifest, is_id
-from gage.format.sanitize import json_text
-from gage.format.vocab import ProblemStage
+from gage.format.keys import verify_manifest_signature
+from gage.format.manifest import FileEntry, Manifest, is_id
 
 CHUNK = safeopen.CHUNK
-# The order in which stages are checked; the first failing stage decides the exit code.
-STAGE_ORDER = ("malformed", "signature", "tampered")
-
-
-@dataclass
-class Problem:
-    stage: ProblemStage
-    path: str | None
-    message: str
-    field: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        # A name read from disk that is not UTF-8 holds lone surrogates, which no strict JSON
-        # reader (gage's own included) accepts: each such byte is U+FFFD here (spec/cli.md).
-        return {
-            "stage": self.stage,
-            "path": json_text(self.path) if self.path is not None else None,
-            "field": self.field,
-            "message": json_text(self.message),
-        }
-
-    def __str__(self) -> str:
-        where = self.path or ""
-        if self.field:
-            where = f"{where}: field {self.field}" if where else f"field {self.field}"
-        return f"{where}: {self.message}" if where else self.message
-
-    def to_error(self) -> GageError:
-        cls = {"malformed": MalformedError, "signature": BadSignatureError, "tampered": TamperedError, "io": GageIOError}.get(
-            self.stage, GageError
-        )
-        return cls(self.message, path=self.path, field=self.field)
-
-    @classmethod
-    def of(cls, err: GageError) -> Problem:
-        return cls(stage=err.stage, path=err.path, message=err.message, field=err.field)
-
-
-@dataclass
-class Check:
-    """What a directory turned out to be. `manifest` is None when it could not be parsed."""
-
-    path: Path
-    manifest: Manifest | None = None
-    signature: bytes | None = None
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[Problem] = field(default_factory=list)
-    # True only once the signature has been checked and verified. A manifest.sig that
-    # cannot be read safely (a symlink, a FIFO, a directory) is a `tampered` problem, not
-    # a `signature` one, yet proves nothing: the stages alone cannot say it verified.
-    signature_verified: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    @property
-    def id(self) -> str | None:
-        return self.manifest.id if self.manifest else None
-
-    @property
-    def signature_ok(self) -> bool:
-        return self.manifest is not None and self.signature_verified
-
-    def first_error(self) -> GageError | None:
-        for stage in STAGE_ORDER:
-            for p in self.problems:
-                if p.stage == stage:
-                    return p.to_error()
-        return self.problems[0].to_error() if self.problems else None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": json_text(str(self.path)),
-            "id": self.id,
-            "ok": self.ok,
-            "problems": [p.to_json() for p in self.problems],
-            "warnings": [p.to_json() for p in self.warnings],
-        }
-
-
-def read_small(path: Path, limit: int) -> bytes:
-    """Read a regular file without following a symlink, refusing anything over `limit`."""
-    try:
-        fd, st = safeopen.open_regular(path)
-    except safeopen.NotRegularFileError as exc:
-        raise TamperedError("is not a regular file", path=path.name) from exc
-    try:
-        if st.st_size > limit:
-            raise MalformedError(f"is {st.st_size} bytes, over the limit of {limit}", path=path.name)
-        data = safeopen.read_fd(fd, limit)
-        if len(data) > limit:
-            raise MalformedError(f"is over the limit of {limit} bytes", path=path.name)
-        return data
-    finally:
-        os.close(fd)
-
-
+__all__ = ["CHUNK", "STAGE_ORDER", "Check", "Problem", "check", "hash_file", "read_manifest", "read_signature", "read_small", "verify"]
 def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
     """Stream a regular file (never through a symlink) and return its size and SHA-256.
 
@@ -151,45 +51,6 @@ def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
         return safeopen.hash_fd(fd, limit=limit, on_bytes=progress.advance)
     finally:
         os.close(fd)
-
-
-def read_manifest(root: Path) -> tuple[bytes, Manifest]:
-    """Read and parse just the manifest: enough to know the id and what is claimed."""
-    mpath = root / MANIFEST
-    if not os.path.lexists(root):
-        # One rule for a path that is not there, in every command (spec/cli.md): exit 7.
-        raise GageIOError("does not exist", path=str(root))
-    if not root.is_dir() or root.is_symlink():
-        raise MalformedError("is not a directory", path=str(root))
-    if not (mpath.exists() or mpath.is_symlink()):
-        raise MalformedError("is not a gage bundle: it has no manifest.json", path=str(root))
-    try:
-        raw = read_small(mpath, MANIFEST_LIMIT)
-    except OSError as exc:
-        if mpath.is_symlink():
-            raise TamperedError("is a symlink", path=MANIFEST) from exc
-        raise GageIOError(f"cannot read: {exc.strerror}", path=MANIFEST) from exc
-    return raw, Manifest.parse(raw)
-
-
-def read_signature(root: Path) -> tuple[bytes | None, Problem | None]:
-    """`manifest.sig` as both a check and an import read it, so both give the same stage.
-
-    Absent, or a regular file over its cap (4096 bytes): stage `signature`, since neither
-    can be a signature however large it is. A symlink (never followed), FIFO,
-    device, socket or directory: stage `tampered`.
-    """
-    try:
-        return read_small(root / SIGNATURE, SIGNATURE_CAP), None
-    except FileNotFoundError:
-        return None, Problem("signature", SIGNATURE, "is missing")
-    except MalformedError as exc:
-        # Too big to be read is still a signature of the wrong length: the signature stage.
-        return None, Problem("signature", SIGNATURE, f"{exc.message}; a signature is 64 bytes (Ed25519) or 3373 (hybrid)")
-    except GageError as exc:
-        return None, Problem(exc.stage, SIGNATURE, exc.message, exc.field)
-    except OSError as exc:
-        return None, Problem("tampered", SIGNATURE, f"cannot be read safely ({exc.strerror})")
 
 
 def check(root: Path, *, expect_name: bool = False) -> Check:
@@ -237,7 +98,7 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
 
 
 def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
-    expected = dict(zip([f.path for f in manifest.files], manifest.files, strict=True))
+    plan = layout(manifest)  # each folder's listed files, by name, with their entries
     seen: set[str] = set()
     budget = [EXTRAS_LOOKED_AT]
     named = 0
@@ -274,9 +135,9 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
         out.append(Problem("tampered", PAYLOAD, "is not a directory"))
     elif payload.is_dir():
         with Hasher(manifest) as hasher:
-            for f in walk_payload(payload, layout(manifest), budget):
+            for f in walk_payload(payload, plan, budget):
                 if f.kind == "files":  # most of them
-                    _hash_files(f.dir_fd, f.rel, f.names, expected, seen, hasher, out)
+                    _hash_files(f.dir_fd, f.rel, f.names, plan[f.rel][0], seen, hasher, out)
                     continue
                 shown = f"{PAYLOAD}/{f.rel}"
                 if f.kind == "unlistable":
@@ -319,7 +180,8 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                 if not stat.S_ISREG(mode):
                     out.append(Problem("tampered", shown, "is a device, FIFO or socket, not a regular file"))
                     continue
-                _hash_files(f.dir_fd, f.rel[: -len(f.name)], [f.name], expected, seen, hasher, out)
+                folder = f.rel[: -len(f.name)]
+                _hash_files(f.dir_fd, folder, [f.name], plan[folder][0], seen, hasher, out)
     for item in out:
         if isinstance(item, Problem):
             result.problems.append(item)
@@ -332,7 +194,8 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
     # A set, not a scan of the problem list per file: 10,000 listed files that are all
     # missing would otherwise cost 50 million comparisons on every check.
     reported = {p.path for p in result.problems}
-    for path in sorted(set(expected) - seen):
+    missing = sorted({f.path for f in manifest.files} - seen) if len(seen) != len(manifest.files) else []
+    for path in missing:
         if f"{PAYLOAD}/{path}" not in reported:
             result.problems.append(Problem("tampered", f"{PAYLOAD}/{path}", "is listed in the manifest but missing"))
 
@@ -341,7 +204,7 @@ def _hash_files(
     dir_fd: int,
     prefix: str,
     names: list[str],
-    expected: dict[str, FileEntry],
+    wants: dict[str, FileEntry],
     seen: set[str],
     hasher: Hasher,
     out: list[Problem | tuple[str, Hashing]],
@@ -349,31 +212,57 @@ def _hash_files(
     """Open each listed file `names` in the folder `dir_fd` (`prefix` below payload) and hash
     it, or say why not. Its size is the fstat's of what was opened, so a file swapped since
     it was looked at is judged as it is. One loop, not a call per file: 10,000 small files
-    cost about what hashing them does."""
+    cost about what hashing them does, so `hash_here`'s one read of a small file is written
+    out here, with the same checks, and anything unusual takes the long way."""
     small = hasher.here_below
     tick = hasher.tick
+    one_read = min(small, CHUNK)  # a file this small is read whole in one read of `size` + 1 bytes
+    open_at, read, close, sha256 = safeopen.open_at, os.read, os.close, hashlib.sha256
+    seen.update(map(prefix.__add__, names))
     for name in names:
-        rel = prefix + name
-        seen.add(rel)
-        want = expected[rel]
+        _, size, digest = wants[name]
         try:
-            fd, st = safeopen.open_at(dir_fd, name)
+            fd, st = open_at(dir_fd, name)
         except OSError as exc:
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"cannot be read safely ({_why(exc)})"))
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"cannot be read safely ({_why(exc)})"))
             continue
-        size = want.size
         if st.st_size != size:
-            os.close(fd)
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", f"is {st.st_size} bytes; the manifest says {size}"))
+            close(fd)
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"is {st.st_size} bytes; the manifest says {size}"))
             continue
+        if size < one_read:
+            # `hash_here`'s first step: exactly `size` bytes back from a read of `size` + 1 is
+            # the whole file (a short read of a regular file is its end).
+            try:
+                data = read(fd, size + 1)
+            except OSError as exc:
+                close(fd)
+                out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"cannot be read safely ({exc.strerror or exc})"))
+                continue
+            if len(data) == size:
+                close(fd)
+                if tick is not None:
+                    tick(size)
+                if sha256(data).hexdigest() != digest:
+                    out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", MISMATCH))
+                continue
+            if len(data) > size:
+                close(fd)
+                out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", MISMATCH))
+                continue
+            # Shorter than its fstat said (it shrank since): `hash_here` reads it again, the long way.
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+            except OSError:
+                pass  # its own read says what fails
         # Hashes (and closes) `fd`, here or on another thread; at most `size` + 1 bytes.
-        verdict = hash_here(fd, size, want.sha256, tick) if size < small else hasher.submit(fd, size, want.sha256)
+        verdict = hash_here(fd, size, digest, tick) if size < small else hasher.submit(fd, size, digest)
         if verdict is None:
             continue
         if isinstance(verdict, Hashing):
-            out.append((f"{PAYLOAD}/{rel}", verdict))  # holds its place until the thread is done
+            out.append((f"{PAYLOAD}/{prefix}{name}", verdict))  # holds its place until the thread is done
         else:
-            out.append(Problem("tampered", f"{PAYLOAD}/{rel}", verdict))
+            out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", verdict))
 
 
 def _why(exc: OSError) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -83,6 +82,8 @@ def unseal(path: Path) -> None:
 
 def remove_tree(path: Path) -> None:
     """`shutil.rmtree(path, ignore_errors=True)` for a tree that may hold read-only folders."""
+    import shutil  # only when something is removed: it loads bz2, lzma and zlib (start-up, issue 28)
+
     shutil.rmtree(path, ignore_errors=True)
     if os.path.lexists(path):
         unseal(path)

@@ -8,14 +8,36 @@ addition or removal changes it, and ctime (unlike mtime) cannot be set back by a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 # relative path, mode, size, mtime_ns, ctime_ns, inode, device; mode -1 marks a part that could not be read
 Entry = tuple[str, int, int, int, int, int, int]
 Fingerprint = tuple[Entry, ...]
 UNREADABLE = -1
+# A timestamp this close to a scan's start may be followed by a write in the same tick on a
+# file system with coarse timestamps (git's "racy" entries): nothing so fresh is remembered
+# (the check cache, gage.home.checkcache; the reconcile marker, gage.home.reconcilemark).
+RACY_NS = 2_000_000_000
+
+
+def stat_entry(rel: str, st: os.stat_result) -> Entry:
+    return (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def tree_digest(entries: list[Entry]) -> str:
+    """The check cache's key, its tree part: the entries in one order, hashed."""
+    return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def tree_digest_of(listed: Iterable[tuple[str, os.stat_result]]) -> str:
+    """The key's tree part for entries stat'ed by a caller (gage.home.rowindex checks a row with it).
+
+    Here rather than in the check cache, so the row index needs nothing of the checker."""
+    return tree_digest([stat_entry(rel, st) for rel, st in listed])
 
 
 def scan(root: Path, *, limit: int | None = None) -> tuple[list[tuple[str, os.stat_result | None]], bool]:

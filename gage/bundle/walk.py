@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage.bundle import safeopen
-from gage.format.manifest import Manifest
+from gage.format.manifest import FileEntry, Manifest
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
@@ -75,6 +75,9 @@ class Found:
     names: list[str] = field(default_factory=list)
 
 
+_NOTHING: tuple[dict[str, FileEntry], set[str]] = ({}, set())  # never changed: a folder off the plan
+
+
 class _Dir:
     """A folder's descriptor, closed once its files and its sub-folders no longer need it."""
 
@@ -87,28 +90,32 @@ class _Dir:
             os.close(self.fd)
 
 
-def layout(manifest: Manifest) -> dict[str, tuple[set[str], set[str]]]:
+# A folder of the walk's plan: its listed files (name: entry) and the folders directly inside it.
+Plan = dict[str, tuple[dict[str, FileEntry], set[str]]]
+
+
+def layout(manifest: Manifest) -> Plan:
     """Every folder on the way to a listed file ("" is `payload` itself, "a/b/" a folder below
-    it), with the names of the listed files and of the folders directly inside it. A walk
-    that enters only these folders is bounded by the manifest, not by what is on disk."""
-    out: dict[str, tuple[set[str], set[str]]] = {"": (set(), set())}
+    it), with the listed files directly inside it (by name, each with its entry, so a checker
+    finds what a file should be without a lookup by full path) and the names of the folders
+    directly inside it. A walk that enters only these folders is bounded by the manifest, not
+    by what is on disk."""
+    out: Plan = {"": ({}, set())}
     for f in manifest.files:
         folder, slash, name = f.path.rpartition("/")
-        prefix = folder + slash
-        here = out.get(prefix)
+        here = out.get(folder + slash)
         if here is None:  # a folder not met before: enter every level on the way to it
-            parts = folder.split("/")
             prefix = ""
-            for part in parts:
+            for part in folder.split("/"):
                 out[prefix][1].add(part)
                 prefix = f"{prefix}{part}/"
-                out.setdefault(prefix, (set(), set()))
+                out.setdefault(prefix, ({}, set()))
             here = out[prefix]
-        here[0].add(name)
+        here[0][name] = f
     return out
 
 
-def walk_payload(payload: Path, plan: dict[str, tuple[set[str], set[str]]], budget: list[int]) -> Iterator[Found]:
+def walk_payload(payload: Path, plan: Plan, budget: list[int]) -> Iterator[Found]:
     """Walk `payload` without recursion: every listed path (looked up by name), and every
     other entry until `budget[0]` of them have been looked at.
 
@@ -139,7 +146,7 @@ def walk_payload(payload: Path, plan: dict[str, tuple[set[str], set[str]]], budg
 
 def _walk(
     payload: Path,
-    plan: dict[str, tuple[set[str], set[str]]],
+    plan: Plan,
     budget: list[int],
     top: _Dir,
     stack: list[tuple[str, bool, _Dir | None, str]],
@@ -162,11 +169,14 @@ def _walk(
                 finally:
                     parent.release()
         directory = payload / prefix if prefix else payload
-        files, dirs = plan.get(prefix, (set(), set())) if on_way else (set(), set())
+        files, dirs = plan.get(prefix, _NOTHING) if on_way else _NOTHING
         found: list[Found] = []
         below: list[tuple[str, bool, _Dir | None, str]] = []
         # The listing first (it finds the extras, and says which listed names are regular
         # files without a stat each); it may stop early, or fail, leaving names to look up.
+        # `regular`: listed files the listing shows as regular files (no syscall: its type);
+        # `listed`: other listed names it showed, each looked up by name below.
+        regular: set[str] = set()
         listed: dict[str, os.DirEntry[str]] = {}
         others: list[os.DirEntry[str]] = []
         stopped = complete = False
@@ -177,7 +187,16 @@ def _walk(
                 try:  # `entries`, inline: once per entry (10,000 small files)
                     for e in listing:
                         name = e.name
-                        if name in files or name in dirs:
+                        if name in files:
+                            try:
+                                if e.is_file(follow_symlinks=False):
+                                    regular.add(name)
+                                    continue
+                            except OSError:
+                                pass  # looked up by name below
+                            listed[name] = e
+                            continue
+                        if name in dirs:
                             listed[name] = e
                             continue
                         if budget[0] <= 0:
@@ -197,20 +216,18 @@ def _walk(
         # opened (never following a link, never blocking) and judged by the fstat of what
         # was opened: no stat of their own, and no object each.
         run: list[str] = []
-        for name in sorted(files | dirs):
+        if complete and not listed and not dirs:
+            run = sorted(regular)  # the usual folder: only regular files (any others missing)
+            rest: list[str] = []
+        else:
+            rest = sorted(files.keys() | dirs)
+        for name in rest:
             assert here is not None
-            entry = listed.get(name)
-            if entry is None:
-                if complete:
-                    continue  # missing: reported once the walk is done
-            elif name in files:
-                try:
-                    regular = entry.is_file(follow_symlinks=False)  # no syscall: the listing's type
-                except OSError:
-                    regular = False  # looked up by name below
-                if regular:
-                    run.append(name)
-                    continue
+            if name in regular:
+                run.append(name)
+                continue
+            if complete and name not in listed:
+                continue  # missing: reported once the walk is done
             rel = prefix + name
             if run:
                 found.append(Found("files", prefix, dir_fd=here.fd, names=run))

@@ -18,10 +18,8 @@ from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyjson import key_json
 from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
-from gage.format.words import format_pairs
 from gage.home import listing
 from gage.home.layout import ALL_STATES, Home
-from gage.home.wordcache import WordCache
 from gage.inbox import opening
 
 if TYPE_CHECKING:
@@ -42,6 +40,9 @@ def cmd_init(args: Any) -> int:
 
         emit_json(made_json.identity(home))
         return 0
+    from gage.format.words import format_pairs
+    from gage.home.wordcache import WordCache
+
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
     out(f"name:  {show(home.identity.name)}")
@@ -60,6 +61,10 @@ def _whole_key_hint(key: bytes) -> str:
 def cmd_id(args: Any) -> int:
     home = open_home(args)
     ident = home.identity
+    # The word list, only for the commands that show words (not `gage list`, in this module too).
+    from gage.format.words import format_pairs
+    from gage.home.wordcache import WordCache
+
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
         shown: dict[str, Any] = {"name": ident.name, **key_json(ident.key), "words": [list(p) for p in words]}
@@ -336,6 +341,8 @@ def cmd_demo(args: Any) -> int:
 def _demo_notes(root: Path, base: Path, people: dict[str, Any]) -> None:
     """Where the demo is, how to try it and remove it, and the words the demo's people would read."""
     err(f"try: GAGE_HOME={root} gage list")
+    from gage.format.words import format_pairs
+
     err("the demo plays the other people too; the words each would read to you on a call:")
     for who, (_key, words) in people.items():
         err(f"  {who}: {format_pairs(words)}")

@@ -119,8 +119,10 @@ def cmd_relay_dev(args: Any) -> int:
         out(json.dumps({"url": srv.url, "store": str(store_dir)}))
     else:
         out(srv.url)
-    err(f"gage relay dev: nats-server with JetStream on {srv.url}, for trying gage on this machine only; {note}. Ctrl-C stops it.")
     try:
+        # Inside the try: a Ctrl-C that lands while this line is written (the moment it invites
+        # one) is still Ctrl-C, not a bare "interrupted" (tests/test_cli_git_habits.py).
+        err(f"gage relay dev: nats-server with JetStream on {srv.url}, for trying gage on this machine only; {note}. Ctrl-C stops it.")
         while not stop.wait(0.5):
             if srv.proc is not None and srv.proc.poll() is not None:
                 err(f"gage relay dev: nats-server exited with status {srv.proc.returncode}")

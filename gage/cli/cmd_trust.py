@@ -28,11 +28,9 @@ from gage.format.keys import (
     short_fingerprint,
 )
 from gage.format.sanitize import json_text
-from gage.format.words import format_pairs, pair_text
 from gage.home import authority as authority_mod
 from gage.home import listing
 from gage.home.contacts import Contacts
-from gage.home.wordcache import WordCache
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 
@@ -144,9 +142,13 @@ def cmd_pair(args: Any) -> int:
         out("Both ways at once: they run `gage pair --mutual` with your key now. Take turns, pair by pair:")
         out("read your pair, then type theirs as they read it. A pair that does not match is asked again.")
         return _kept(home, pairing.mutual(home, args.name, key, mine), route)
+    from gage.format import (
+        words,  # the word pairs: only for pairing and contacts (start-up, issue 28)
+    )
+
     out("1. Read YOUR words to them, slowly:")
     for i, (a, b) in enumerate(mine, 1):
-        out(f"     {i}. {pair_text(a, b)}")
+        out(f"     {i}. {words.pair_text(a, b)}")
     out("")
     out("2. Ask them to read THEIR words (from `gage id` on their machine), and type all eight here (or one pair")
     out("   at a time). A pair that does not match is asked again; type `give up` to stop.")
@@ -196,6 +198,11 @@ def cmd_contacts(args: Any) -> int:
         out(f"forgot the candidate {short_fingerprint(key)}; bundles it signed stay unverified")
         return 0
     contacts = Contacts.load(home.contacts_path)
+    from gage.format.words import (
+        format_pairs,  # with the word list: only here (start-up, issue 28)
+    )
+    from gage.home.wordcache import WordCache
+
     cache = WordCache(home.cache / "words.json")
     from gage.home import (
         whereabouts,  # each key's "where": a claim kept beside it spec/relay.md

@@ -7,16 +7,39 @@ Python 3.14's argparse has `suggest_on_error`; this does the same on 3.11 and up
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import sys
 from typing import NoReturn
 
 _INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def help_width() -> int:
+    """The width argparse formats help to: `shutil.get_terminal_size().columns - 2`, read the way
+    shutil reads it ($COLUMNS, else standard output's terminal, else 80), without importing
+    shutil, which loads bz2, lzma and zlib, for every command at start-up (issue 28): argparse
+    asks for a formatter each time an argument is added, though help is rarely printed."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns - 2
 
 
 class GageParser(argparse.ArgumentParser):
     # Set by main when `--json` is on the command line: a usage error is then the same one
     # JSON object every other failure is (gage/cli/failure_json.py), not argparse's text.
     json_errors = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=help_width())  # type: ignore[call-arg]  # every HelpFormatter takes it
 
     def error(self, message: str) -> NoReturn:
         found = _INVALID.search(message)

@@ -54,7 +54,15 @@ from typing import Any
 from gage import __version__
 from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
-from gage.bundle.treestat import UNREADABLE, tree_entries
+from gage.bundle.treestat import (
+    RACY_NS,
+    UNREADABLE,
+    Entry,
+    stat_entry,
+    tree_digest,
+    tree_entries,
+)
+from gage.bundle.treestat import tree_digest_of as tree_digest_of  # its old home's name
 from gage.format.errors import GageError
 from gage.format.keys import SIGNATURE_CAP
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
@@ -70,29 +78,16 @@ FILE_NAME = "checks.json"
 # it is said once, ignored and rebuilt.
 FILE_LIMIT = 256 << 20
 ENTRY_LIMIT = 20_000
-RACY_NS = 2_000_000_000
 _NO_SIGNATURE = "none"
 
 # (relative name, mode, size, mtime_ns, ctime_ns, inode, device): one entry, as treestat.Entry.
-_Stat = tuple[str, int, int, int, int, int, int]
+_Stat = Entry
+_entry = stat_entry
+_tree_digest = tree_digest
 
 
 def _sha(data: bytes | None) -> str:
     return _NO_SIGNATURE if data is None else hashlib.sha256(data).hexdigest()
-
-
-def _entry(rel: str, st: os.stat_result) -> _Stat:
-    return (rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-
-
-def _tree_digest(entries: list[_Stat]) -> str:
-    """The key's tree part."""
-    return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def tree_digest_of(listed: Iterable[tuple[str, os.stat_result]]) -> str:
-    """The key's tree part for entries stat'ed by a caller (gage.home.rowindex checks a row with it)."""
-    return _tree_digest([_entry(rel, st) for rel, st in listed])
 
 
 def listed_entries(manifest: Manifest) -> list[str]:

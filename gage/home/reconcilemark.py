@@ -37,10 +37,10 @@ import os
 import time
 from typing import Any
 
+from gage.bundle.treestat import RACY_NS
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
 from gage.home import homefile
-from gage.home.checkcache import RACY_NS
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
 FILE_NAME = "reconciled.json"

@@ -13,7 +13,6 @@ at every bundle the journal has ever named.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from pathlib import Path
 
@@ -48,7 +47,7 @@ def journal_states(home: Home) -> dict[str, str]:
 
 def discard(home: Home, path: Path) -> None:
     """Remove a redundant copy: renamed out of view first, so a crash never leaves half of it under a real name."""
-    trash = home.staging / f"discard-{secrets.token_hex(8)}"
+    trash = home.staging / f"discard-{os.urandom(8).hex()}"
     try:
         os.rename(path, trash)
     except OSError:

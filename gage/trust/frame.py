@@ -9,7 +9,7 @@ characters made visible. See spec/frame.md.
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -84,7 +84,7 @@ def _scheme_words(key: bytes) -> str:
 
 
 def new_token() -> str:
-    return secrets.token_hex(8)
+    return os.urandom(8).hex()
 
 
 def fields(v: Verdict) -> list[Field]:

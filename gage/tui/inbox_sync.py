@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -132,8 +133,13 @@ def _sync(
     first: list[str] = []  # verdicts to compute before any other
     parsed: dict[str, Manifest] = {}
     if req.full:
-        facts.prefetch(present)  # one query for the tab's bundles: their arrival order, then their verdicts
-        order = _ordered(list(present.values()), facts.first_received)
+        # The arrival order: from the row index where it can say (one query), the journal
+        # index for the rest (one query for the tab's bundles when the row index cannot).
+        arrivals = indexed_arrivals(home, req.state, present, facts)
+        if arrivals is None:
+            facts.prefetch(present)
+            arrivals = facts.first_received
+        order = _ordered(list(present.values()), arrivals)
         for i, start in enumerate([0, FIRST_CHUNK, *range(FIRST_CHUNK + CHUNK, len(order), CHUNK)]):
             if cancelled():
                 raise Cancelled
@@ -156,6 +162,34 @@ def _sync(
     _verdicts(req, present, first, need, reader, post, cancelled)
     cache.keep_only(req.state, set(present))
     cache.save()  # only if something changed: a fill that learned new checks, or bundles that left
+
+
+def indexed_arrivals(home: Home, state: str, present: Mapping[str, Stored], facts: Any) -> dict[str, str] | None:
+    """Each present bundle's first arrival, as the journal says, read from the row index
+    (gage.home.rowindex: the rows `gage list` and `gage mcp` keep) rather than looked up in the
+    journal index one bundle at a time: a first load of 10,000 then posts its newest
+    screenful after one query (issue 28). A bundle the index does not hold, or that a journal
+    line named since the index's stamp, is looked up in the journal as before (a first
+    arrival never changes once written, so the two agree). None when the index has no
+    current stamp (never written, or the journal is not the one it saw), or holds under
+    half of the tab: the caller asks the journal for all of them."""
+    from gage.home import rowindex
+
+    index = rowindex.RowIndex(home)
+    try:
+        stamp = index.stamp()
+        named = rowindex.named_since(home, stamp) if stamp is not None else None
+        kept = index.arrivals(state) if named is not None else {}
+    finally:
+        index.close()
+    if named is None or len(kept) * 2 < len(present):
+        return None
+    out = {i: t for i, t in kept.items() if t is not None and i in present and i not in named}
+    rest = [i for i in present if i not in kept or i in named]
+    if rest:
+        facts.prefetch(rest)
+        out.update((i, t) for i in rest if (t := facts.first_received.get(i)) is not None)
+    return out
 
 
 def _ordered(stored: list[Stored], first_received: Mapping[str, str]) -> list[Stored]:
