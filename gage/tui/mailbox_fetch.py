@@ -25,6 +25,7 @@ def start(app: Any, home: Home) -> threading.Event | None:
         return None
     try:
         from gage.carriers.relay import (
+            config,
             follow,  # the relay extra: absent, the interface simply does not fetch
         )
     except ImportError:
@@ -36,15 +37,20 @@ def start(app: Any, home: Home) -> threading.Event | None:
             return
         text = safe.one_line(("Mail arrived: " if event.kind == "imported" else "") + str(event.message), limit=300)
         severity = "information" if event.kind == "imported" else "warning"
+        if not app.is_running:
+            stop.set()  # the interface has closed
+            return
         try:
             app.call_from_thread(app.notify, text, title="mailbox", severity=severity)
         except RuntimeError:
-            stop.set()  # the interface has closed
+            stop.set()  # it closed meanwhile
 
     threading.Thread(
         target=follow.follow,
         args=(home, url, sealing.mailbox_address(key.recipient)),
-        kwargs={"creds": settings.load(home).relay_creds, "budget": None, "on_event": on_event, "stop": stop},
+        # This home's credential for its own relay, in whichever form settings.toml names (a creds
+        # file, an nkey seed, or a user and password file: spec/relay.md section 8).
+        kwargs={"creds": config.relay_creds(home), "budget": None, "on_event": on_event, "stop": stop},
         name="gage-tui-mailbox",
         daemon=True,
     ).start()

@@ -64,3 +64,36 @@ async def test_a_home_without_a_mailbox_fetches_nothing(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app._mail_stop is None
+
+
+def test_the_interface_fetches_with_this_homes_own_credential_in_any_form(make_home, relay, tmp_path, monkeypatch) -> None:  # noqa: F811
+    """On a shared relay a home logs in with an nkey seed or a user and password file (spec/relay.md
+    section 8): the interface's fetch presents the one settings.toml names, whatever its form."""
+    import os
+
+    from gage.carriers.relay import follow
+    from gage.home import settings
+    from gage.tui import mailbox_fetch
+
+    bob = make_home("bob")
+    open_mailbox(bob, relay.url)
+    pw = tmp_path / "bob.pw"
+    fd = os.open(pw, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"bob's passphrase\n")
+    os.close(fd)
+    p = settings.path_of(bob)
+    p.write_text(p.read_text() + f'user = "bob"\npassword_file = "{pw}"\n')
+    seen: list[object] = []
+    monkeypatch.setattr(follow, "follow", lambda *a, **kw: seen.append(kw["creds"]))
+
+    class App:
+        is_running = True
+
+    stop = mailbox_fetch.start(App(), bob)
+    assert stop is not None
+    for _ in range(100):
+        if seen:
+            break
+        time.sleep(0.02)
+    (creds,) = seen
+    assert creds is not None and creds.user == "bob" and creds.password_file == str(pw)  # type: ignore[attr-defined]
