@@ -39,6 +39,7 @@ from gage import __version__
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.bundle.treestat import tree_digest_of
 from gage.home import homefile
+from gage.home.cachedb import open_cache_db
 from gage.home.journal.lines import (
     iter_lines,
     line_hash,
@@ -162,33 +163,15 @@ class RowIndex:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        """Opened as the journal index opens its file (issue 19): a link, FIFO or device at any of
-        its names is unlinked first (never followed), a folder there means no index, and a file
-        that is not a database is removed and made again."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        root, rel = self.path.parent.parent, f"{self.path.parent.name}/{self.path.name}"
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            if not homefile.clear_derived(root, rel + suffix):
-                raise OSError(f"{self.path}{suffix} cannot be used as the row index")
-        for attempt in (1, 2):
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600))
-            db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                    db.executescript(f"DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS meta; PRAGMA user_version = {SCHEMA_VERSION};")
-                db.executescript(_SCHEMA)
-                return db
-            except sqlite3.DatabaseError:
-                db.close()
-                if attempt == 2:
-                    raise
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(f"{self.path}{suffix}")
-        raise sqlite3.DatabaseError("unreachable")
+        """Opened as the journal index opens its file (gage.home.cachedb): never through a link,
+        FIFO or device, and a file that is not a database is removed and made again."""
+
+        def prepare(db: sqlite3.Connection) -> None:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                db.executescript(f"DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS meta; PRAGMA user_version = {SCHEMA_VERSION};")
+            db.executescript(_SCHEMA)
+
+        return open_cache_db(self.path, "the row index", prepare=prepare, timeout=5)
 
     def close(self) -> None:
         if self.db is not None:

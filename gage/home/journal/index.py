@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gage.home import homefile
+from gage.home.cachedb import open_cache_db
 from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, Row, row_facts
 from gage.home.journal.indexdb import (
     COLUMNS,
@@ -100,38 +100,14 @@ class JournalIndex:
 
     @staticmethod
     def _open_file(path: Path) -> sqlite3.Connection:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # sqlite follows links and opens FIFOs: a link left in the cache would make it create a
-        # database outside the home, or rewrite another program's. So the names are looked at
-        # first (issue 19): a link, FIFO or device there is unlinked (the name only, never what
-        # it points to) and said once; a link among the folders, or a folder at the name, means
-        # the index runs in memory (OSError here).
-        root, rel = path.parent.parent, f"{path.parent.name}/{path.name}"
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            if not homefile.clear_derived(root, rel + suffix):
-                raise OSError(f"{path}{suffix} cannot be used as the journal index")
-        for attempt in (1, 2):
-            # Made 0600 before sqlite opens it (its -wal and -shm files take the same mode).
-            # Never by opening an existing file: closing any descriptor of it would drop the locks
-            # sqlite holds on it for this process's other connections.
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600))
-            db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-                    reset(db)
-                return db
-            except sqlite3.DatabaseError:
-                db.close()
-                if attempt == 2:
-                    raise
-                # Not a database (damaged, or something else in its place): it is only a cache.
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(f"{path}{suffix}")
-        raise sqlite3.DatabaseError("unreachable")
+        """Never through a link, FIFO or device at any of its names (issue 19: gage.home.cachedb);
+        OSError means the index runs in memory."""
+
+        def prepare(db: sqlite3.Connection) -> None:
+            if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                reset(db)
+
+        return open_cache_db(path, "the journal index", prepare=prepare, timeout=BUSY_SECONDS, check_same_thread=False)
 
     def _fall_back(self) -> None:
         """The file index failed mid-use (a full disk, a damaged file): go on in memory."""
