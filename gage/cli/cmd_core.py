@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
-from gage.cli.signer import signer_json, signer_text
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
 from gage.format.keyjson import key_json
@@ -147,6 +146,10 @@ def cmd_bundle(args: Any) -> int:
 
 def cmd_verify(args: Any) -> int:
     from gage import bundle as bundle_mod
+    from gage.cli.signer import (  # the key trust it names the signer by: verify's alone
+        signer_json,
+        signer_text,
+    )
 
     root = _held_or_path(args)
     result = bundle_mod.check(root)
