@@ -115,7 +115,8 @@ def test_kills_during_a_bulk_decision_leave_each_bundle_decided_and_journaled_or
         proc = _spawn(world, action, *batch)
         # Wait until the first bundle moves, then kill within the batch: each bundle sleeps SLOW
         # as it is judged, and each commit once between its durable renames and its journal lines.
-        moved = [gate.staging_dir(world.me) / batch[0], world.me.state_dir("rejected") / batch[0]]
+        # (staging is passed through quickly: accepted too, so a loaded machine's late look still counts)
+        moved = [gate.staging_dir(world.me) / batch[0], world.me.state_dir("accepted") / batch[0], world.me.state_dir("rejected") / batch[0]]
         deadline = time.monotonic() + 10
         while proc.poll() is None and not any(m.exists() for m in moved) and time.monotonic() < deadline:
             time.sleep(0.0005)

@@ -276,3 +276,39 @@ def test_a_missing_journal_with_no_head_starts_afresh(make_home) -> None:
     home.journal.head_path.unlink()
     home.journal.append("sent", bundle="7" * 64)
     assert verify_journal(home.journal).ok
+
+
+def test_a_batch_killed_before_its_head_is_rewritten_still_verifies(make_home, monkeypatch) -> None:
+    """A bulk decision's journal lines go in one write (issue 28); a kill between that write and the
+    head's rewrite leaves the head several entries behind. The head announced the batch first, so
+    `verify` notes an interrupted write instead of reporting lines appended outside gage, and the
+    next append catches the head up."""
+    home = make_home("me")
+    journal = home.journal
+    real = journal._write_head
+
+    def killed(seq, digest, *, pending=None):  # the kill: after the announcing head and the batch's write
+        if pending is None:
+            raise KeyboardInterrupt("killed")
+        real(seq, digest, pending=pending)
+
+    monkeypatch.setattr(journal, "_write_head", killed)
+    with pytest.raises(KeyboardInterrupt):
+        journal.append_many([("rejected", {"bundle": f"{i:064x}", "why": None}) for i in range(5)])
+    monkeypatch.undo()
+    report = verify_journal(journal)
+    assert report.ok, report.problems
+    assert any("a batch the head announced" in n for n in report.notes)
+    journal.append("rejected", bundle="f" * 64, why=None)
+    after = verify_journal(journal)
+    assert after.ok and not after.notes, (after.problems, after.notes)
+
+
+def test_lines_appended_past_the_head_without_an_announced_batch_are_still_reported(make_home) -> None:
+    home = make_home("me")
+    journal = home.journal
+    head = journal.head_path.read_bytes()
+    journal.append_many([("rejected", {"bundle": f"{i:064x}", "why": None}) for i in range(3)])
+    journal.head_path.write_bytes(head)  # as if two lines were added by something else than gage
+    report = verify_journal(journal)
+    assert not report.ok and any("appended outside gage" in p for p in report.problems)

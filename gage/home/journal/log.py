@@ -330,6 +330,11 @@ class Journal:
             entries.append(entry)
             lines.append(line)
             seq, prev = seq + 1, line_hash(line)
+        if len(lines) > 1:
+            # A batch (a bulk decision) is one write: a kill between it and the head's rewrite
+            # would leave the head several entries behind, which `verify` must otherwise report
+            # as lines appended outside gage. So the head says first how many may follow it.
+            self._write_head(entries[0]["seq"] - 1, entries[0]["prev"], pending=len(lines))
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
             try:
@@ -344,8 +349,11 @@ class Journal:
             raise GageIOError(f"cannot append to journal: {exc.strerror}", path=str(self.path)) from exc
         return entries
 
-    def _write_head(self, seq: int, digest: str) -> None:
-        atomic.write_bytes(self.head_path, strictjson.dumps({"seq": seq, "hash": digest}) + b"\n", 0o600)
+    def _write_head(self, seq: int, digest: str, *, pending: int | None = None) -> None:
+        head: dict[str, Any] = {"seq": seq, "hash": digest}
+        if pending is not None:
+            head["pending"] = pending  # a batch of this many entries is being written after it
+        atomic.write_bytes(self.head_path, strictjson.dumps(head) + b"\n", 0o600)
 
     def _chains_from(self, end: _End, hseq: int, hhash: object) -> bool:
         """The head names a line that is in the file, and every later line chains from it.

@@ -89,10 +89,19 @@ def verify(journal: Journal) -> JournalReport:
             idx = next((i for i, ln in enumerate(lines) if seq_of(ln) == hseq), None)
             if idx is None or line_hash(lines[idx]) != hhash:
                 problems.append(f"entry {hseq} does not match journal.head (edited)")
-            elif last_seq - hseq > 1:
-                problems.append(f"{last_seq - hseq} entries follow the recorded head (appended outside gage)")
-            elif last_seq - hseq == 1:
-                notes.append("the last entry was written but the head was not updated (an interrupted write)")
+            else:
+                # One entry, or a batch the head announced (`pending`), may follow it after a crash.
+                pending = head.get("pending")
+                allowed = pending if isinstance(pending, int) and not isinstance(pending, bool) and pending > 1 else 1
+                if last_seq - hseq > allowed:
+                    problems.append(f"{last_seq - hseq} entries follow the recorded head (appended outside gage)")
+                elif last_seq - hseq == 1:
+                    notes.append("the last entry was written but the head was not updated (an interrupted write)")
+                elif last_seq - hseq > 1:
+                    notes.append(
+                        f"the last {last_seq - hseq} entries (a batch the head announced) were written but the head was "
+                        "not updated (an interrupted write)"
+                    )
     return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
 
 
