@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -92,3 +93,14 @@ def run_gage_process(*args: str, home: Path | None = None, input: str | None = N
         timeout=timeout,
     )
     return Run(code=proc.returncode, out=proc.stdout, err=proc.stderr)
+
+
+def stop_process(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Stop a long-running `gage` process as a person would (SIGTERM), killing it only if it does
+    not end within 30 s: a watcher left running would hold the home and the test's port."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gagetest import pair
+from gagetest import pair, stop_process
 from relaytest import bundle
 from test_relay_where import _read_lines
 
@@ -86,12 +85,7 @@ def test_deliver_to_a_drop_folder_lands_through_watch_on_the_other_home(make_hom
         lines = _read_lines(proc, f"received {bid[:12]}", 30)
         assert any(e["kind"] == "imported" and e["id"] == bid for e in lines)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     assert listing.find(bob, bid).state == "pending"  # arrival is not consent
     assert sorted(os.listdir(drop)) == [bid]  # no temporary name left behind
     again = json.loads(gage(alice, "deliver", bid, "--to", "bob", "--via", "folder", "--json").out)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyrage
 import pytest
+from gagetest import stop_process
 from pyrage import x25519
 from relaytest import bundle, relay  # noqa: F401  (fixtures)
 from test_relay_mailbox import _address, two  # noqa: F401  (fixture)
@@ -144,7 +145,6 @@ def test_an_envelope_to_this_home_among_several_recipients_within_the_bound_stil
 def test_watch_mailbox_says_a_full_disk_goes_on_and_lands_the_envelope_once_there_is_room(two, tmp_path) -> None:  # noqa: F811
     """The real `gage watch --mailbox` process: the error is said, the watcher keeps running, nothing is
     dropped, and once the disk has room the same envelope lands (it was handed back, not acknowledged)."""
-    import signal
     import sys
 
     from test_relay_where import _read_lines
@@ -170,10 +170,5 @@ def test_watch_mailbox_says_a_full_disk_goes_on_and_lands_the_envelope_once_ther
         lines = _read_lines(proc, f"received {bid[:12]} from the mailbox", 60)
         assert any(e["kind"] == "imported" and e["id"] == bid for e in lines)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     assert listing.find(bob, bid).state == "pending" and not _drops(bob)

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from gagetest import pair
+from gagetest import pair, stop_process
 from relaytest import bundle, open_mailbox, relay  # noqa: F401  (fixtures)
 
 from gage.carriers.relay import record
@@ -106,12 +106,7 @@ def test_watch_mailbox_lands_live_beside_drop_folders(make_home, relay, gage, tm
         shutil.copytree(alice.state_dir("outbox") / other, drop / other)
         _read_lines(proc, f"received {other[:12]}", 30)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def test_an_agent_card_carries_the_mailbox_and_pairing_from_it_keeps_the_claim(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811
