@@ -228,3 +228,25 @@ def test_the_interfaces_arrival_order_from_the_index_is_the_journals(homes) -> N
     me.journal.append("received", bundle=ids["alice1"], source="again")  # named since the stamp: the journal answers
     got = indexed_arrivals(me, "pending", present, me.journal.index.facts())
     assert got == journal() and got[ids["alice1"]] != "2000-01-01T00:00:00Z"  # type: ignore[index]
+
+
+def test_a_listing_that_changes_nothing_writes_nothing(homes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`gage list` is a read: once the index holds every row and nothing changed, it must not
+    commit (each commit is an fsync of the WAL and a checkpoint: 20-30 ms of a 5-bundle listing)."""
+    me, alice, _eve, ids, tmp_path = homes
+    first = listed_rows(me)
+    index = me.cache / "rows.sqlite"
+    before = (index.stat().st_mtime_ns, index.read_bytes())
+    time.sleep(0.05)
+    assert served_from_index(me, monkeypatch) == first
+    assert (index.stat().st_mtime_ns, index.read_bytes()) == before
+    assert not (me.cache / "rows.sqlite-wal").exists()
+    # A change is still kept: a new bundle's row is computed once, then served.
+    f = tmp_path / "late.txt"
+    f.write_text("late\n")
+    m, _ = send.create(alice, [f], kind="share", subject="late", copy_to=tmp_path / "wire2")
+    arrive(me, tmp_path / "wire2" / m.id)
+    time.sleep(RACY)
+    assert same(me) != first
+    assert index.stat().st_mtime_ns != before[0]
+    assert served_from_index(me, monkeypatch) == recomputed(me)

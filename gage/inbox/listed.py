@@ -99,9 +99,14 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                     warnings = dump_problems(r.verdict.warnings)
                     fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, listed_of(r).__dict__)
             reader.cache.save()
-        if rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
-            present = {(s.state, s.id) for s in listed}
-            index.save(rowindex.Stamp(gen, at, last), fresh, [k for k in kept if k not in present], clear=named is None, named=named or ())
+        present = {(s.state, s.id) for s in listed}
+        gone = [k for k in kept if k not in present]
+        stamp = rowindex.Stamp(gen, at, last)
+        # A listing that changed nothing writes nothing: a commit is an fsync and a checkpoint,
+        # most of a small listing's time (issue 28).
+        unchanged = named is not None and not named and not fresh and not gone and stamp == old
+        if not unchanged and rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
+            index.save(stamp, fresh, gone, clear=named is None, named=named or ())
     finally:
         index.close()
     order = {st: i for i, st in enumerate(ALL_STATES)}
