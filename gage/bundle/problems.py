@@ -7,7 +7,6 @@ the checker itself to hold one (issue 28: start-up).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage.format.errors import (
@@ -18,6 +17,7 @@ from gage.format.errors import (
     TamperedError,
 )
 from gage.format.manifest import Manifest
+from gage.format.record import Record
 from gage.format.sanitize import json_text
 from gage.format.vocab import ProblemStage
 
@@ -25,12 +25,24 @@ from gage.format.vocab import ProblemStage
 STAGE_ORDER = ("malformed", "signature", "tampered")
 
 
-@dataclass
-class Problem:
+class Problem(Record):
+    __slots__ = ("stage", "path", "message", "field")
     stage: ProblemStage
     path: str | None
     message: str
-    field: str | None = None
+    field: str | None
+
+    def __init__(
+        self,
+        stage: ProblemStage,
+        path: str | None,
+        message: str,
+        field: str | None = None,
+    ) -> None:
+        self.stage = stage
+        self.path = path
+        self.message = message
+        self.field = field
 
     def to_json(self) -> dict[str, str | None]:
         # A name read from disk that is not UTF-8 holds lone surrogates, which no strict JSON
@@ -59,19 +71,42 @@ class Problem:
         return cls(stage=err.stage, path=err.path, message=err.message, field=err.field)
 
 
-@dataclass
-class Check:
+class Check(Record):
     """What a directory turned out to be. `manifest` is None when it could not be parsed."""
 
+    __slots__ = (
+        "path",
+        "manifest",
+        "signature",
+        "problems",
+        "warnings",
+        "signature_verified",
+    )
     path: Path
-    manifest: Manifest | None = None
-    signature: bytes | None = None
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[Problem] = field(default_factory=list)
+    manifest: Manifest | None
+    signature: bytes | None
+    problems: list[Problem]
+    warnings: list[Problem]
     # True only once the signature has been checked and verified. A manifest.sig that
     # cannot be read safely (a symlink, a FIFO, a directory) is a `tampered` problem, not
     # a `signature` one, yet proves nothing: the stages alone cannot say it verified.
-    signature_verified: bool = False
+    signature_verified: bool
+
+    def __init__(
+        self,
+        path: Path,
+        manifest: Manifest | None = None,
+        signature: bytes | None = None,
+        problems: list[Problem] | None = None,
+        warnings: list[Problem] | None = None,
+        signature_verified: bool = False,
+    ) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.signature = signature
+        self.problems = [] if problems is None else problems
+        self.warnings = [] if warnings is None else warnings
+        self.signature_verified = signature_verified
 
     @property
     def ok(self) -> bool:

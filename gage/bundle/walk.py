@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gage.bundle import safeopen
 from gage.format.manifest import FileEntry, Manifest
+from gage.format.record import Record
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
@@ -55,8 +55,7 @@ def top_extras(root: Path, budget: list[int]) -> tuple[list[os.DirEntry[str]], b
     return sorted(found, key=lambda e: e.name), False
 
 
-@dataclass(slots=True)
-class Found:
+class Found(Record):
     """One thing a walk of `payload` found. `kind`: `files` (listed paths that were regular
     files when their folder `rel` was listed: `names` in it, to be opened by `dir_fd` and
     judged by the fstat of what was opened), `listed` (a listed path that the listing did
@@ -66,13 +65,32 @@ class Found:
     (the walk stopped looking for extras in `rel` and after it). A `dir_fd` is valid until
     the walk moves on."""
 
+    __slots__ = ("kind", "rel", "st", "error", "dir_fd", "name", "names")
     kind: str
     rel: str
-    st: os.stat_result | None = None
-    error: OSError | None = None
-    dir_fd: int = -1
-    name: str = ""
-    names: list[str] = field(default_factory=list)
+    st: os.stat_result | None
+    error: OSError | None
+    dir_fd: int
+    name: str
+    names: list[str]
+
+    def __init__(
+        self,
+        kind: str,
+        rel: str,
+        st: os.stat_result | None = None,
+        error: OSError | None = None,
+        dir_fd: int = -1,
+        name: str = "",
+        names: list[str] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.rel = rel
+        self.st = st
+        self.error = error
+        self.dir_fd = dir_fd
+        self.name = name
+        self.names = [] if names is None else names
 
 
 _NOTHING: tuple[dict[str, FileEntry], set[str]] = ({}, set())  # never changed: a folder off the plan

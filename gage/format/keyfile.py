@@ -4,7 +4,6 @@ confirms a key. Bytes to values only; reading the file is gage.home.identity.loa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from gage.format import strictjson
@@ -16,16 +15,24 @@ from gage.format.keys import (
     key_text,
     parse_key,
 )
+from gage.format.record import Frozen, set_field
 
 
-@dataclass(frozen=True)
-class KeyFile:
+class KeyFile(Frozen):
     """A public key and the name its owner claims. A claim, never a confirmation."""
 
+    __slots__ = ("key", "name", "sealing")
     key: bytes
     name: str
     # The sealing-key binding (gage/home/sealing.py) as carried, when the home has a mailbox: a claim too.
-    sealing: dict[str, str] | None = None
+    sealing: dict[str, str] | None
+
+    def __init__(
+        self, key: bytes, name: str, sealing: dict[str, str] | None = None
+    ) -> None:
+        set_field(self, "key", key)
+        set_field(self, "name", name)
+        set_field(self, "sealing", sealing)
 
     def to_bytes(self) -> bytes:
         obj: dict[str, Any] = {"gage-key": KEYFILE_VERSION, "key": key_text(self.key), "name": self.name}

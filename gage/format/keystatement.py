@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import nacl.signing
@@ -28,6 +27,7 @@ from gage.format.keys import (
     parse_key,
 )
 from gage.format.manifest import time_problem
+from gage.format.record import Frozen, set_field
 from gage.format.vocab import Reason
 
 VERSION = 1
@@ -58,16 +58,32 @@ def _fail(message: str, field: str | None = None) -> MalformedError:
     return MalformedError(message, path=FILE_NAME, field=field)
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(Frozen):
     """The signed object: `key` is retired for `reason` as of `retired_at` (the signer's claim)."""
 
+    __slots__ = ("raw", "key", "name", "reason", "retired_at", "replacement")
     raw: bytes  # the exact bytes that are signed
     key: bytes
     name: str  # the name the signer claims: untrusted
     reason: Reason
     retired_at: str
     replacement: bytes | None
+
+    def __init__(
+        self,
+        raw: bytes,
+        key: bytes,
+        name: str,
+        reason: Reason,
+        retired_at: str,
+        replacement: bytes | None,
+    ) -> None:
+        set_field(self, "raw", raw)
+        set_field(self, "key", key)
+        set_field(self, "name", name)
+        set_field(self, "reason", reason)
+        set_field(self, "retired_at", retired_at)
+        set_field(self, "replacement", replacement)
 
     @property
     def id(self) -> str:
@@ -84,13 +100,23 @@ class Statement:
         }
 
 
-@dataclass(frozen=True)
-class Signed:
+class Signed(Frozen):
     """A statement and its signatures, as one file (`gage-key-statement.json`)."""
 
+    __slots__ = ("statement", "signature", "replacement_signature")
     statement: Statement
     signature: bytes
     replacement_signature: bytes | None
+
+    def __init__(
+        self,
+        statement: Statement,
+        signature: bytes,
+        replacement_signature: bytes | None,
+    ) -> None:
+        set_field(self, "statement", statement)
+        set_field(self, "signature", signature)
+        set_field(self, "replacement_signature", replacement_signature)
 
     def to_bytes(self) -> bytes:
         return (

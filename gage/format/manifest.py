@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ from gage.format.manifest_files import MAX_SIZE as MAX_SIZE
 from gage.format.manifest_files import FileEntry as FileEntry
 from gage.format.manifest_files import check_path as check_path
 from gage.format.manifest_files import fold_path as fold_path
+from gage.format.record import Frozen, set_field
 from gage.format.vocab import KINDS as VOCAB_KINDS
 from gage.format.vocab import Kind
 
@@ -68,31 +68,57 @@ def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True)
-class Party:
+class Party(Frozen):
+    __slots__ = ("key", "name")
     key: bytes
     name: str  # a claim made by whoever signed the manifest
+
+    def __init__(self, key: bytes, name: str) -> None:
+        set_field(self, "key", key)
+        set_field(self, "name", name)
 
     def to_json(self) -> dict[str, str]:
         return {"key": key_text(self.key), "name": self.name}
 
 
-@dataclass(frozen=True)
-class Hop:
+class Hop(Frozen):
     """An earlier hop of a forwarded bundle: what the forwarder says, not a fact."""
 
+    __slots__ = ("key", "name", "bundle", "kind", "created")
     key: bytes
     name: str
     bundle: str
     kind: Kind
     created: str
 
+    def __init__(
+        self, key: bytes, name: str, bundle: str, kind: Kind, created: str
+    ) -> None:
+        set_field(self, "key", key)
+        set_field(self, "name", name)
+        set_field(self, "bundle", bundle)
+        set_field(self, "kind", kind)
+        set_field(self, "created", created)
+
     def to_json(self) -> dict[str, str]:
         return {"key": key_text(self.key), "name": self.name, "bundle": self.bundle, "kind": self.kind, "created": self.created}
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(Frozen):
+    __slots__ = (
+        "raw",
+        "kind",
+        "created",
+        "nonce",
+        "sender",
+        "thread",
+        "parent",
+        "to",
+        "subject",
+        "files",
+        "chain",
+        "_id",
+    )
     raw: bytes
     kind: Kind
     created: str
@@ -103,15 +129,47 @@ class Manifest:
     to: tuple[Party, ...]
     subject: str | None
     files: tuple[FileEntry, ...]
-    chain: tuple[Hop, ...] = field(default=())
+    chain: tuple[Hop, ...]
+    # The id, remembered on first use (`id`): not compared, shown or taken by __init__.
+    _id: str | None
+    _uncompared = ("_id",)
+    _unshown = ("_id",)
+    _uninit = ("_id",)
+
+    def __init__(
+        self,
+        raw: bytes,
+        kind: Kind,
+        created: str,
+        nonce: str,
+        sender: Party,
+        thread: str | None,
+        parent: str | None,
+        to: tuple[Party, ...],
+        subject: str | None,
+        files: tuple[FileEntry, ...],
+        chain: tuple[Hop, ...] = (),
+    ) -> None:
+        set_field(self, "raw", raw)
+        set_field(self, "kind", kind)
+        set_field(self, "created", created)
+        set_field(self, "nonce", nonce)
+        set_field(self, "sender", sender)
+        set_field(self, "thread", thread)
+        set_field(self, "parent", parent)
+        set_field(self, "to", to)
+        set_field(self, "subject", subject)
+        set_field(self, "files", files)
+        set_field(self, "chain", chain)
+        set_field(self, "_id", None)
 
     @property
     def id(self) -> str:
         # Remembered on first use: `raw` never changes (frozen), and a listing asks many times.
-        found: str | None = self.__dict__.get("_id")
+        found = self._id
         if found is None:
             found = bundle_id(self.raw)
-            object.__setattr__(self, "_id", found)
+            set_field(self, "_id", found)
         return found
 
     @property

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import nacl.exceptions
 import nacl.signing
+
+from gage.format.record import Frozen, set_field
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric import mldsa
@@ -79,24 +80,35 @@ def _pq_context(context: bytes) -> bytes:
     return ctx
 
 
-@dataclass(frozen=True)
-class SecretKey:
+class SecretKey(Frozen):
     """The secret half of an identity: an Ed25519 seed, and for a hybrid key an ML-DSA-65 seed.
 
     `seed_bytes` (32 or 64 bytes, Ed25519 first) is how a home stores it; the public key is
     recomputed from the seeds, never stored beside them as a second truth.
     """
 
+    __slots__ = ("ed25519", "mldsa65_seed", "_pq")
     ed25519: nacl.signing.SigningKey
-    mldsa65_seed: bytes | None = field(default=None, repr=False)  # a secret: never in a repr
-    _pq: mldsa.MLDSA65PrivateKey | None = field(default=None, compare=False, repr=False)
+    mldsa65_seed: bytes | None  # a secret: never in a repr
+    _pq: mldsa.MLDSA65PrivateKey | None
+    _uncompared = ("_pq",)
+    _unshown = ("mldsa65_seed", "_pq")
 
-    def __post_init__(self) -> None:
-        if self.mldsa65_seed is not None:
-            if len(self.mldsa65_seed) != SEED_LEN:
+    def __init__(
+        self,
+        ed25519: nacl.signing.SigningKey,
+        mldsa65_seed: bytes | None = None,
+        _pq: mldsa.MLDSA65PrivateKey | None = None,
+    ) -> None:
+        set_field(self, "ed25519", ed25519)
+        set_field(self, "mldsa65_seed", mldsa65_seed)
+        set_field(self, "_pq", _pq)
+        if mldsa65_seed is not None:
+            if len(mldsa65_seed) != SEED_LEN:
                 raise ValueError("an ML-DSA-65 seed is 32 bytes")
             from cryptography.hazmat.primitives.asymmetric import mldsa
-            object.__setattr__(self, "_pq", mldsa.MLDSA65PrivateKey.from_seed_bytes(self.mldsa65_seed))
+            pq = mldsa.MLDSA65PrivateKey.from_seed_bytes(mldsa65_seed)
+            set_field(self, "_pq", pq)
 
     @classmethod
     def generate(cls, *, hybrid: bool = True) -> SecretKey:
