@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gage.format.errors import MalformedError
 from gage.format.manifest import KINDS
+from gage.format.record import Frozen, Record, set_field
 from gage.format.sanitize import cut
 from gage.home import homefile
 from gage.home.contacts import Contacts
@@ -41,13 +41,22 @@ EXAMPLE = '''# gage authority: what an agent may do with bundles from a confirme
 '''
 
 
-@dataclass(frozen=True)
-class Grant:
+class Grant(Frozen):
+    __slots__ = ("contact", "kind", "may", "line", "reply")
     contact: str
     kind: str
     may: str
     line: int
-    reply: bool = False
+    reply: bool
+
+    def __init__(
+        self, contact: str, kind: str, may: str, line: int, reply: bool = False
+    ) -> None:
+        set_field(self, "contact", contact)
+        set_field(self, "kind", kind)
+        set_field(self, "may", may)
+        set_field(self, "line", line)
+        set_field(self, "reply", reply)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"contact": self.contact, "kind": self.kind, "may": self.may, "line": self.line}
@@ -56,10 +65,14 @@ class Grant:
         return out
 
 
-@dataclass
-class AuthorityFile:
+class AuthorityFile(Record):
+    __slots__ = ("grants", "errors")
     grants: list[Grant]
     errors: list[str]
+
+    def __init__(self, grants: list[Grant], errors: list[str]) -> None:
+        self.grants = grants
+        self.errors = errors
 
     def for_bundle(self, contact: str, kind: str) -> list[Grant]:
         return [g for g in self.grants if g.contact == contact and g.kind == kind]

@@ -7,17 +7,24 @@ Contacts) without a second copy of the rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from gage.format.record import Frozen, set_field
 
-@dataclass(frozen=True)
-class Clash:
+
+class Clash(Frozen):
     """A name or key the ceremony must refuse, found before any word is read: `name` is the
     name asked for ("name-taken", "retired") or the one the key already has ("key-named")."""
 
+    __slots__ = ("why", "name")
     why: Literal["retired", "name-taken", "key-named"]
     name: str
+
+    def __init__(
+        self, why: Literal["retired", "name-taken", "key-named"], name: str
+    ) -> None:
+        set_field(self, "why", why)
+        set_field(self, "name", name)
 
     def cli_text(self) -> str:
         if self.why == "retired":

@@ -14,17 +14,21 @@ ceremony confirms it under that name.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
-from gage.format.keys import check_local_name, key_text, parse_key, short_fingerprint
+from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
-from gage.format.vocab import REASONS, KeyStatus, Reason
+from gage.format.vocab import KeyStatus
 from gage.home import homefile
 from gage.home.clash import Clash
+from gage.home.contactrecords import Candidate as Candidate
+from gage.home.contactrecords import Contact as Contact
+from gage.home.contactrecords import PreviousKey as PreviousKey
+from gage.home.contactrecords import Retirement as Retirement
+from gage.home.contactrecords import text_field as _text
 
 CONTACTS_LIMIT = 16 << 20
 
@@ -35,147 +39,6 @@ def _tables(doc: dict[str, Any], name: str, path: Path) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise MalformedError(f"`{name}` must be written as [[{name}]] tables", path=str(path), field=name)
     return items
-
-
-_REQUIRED = object()
-
-
-def _text(item: dict[str, Any], name: str, where: str, default: Any = _REQUIRED) -> str:
-    """A text field of a hand-editable table; a number, a date or a list there is damage, not text."""
-    if name not in item:
-        if default is _REQUIRED:
-            raise MalformedError(f"{where}: field {name} is missing")
-        return str(default)
-    value = item[name]
-    if not isinstance(value, str):
-        raise MalformedError(f"{where}: field {name} must be text, not {_kind(value)}")
-    return value
-
-
-def _kind(value: Any) -> str:
-    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a table"}.get(
-        type(value), "a date or time" if hasattr(value, "isoformat") else type(value).__name__
-    )
-
-
-@dataclass
-class Retirement:
-    """A contact's key retired by a statement that key signed (spec/keys.md section 4)."""
-
-    reason: Reason
-    retired_at: str  # the contact's claim, never checked
-    replacement: bytes | None
-    statement: str  # the statement's id
-    applied_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason,
-            "retired_at": self.retired_at,
-            "replacement": key_text(self.replacement) if self.replacement else None,
-            "replacement_fingerprint": short_fingerprint(self.replacement) if self.replacement else None,
-            "statement": self.statement,
-            "applied_at": self.applied_at,
-        }
-
-    def to_toml(self) -> dict[str, str]:
-        out = {"reason": self.reason, "retired_at": self.retired_at, "statement": self.statement, "applied_at": self.applied_at}
-        if self.replacement is not None:
-            out["replacement"] = key_text(self.replacement)
-        return out
-
-    @classmethod
-    def from_toml(cls, item: Any) -> Retirement:
-        if not isinstance(item, dict) or item.get("reason") not in REASONS:
-            raise MalformedError("a retirement needs a reason: superseded or compromised")
-        replacement = item.get("replacement")
-        return cls(
-            reason=item["reason"],
-            retired_at=_text(item, "retired_at", "the retirement", ""),
-            replacement=parse_key(_text(item, "replacement", "the retirement")) if replacement is not None else None,
-            statement=_text(item, "statement", "the retirement", ""),
-            applied_at=_text(item, "applied_at", "the retirement", ""),
-        )
-
-
-@dataclass
-class PreviousKey:
-    """A key a contact used before: retired, then replaced by one the ceremony confirmed."""
-
-    key: bytes
-    confirmed_at: str
-    method: str
-    retirement: Retirement
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": key_text(self.key),
-            "fingerprint": short_fingerprint(self.key),
-            "status": "retired",
-            "confirmed_at": self.confirmed_at,
-            "method": self.method,
-            "retired": self.retirement.to_json(),
-        }
-
-
-@dataclass
-class Contact:
-    name: str
-    key: bytes
-    confirmed_at: str
-    method: str
-    # Set when a statement signed by `key` retired it; the contact keeps its name until
-    # the ceremony confirms a new key for it (or it is removed).
-    retired: Retirement | None = None
-    previous: list[PreviousKey] = field(default_factory=list)
-
-    @property
-    def status(self) -> KeyStatus:
-        return "retired" if self.retired is not None else "confirmed"
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "key": key_text(self.key),
-            "fingerprint": short_fingerprint(self.key),
-            "status": self.status,
-            "confirmed_at": self.confirmed_at,
-            "method": self.method,
-        }
-        # The key history, only for a contact that has one (spec/keys.md section 8).
-        if self.retired is not None:
-            out["retired"] = self.retired.to_json()
-        if self.previous:
-            out["previous_keys"] = [p.to_json() for p in self.previous]
-        return out
-
-
-@dataclass
-class Candidate:
-    key: bytes
-    claimed_name: str
-    source: str
-    seen_at: str
-    # A replacement named by a contact's retired key: the key it replaces and the contact's
-    # local name. Still only a candidate: only the ceremony confirms it.
-    replaces: bytes | None = None
-    replaces_contact: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": None,
-            "claimed_name": self.claimed_name,
-            "key": key_text(self.key),
-            "fingerprint": short_fingerprint(self.key),
-            "status": "candidate",
-            "source": self.source,
-            "seen_at": self.seen_at,
-            "confirmed_at": None,
-            "method": None,
-        } | (
-            # Only for a replacement a contact's retired key named (spec/keys.md section 4).
-            {"replaces": key_text(self.replaces), "replaces_fingerprint": short_fingerprint(self.replaces), "replaces_contact": self.replaces_contact} if self.replaces else {}
-        )
 
 
 class Contacts:

@@ -5,21 +5,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from gage import bundle as bundle_mod
 from gage.format.errors import GageError, NotFoundError
 from gage.format.manifest import Manifest, is_id
+from gage.format.record import Record
 from gage.format.vocab import Place
 from gage.home.layout import ALL_STATES, Home
 
 
-@dataclass
-class Stored:
+class Stored(Record):
+    __slots__ = ("id", "state", "path")
     id: str
     state: Place
     path: Path
+
+    def __init__(self, id: str, state: Place, path: Path) -> None:
+        # Plain assignments: `gage list` makes one of these for every bundle held.
+        self.id = id
+        self.state = state
+        self.path = path
 
     def manifest(self) -> Manifest | None:
         try:

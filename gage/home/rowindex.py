@@ -31,13 +31,13 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gage import __version__
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.bundle.treestat import tree_digest_of
+from gage.format.record import Frozen, set_field
 from gage.home import homefile
 from gage.home.cachedb import open_cache_db
 from gage.home.journal.lines import (
@@ -62,22 +62,41 @@ CREATE TABLE IF NOT EXISTS rows (
 """
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(Frozen):
     """What a set of rows was computed from, apart from each bundle's own folder."""
 
+    __slots__ = ("generation", "journal_at", "journal_last")
     generation: str
     journal_at: int  # byte offset: the journal's length (to its last whole line)
     journal_last: str  # line_hash of the last line before journal_at ("" when none)
 
+    def __init__(self, generation: str, journal_at: int, journal_last: str) -> None:
+        set_field(self, "generation", generation)
+        set_field(self, "journal_at", journal_at)
+        set_field(self, "journal_last", journal_last)
 
-@dataclass(frozen=True)
-class Kept:
+
+class Kept(Frozen):
+    __slots__ = ("digest", "parent", "entries", "warnings", "row")
     digest: str
     parent: str | None
     entries: list[str]  # the payload's folders and files, as the manifest lists them
     warnings: list[Any]  # the check's warnings (checkcache.dump_problems)
     row: dict[str, Any]
+
+    def __init__(
+        self,
+        digest: str,
+        parent: str | None,
+        entries: list[str],
+        warnings: list[Any],
+        row: dict[str, Any],
+    ) -> None:
+        set_field(self, "digest", digest)
+        set_field(self, "parent", parent)
+        set_field(self, "entries", entries)
+        set_field(self, "warnings", warnings)
+        set_field(self, "row", row)
 
 
 def generation(home: Home) -> str:

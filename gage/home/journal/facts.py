@@ -10,21 +10,42 @@ which tests/test_journal_index.py checks against a brute-force scan.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from gage.format.record import Frozen, Record, set_field
 
 ARRIVALS = ("imported", "received")
 # Events that say something about the bundle they name; other entries make no bundle row.
 BUNDLE_EVENTS = frozenset(("accepted", "rejected", "reconciled", "sent", *ARRIVALS))
 
 
-@dataclass
-class Seen:
+class Seen(Record):
+    __slots__ = (
+        "times_received",
+        "first_received",
+        "sent_by_me",
+        "parent",
+        "parent_status",
+    )
     times_received: int
     first_received: str | None
     sent_by_me: bool
     parent: str | None
     parent_status: str | None  # sent-by-me, received, unknown; None without a parent
+
+    def __init__(
+        self,
+        times_received: int,
+        first_received: str | None,
+        sent_by_me: bool,
+        parent: str | None,
+        parent_status: str | None,
+    ) -> None:
+        self.times_received = times_received
+        self.first_received = first_received
+        self.sent_by_me = sent_by_me
+        self.parent = parent
+        self.parent_status = parent_status
 
     @property
     def summary(self) -> list[str]:
@@ -58,21 +79,52 @@ class Seen:
         }
 
 
-@dataclass(frozen=True)
-class BundleFacts:
+class BundleFacts(Frozen):
     """What the journal says about one bundle id (all empty for an id it never names)."""
 
+    __slots__ = (
+        "decision",
+        "location",
+        "received",
+        "first_received",
+        "transport",
+        "accepted_how",
+        "sent",
+        "arrival",
+    )
     # The decision, final: the first `accepted` or `rejected`, or a `reconciled` entry that
     # recorded a rejection found on disk (gage.home.listing.decisions).
-    decision: str | None = None
+    decision: str | None
     # Where the journal last put it: the last of accepted, rejected, or a `reconciled` state.
-    location: str | None = None
-    received: int = 0  # arrivals (imported or received), repeats included
-    first_received: str | None = None  # the `time` of the first arrival
-    transport: dict[str, Any] | None = None  # the latest arrival's transport claims
-    accepted_how: str | None = None  # the last `accepted` entry's `how`
-    sent: dict[str, Any] | None = None  # `parent` and `to` of this home's first `sent` entry for it
-    arrival: dict[str, Any] | None = None  # `parent` and `sender` of its first arrival whose signature held
+    location: str | None
+    received: int  # arrivals (imported or received), repeats included
+    first_received: str | None  # the `time` of the first arrival
+    transport: dict[str, Any] | None  # the latest arrival's transport claims
+    accepted_how: str | None  # the last `accepted` entry's `how`
+    # `parent` and `to` of this home's first `sent` entry for it
+    sent: dict[str, Any] | None
+    # `parent` and `sender` of its first arrival whose signature held
+    arrival: dict[str, Any] | None
+
+    def __init__(
+        self,
+        decision: str | None = None,
+        location: str | None = None,
+        received: int = 0,
+        first_received: str | None = None,
+        transport: dict[str, Any] | None = None,
+        accepted_how: str | None = None,
+        sent: dict[str, Any] | None = None,
+        arrival: dict[str, Any] | None = None,
+    ) -> None:
+        set_field(self, "decision", decision)
+        set_field(self, "location", location)
+        set_field(self, "received", received)
+        set_field(self, "first_received", first_received)
+        set_field(self, "transport", transport)
+        set_field(self, "accepted_how", accepted_how)
+        set_field(self, "sent", sent)
+        set_field(self, "arrival", arrival)
 
 
 EMPTY = BundleFacts()

@@ -17,7 +17,6 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from gage.bundle import atomic
 from gage.format import relayurl, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
+from gage.format.record import Record
 from gage.format.vocab import Event
 from gage.home import homefile
 from gage.home.journal.lines import (
@@ -61,16 +61,25 @@ __all__ = [
     "parse_line",
 ]
 
-@dataclass
-class _End:
+class _End(Record):
     """What an append needs to know of the journal: its size, the last whole line (None when
     there is none) and where it starts, and the torn bytes after it."""
 
+    __slots__ = ("size", "ctime_ns", "last", "last_start", "tail")
     size: int
     ctime_ns: int
     last: bytes | None
     last_start: int
     tail: bytes
+
+    def __init__(
+        self, size: int, ctime_ns: int, last: bytes | None, last_start: int, tail: bytes
+    ) -> None:
+        self.size = size
+        self.ctime_ns = ctime_ns
+        self.last = last
+        self.last_start = last_start
+        self.tail = tail
 
 
 class Journal:
