@@ -15,7 +15,6 @@ and the key is confirmed: nothing inside a bundle can widen it.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from gage.format.errors import MalformedError
 from gage.format.manifest import KINDS
 from gage.format.record import Frozen, Record, set_field
 from gage.format.sanitize import cut
-from gage.home import homefile
+from gage.home import homefile, tomlmemo
 from gage.home.contacts import Contacts
 
 GRANT_FIELDS = {"contact", "kind", "may"}
@@ -108,11 +107,17 @@ def _field_line(text: str, start: int, field: str) -> int:
     return start
 
 
-def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml") -> AuthorityFile:
-    """Parse and check. Errors are collected with line numbers; only valid grants are kept."""
+def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml", file: Path | None = None) -> AuthorityFile:
+    """Parse and check. Errors are collected with line numbers; only valid grants are kept.
+    `file`: the file the text was read from, whose parse gage.home.tomlmemo may keep."""
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        if file is not None:
+            doc = tomlmemo.loads(text, file, AUTHORITY_LIMIT)
+        else:
+            import tomllib
+
+            doc = tomllib.loads(text)
+    except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"not valid TOML: {exc}", path=path) from exc
     errors: list[str] = []
     unknown_tables = set(doc) - {"grant"}
@@ -170,4 +175,4 @@ def load(path: Path, contacts: Contacts | None) -> AuthorityFile:
     text = homefile.read_text(path, "authority", AUTHORITY_LIMIT)
     if text is None:
         return AuthorityFile(grants=[], errors=[])
-    return parse(text, contacts, path=path.name)
+    return parse(text, contacts, path=path.name, file=path)

@@ -13,7 +13,6 @@ ceremony confirms it under that name.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from gage.format.errors import GageError, MalformedError, RefusedError, UnknownK
 from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
 from gage.format.vocab import KeyStatus
-from gage.home import homefile
+from gage.home import homefile, tomlmemo
 from gage.home.clash import Clash
 from gage.home.contactrecords import Candidate as Candidate
 from gage.home.contactrecords import Contact as Contact
@@ -57,8 +56,8 @@ class Contacts:
         if text is None:
             return c
         try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            doc = tomlmemo.loads(text, path, CONTACTS_LIMIT)
+        except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
             raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
         unknown = sorted(set(doc) - {"contact", "candidate"})
         if unknown:

@@ -150,7 +150,7 @@ def parse(raw: bytes, p: Path) -> Settings:
         raise MalformedError(f"is over {SETTINGS_LIMIT} bytes", path=str(p))
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"is not valid TOML: {exc}", path=str(p)) from exc
     unknown = sorted(set(doc) - {"a2a", "limits", "relay"})
     if unknown:

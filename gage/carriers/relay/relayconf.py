@@ -175,7 +175,7 @@ def parse_people(raw: bytes, where: str, read_password: object = None) -> People
     into a bcrypt hash; the configuration never holds a password."""
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"is not valid TOML: {exc}", path=where) from None
     unknown = sorted(set(doc) - {"operator", "person"})
     if unknown:
