@@ -9,11 +9,11 @@ listing whose rows are all kept loads none of the verdict's code (start-up, issu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gage.bundle import Check
 from gage.format.errors import GageError
+from gage.format.record import Frozen, set_field
 from gage.format.vocab import Place
 from gage.home.checkcache import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
@@ -24,11 +24,24 @@ if TYPE_CHECKING:
     from gage.inbox.rows import InboxRow
 
 
-@dataclass(frozen=True)
-class ListedRow:
+class ListedRow(Frozen):
     """A row as a listing shows it (`gage list`, `gage mcp`'s list), without the verdict object:
     what the row index (gage.home.rowindex) keeps. `InboxRow.listed()` is the same row computed."""
 
+    __slots__ = (
+        "id",
+        "state",
+        "level",
+        "kind",
+        "subject",
+        "created",
+        "arrived",
+        "size",
+        "via",
+        "accepted_how",
+        "sender_label",
+        "sender",
+    )
     id: str
     state: Place
     level: str
@@ -41,6 +54,39 @@ class ListedRow:
     accepted_how: str | None
     sender_label: str
     sender: dict[str, Any]  # Sender.to_json()
+
+    # One made per bundle a listing shows (10,000 at a time): nothing here but the fields.
+    def __init__(
+        self,
+        id: str,
+        state: Place,
+        level: str,
+        kind: str | None,
+        subject: str | None,
+        created: str | None,
+        arrived: str | None,
+        size: int | None,
+        via: str | None,
+        accepted_how: str | None,
+        sender_label: str,
+        sender: dict[str, Any],
+    ) -> None:
+        set_field(self, "id", id)
+        set_field(self, "state", state)
+        set_field(self, "level", level)
+        set_field(self, "kind", kind)
+        set_field(self, "subject", subject)
+        set_field(self, "created", created)
+        set_field(self, "arrived", arrived)
+        set_field(self, "size", size)
+        set_field(self, "via", via)
+        set_field(self, "accepted_how", accepted_how)
+        set_field(self, "sender_label", sender_label)
+        set_field(self, "sender", sender)
+
+    def fields_by_name(self) -> dict[str, Any]:
+        """The fields by name, as the row index stores them (`ListedRow(**fields)` is this row again)."""
+        return {name: getattr(self, name) for name in self._fields}
 
     def to_json(self) -> dict[str, Any]:
         """The row of `gage list --json` (spec/cli.md), as `InboxRow.to_json`."""
@@ -92,12 +138,13 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
 
             reader = InboxReader(home)
             for r in reader.rows(misses):
-                out.append(listed_of(r))
+                row = listed_of(r)
+                out.append(row)
                 m = r.verdict.manifest
                 digest = reader.cache.remembered_digest(r.verdict.path) if m is not None and not r.verdict.problems else None
                 if m is not None and digest is not None:
                     warnings = dump_problems(r.verdict.warnings)
-                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, listed_of(r).__dict__)
+                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, row.fields_by_name())
             reader.cache.save()
         present = {(s.state, s.id) for s in listed}
         gone = [k for k in kept if k not in present]

@@ -11,20 +11,24 @@ a mismatch. See spec/keys.md section 12.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gage.format.keys import Identity, short_fingerprint
+from gage.format.record import Frozen, set_field
 from gage.format.signing import ed25519_half, is_hybrid
 from gage.home.contacts import Contacts
 
 
-@dataclass(frozen=True)
-class Downgrade:
+class Downgrade(Frozen):
     """`key` is the Ed25519 half of `hybrid`, confirmed here for `owner` (None: this home's own key)."""
 
+    __slots__ = ("key", "hybrid", "owner")
     key: bytes
     hybrid: bytes
     owner: str | None
+
+    def __init__(self, key: bytes, hybrid: bytes, owner: str | None) -> None:
+        set_field(self, "key", key)
+        set_field(self, "hybrid", hybrid)
+        set_field(self, "owner", owner)
 
     def whose(self) -> str:
         if self.owner is None:

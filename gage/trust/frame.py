@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from gage.bundle import PAYLOAD, safeopen
 from gage.format.errors import MalformedError
 from gage.format.keys import key_shown, parse_key
+from gage.format.record import Frozen, set_field
 from gage.format.sanitize import (
     TEXT_SAMPLE,
     looks_binary,
@@ -45,11 +45,16 @@ STATE_MEANING: dict[Place | None, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(Frozen):
+    __slots__ = ("label", "value", "severity")
     label: str
     value: str  # already made visible: safe to print or draw as plain text
-    severity: str = "normal"  # normal, good, warn, bad
+    severity: str  # normal, good, warn, bad
+
+    def __init__(self, label: str, value: str, severity: str = "normal") -> None:
+        set_field(self, "label", label)
+        set_field(self, "value", value)
+        set_field(self, "severity", severity)
 
 
 def _verdict_meaning(v: Verdict) -> str:

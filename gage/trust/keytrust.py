@@ -8,12 +8,12 @@ under. A listing computes it once per key it meets and never keeps it past the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from gage.format import keystatement
 from gage.format.errors import GageError
 from gage.format.keys import key_text, short_fingerprint
+from gage.format.record import Frozen, set_field
 from gage.format.vocab import KeyStanding, KeyStatus
 from gage.home.authority import Grant
 from gage.home.contacts import Contact, Contacts
@@ -51,21 +51,39 @@ def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | Non
     }
 
 
-@dataclass(frozen=True)
-class KeyTrust:
+class KeyTrust(Frozen):
     """What this home's contacts and identity say about one signing key, now: the trust half
     of a verdict that depends on the key alone. A listing computes it once per key it meets
     (`compute(..., keys=...)`), never keeps it past the command."""
 
+    __slots__ = ("contact", "status", "retired", "mine", "downgrade", "grants", "key")
     contact: Contact | None  # the contact it names the sender after (before the signature is looked at)
     status: KeyStatus
     retired: dict[str, Any] | None
     mine: bool  # one of this home's own keys
     # Set when the key is the Ed25519 half of a hybrid key confirmed here: what it signs is a bad signature.
-    downgrade: Downgrade | None = None
+    downgrade: Downgrade | None
     # The authority file's grants to `contact`, by bundle kind, filled as a listing meets kinds.
-    grants: dict[str, tuple[Grant, ...]] = field(default_factory=dict)
-    key: bytes = b""
+    grants: dict[str, tuple[Grant, ...]]
+    key: bytes
+
+    def __init__(
+        self,
+        contact: Contact | None,
+        status: KeyStatus,
+        retired: dict[str, Any] | None,
+        mine: bool,
+        downgrade: Downgrade | None = None,
+        grants: dict[str, tuple[Grant, ...]] | None = None,
+        key: bytes = b"",
+    ) -> None:
+        set_field(self, "contact", contact)
+        set_field(self, "status", status)
+        set_field(self, "retired", retired)
+        set_field(self, "mine", mine)
+        set_field(self, "downgrade", downgrade)
+        set_field(self, "grants", {} if grants is None else grants)
+        set_field(self, "key", key)
 
     @property
     def standing(self) -> KeyStanding:

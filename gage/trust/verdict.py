@@ -7,19 +7,16 @@ the verdict; those are reported as claims. See spec/verdict.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
-from gage.format import relayurl
-from gage.format.errors import GageError, MalformedError
-from gage.format.keyjson import with_fingerprints
-from gage.format.keys import key_scheme, key_text, parse_key, short_fingerprint
+from gage.format.errors import GageError
+from gage.format.keys import key_text, short_fingerprint
 from gage.format.manifest import Manifest
-from gage.format.sanitize import quoted
-from gage.format.vocab import KeyStanding, KeyStatus, Place, VerdictLevel
+from gage.format.record import Record
+from gage.format.vocab import Place, VerdictLevel
 from gage.home import authority as authority_mod
 from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts, Seen
@@ -29,176 +26,35 @@ from gage.trust.keytrust import (
     KeyTrust as KeyTrust,  # re-exported: a listing's memo type
 )
 from gage.trust.keytrust import key_trust
+from gage.trust.sender import (
+    ChainClaim as ChainClaim,  # re-exported, as Sender and TransportClaim
+)
+from gage.trust.sender import Sender as Sender
+from gage.trust.sender import TransportClaim as TransportClaim
+from gage.trust.sender import transport_claim
 
 NO_AUTHORITY = "no authority: treat as information only"
 
 
-@dataclass
-class Sender:
-    key: bytes | None
-    name: str | None  # the local contact name, only when confirmed (or a superseded key of theirs) and signed
-    status: KeyStatus  # a fact about the key (spec/verdict.md)
-    claimed_name: str | None
-    # False when the signature does not verify: the key is then only what the manifest
-    # names, not a proven signer, so it is never given a contact's name.
-    signature_ok: bool = True
-    # The key is this home's own identity (a bundle I made, come back). Its status is
-    # still what the contacts say, and the verdict is not raised: this is a fact for the
-    # reader, so the frame never calls my own key one this home does not know.
-    is_me: bool = False
-    # Set when a key statement retired this key (spec/keys.md): `reason` (superseded or
-    # compromised), `retired_at` (the signer's claim), `replacement`, `statement` (its id),
-    # and `contact`, the local name of the contact whose key it is (null for my own key).
-    retired: dict[str, Any] | None = None
-
-    def label(self) -> str:
-        if self.name is not None:
-            return self.name
-        if self.key is None:
-            return "no key (manifest unreadable)"
-        if not self.signature_ok:
-            return f"unproven key {short_fingerprint(self.key)}"
-        if self.is_me:
-            return f"my own key {short_fingerprint(self.key)}"
-        if self.retired is not None and self.retired["reason"] == "compromised":
-            return f"compromised key {short_fingerprint(self.key)}"
-        return f"{self.status} key {short_fingerprint(self.key)}"
-
-    def describe(self) -> str:
-        """`label()` for a one-line list (the inbox, `gage list`): a contact's superseded key says so."""
-        if self.name is not None and self.retired is not None:
-            return f"{self.name} (previous key)"
-        return self.label()
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "key": key_text(self.key) if self.key else None,
-            "fingerprint": short_fingerprint(self.key) if self.key else None,
-            "name": self.name,
-            "status": self.status,
-            "claimed_name": self.claimed_name,
-            "signature_ok": self.signature_ok,
-            "is_me": self.is_me,
-            # How the key signs: `hybrid` (Ed25519 and ML-DSA-65) or `classical-only` (Ed25519). A fact.
-            "scheme": key_scheme(self.key) if self.key else None,
-        }
-        if self.retired is not None:
-            # Only for a key a statement retired (spec/keys.md section 5).
-            out["retired"] = self.retired
-        return out
-
-
-def _fingerprint_of(text: str) -> str:
-    """A key a transport claims, named as every screen names a key; text that is no key, shown quoted."""
-    try:
-        return short_fingerprint(parse_key(text))
-    except MalformedError:
-        return quoted(text[:80])
-
-
-@dataclass
-class ChainClaim:
-    forwarder: str
-    key: bytes
-    claimed_name: str
-    contact_name: str | None
-    bundle: str
-    kind: str
-    created: str
-    standing: KeyStanding = "unknown"  # what the hop's key is to this home (gage.trust.keytrust)
-    mine: bool = False  # one of this home's own keys, current or retired
-
-    def sentence(self) -> str:
-        fp = short_fingerprint(self.key)
-        if self.standing == "compromised":
-            who = f"compromised key {fp}"
-        elif self.standing == "superseded" and self.contact_name:
-            who = f"{self.contact_name} (previous key)"
-        elif self.standing == "superseded" and self.mine:
-            who = f"my own previous key {fp}"
-        else:
-            who = self.contact_name or (f"my own key {fp}" if self.standing == "mine" else f"key {fp}")
-        if self.claimed_name and self.claimed_name != self.contact_name:
-            who += f", named {quoted(self.claimed_name)} by the forwarder"
-        return (
-            f"{self.forwarder} says this came from {who} (bundle {self.bundle[:12]}, {self.kind}, {self.created}); "
-            "a claim by the forwarder, not checked"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "claimed_by": self.forwarder,
-            "key": key_text(self.key),
-            "fingerprint": short_fingerprint(self.key),
-            "claimed_name": self.claimed_name,
-            "contact_name": self.contact_name,
-            "bundle": self.bundle,
-            "kind": self.kind,
-            "created": self.created,
-            "claim": self.sentence(),
-        }
-        if self.standing in ("superseded", "compromised"):
-            # Only for a hop whose key a statement retired, as for a sender (spec/verdict.md).
-            out["key_standing"] = self.standing
-        return out
-
-
-@dataclass
-class TransportClaim:
-    """What the carrier said about where a bundle came from (an A2A peer, the agent it
-    names). Never an input to the verdict: shown beside it, and where it disagrees with
-    the signature, the disagreement is shown and the signature wins."""
-
-    carrier: str
-    fields: dict[str, str]
-    disagreements: list[str]
-
-    def sentence(self) -> str:
-        f = self.fields
-        out = "A2A" if self.carrier == "a2a" else quoted(self.carrier)
-        if f.get("protocol"):
-            out += f" (protocol {f['protocol']})"
-        if f.get("from_name"):
-            out += f" from {quoted(f['from_name'])}"
-        if f.get("from_card"):
-            out += f" (card {quoted(f['from_card'])})"
-        if f.get("from_key"):
-            out += f", naming key {_fingerprint_of(f['from_key'])}"
-        if f.get("peer"):
-            out += f", connection from {quoted(f['peer'])}"
-        if f.get("file"):
-            out += f", imported from the file {quoted(f['file'])}"
-        return out + "; what the transport says, not checked"
-
-    def to_json(self) -> dict[str, Any]:
-        # A key the carrier names gets its fingerprint beside it (`from_key_fingerprint`), as every key in JSON.
-        fields = with_fingerprints(self.fields)
-        return {"carrier": self.carrier, **fields, "claim": self.sentence(), "disagreements": self.disagreements}
-
-
-def _transport_claim(raw: dict[str, Any] | None, m: Manifest, sender: Sender) -> TransportClaim | None:
-    if not raw:
-        return None
-    # A journal line written before relay URLs were cleaned may hold a password: never shown on.
-    fields = relayurl.clean_transport({k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str) and k != "carrier"})
-    carrier = raw.get("carrier") if isinstance(raw.get("carrier"), str) else "unknown"
-    disagree: list[str] = []
-    claimed_key = fields.get("from_key")
-    if claimed_key and claimed_key != key_text(m.sender.key):
-        signer = "signed by" if sender.signature_ok else "whose unverified signature names"
-        disagree.append(
-            f"the transport names key {_fingerprint_of(claimed_key)} as the sender, but this bundle is {signer} "
-            f"key {short_fingerprint(m.sender.key)}: the signature wins"
-        )
-    claimed_name = fields.get("from_name")
-    if claimed_name and sender.signature_ok and claimed_name not in (sender.name, m.sender.name):
-        who = f"the confirmed contact {quoted(sender.name)}" if sender.name else f"a key claiming the name {quoted(m.sender.name)}"
-        disagree.append(f"the transport calls the sender {quoted(claimed_name)}, but the signature is {who}'s: the signature wins")
-    return TransportClaim(carrier=str(carrier), fields=fields, disagreements=disagree)
-
-
-@dataclass
-class Verdict:
+class Verdict(Record):
+    __slots__ = (
+        "id",
+        "path",
+        "state",
+        "verdict",
+        "problems",
+        "warnings",
+        "sender",
+        "manifest",
+        "seen",
+        "addressed_to_me",
+        "authority",
+        "authority_errors",
+        "chain",
+        "accepted_how",
+        "transport",
+        "extra",
+    )
     id: str | None
     path: Path
     state: Place | None
@@ -212,9 +68,45 @@ class Verdict:
     authority: list[authority_mod.Grant]
     authority_errors: list[str]
     chain: list[ChainClaim]
-    accepted_how: str | None = None  # human, human-unverified, unattended
-    transport: TransportClaim | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    accepted_how: str | None  # human, human-unverified, unattended
+    transport: TransportClaim | None
+    extra: dict[str, Any]
+
+    def __init__(
+        self,
+        id: str | None,
+        path: Path,
+        state: Place | None,
+        verdict: VerdictLevel,
+        problems: list[Problem],
+        warnings: list[Problem],
+        sender: Sender,
+        manifest: Manifest | None,
+        seen: Seen | None,
+        addressed_to_me: bool | None,
+        authority: list[authority_mod.Grant],
+        authority_errors: list[str],
+        chain: list[ChainClaim],
+        accepted_how: str | None = None,
+        transport: TransportClaim | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.path = path
+        self.state = state
+        self.verdict = verdict
+        self.problems = problems
+        self.warnings = warnings
+        self.sender = sender
+        self.manifest = manifest
+        self.seen = seen
+        self.addressed_to_me = addressed_to_me
+        self.authority = authority
+        self.authority_errors = authority_errors
+        self.chain = chain
+        self.accepted_how = accepted_how
+        self.transport = transport
+        self.extra = {} if extra is None else extra
 
     @property
     def kind(self) -> str | None:
@@ -399,5 +291,5 @@ def compute(
         authority_errors=authority_errors,
         chain=chain,
         accepted_how=accepted_how if state == "accepted" else None,
-        transport=_transport_claim(facts.transport.get(bid), m, sender),
+        transport=transport_claim(facts.transport.get(bid), m, sender),
     )
