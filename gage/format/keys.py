@@ -1,5 +1,5 @@
-"""Identities (Ed25519, or hybrid Ed25519 + ML-DSA-65), public key text, key files, and the
-domain-separated manifest signature.
+"""Identities (Ed25519, or hybrid Ed25519 + ML-DSA-65), key files' limits, and the
+domain-separated manifest signature (public key text is gage.format.keytext's, re-exported here).
 
 A gage signature is made over a fixed prefix followed by the manifest bytes, so a
 signature made by gage can never be replayed as a signature over anything else the
@@ -9,32 +9,37 @@ gage/format/signing.py's, shared by every signed object.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import unicodedata
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import nacl.signing
-
-from gage.format import signing, strictjson
+from gage.format import ed25519, signing, strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
     MalformedError,
-    UsageError,
+    PassphraseError,
 )
-from gage.format.fingerprint import fingerprint
-from gage.format.lockedkey import LockedSigningKey
+
+# Public key text is gage.format.keytext's; re-exported here, where its callers import it.
+from gage.format.keytext import HYBRID_PREFIX as HYBRID_PREFIX
+from gage.format.keytext import KEY_PREFIX as KEY_PREFIX
+from gage.format.keytext import check_local_name as check_local_name
+from gage.format.keytext import key_digest as key_digest
+from gage.format.keytext import key_scheme as key_scheme
+from gage.format.keytext import key_shown as key_shown
+from gage.format.keytext import key_text as key_text
+from gage.format.keytext import matches_ref as matches_ref
+from gage.format.keytext import parse_key as parse_key
+from gage.format.keytext import ref_digits as ref_digits
+from gage.format.keytext import short_fingerprint as short_fingerprint
+from gage.format.record import Frozen, replace, set_field
 
 if TYPE_CHECKING:
+    import nacl.signing  # imported where a key signs (it loads every libsodium binding: issue 28)
+
     from gage.format import (
         keyseal,  # imported where a key is sealed or opened (argon2 and secrets cost start-up)
     )
 
-KEY_PREFIX = "ed25519:"
-# A hybrid key's text: the Ed25519 key's 64 hex digits, then the ML-DSA-65 key's 3904.
-HYBRID_PREFIX = "ed25519+mldsa65:"
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
 SIGNATURE_LEN = signing.ED25519_SIG_LEN  # a classical signature; a hybrid one is HYBRID_SIGNATURE_LEN
 HYBRID_SIGNATURE_LEN = signing.HYBRID_SIG_LEN
@@ -48,84 +53,6 @@ KEYFILE_LIMIT = 32768
 # An identity file also keeps this home's retired keys and their statements.
 IDENTITY_LIMIT = 1 << 20
 MAX_CLAIMED_NAME = 200
-
-
-def key_text(key: bytes) -> str:
-    """The export form of a public key: `ed25519:` and 64 lower-case hex digits, or for a
-    hybrid key `ed25519+mldsa65:` and 3968 (the Ed25519 key first, then the ML-DSA-65 key)."""
-    return (HYBRID_PREFIX if signing.is_hybrid(key) else KEY_PREFIX) + key.hex()
-
-
-def parse_key(text: object, *, field: str = "key") -> bytes:
-    if not isinstance(text, str):
-        raise MalformedError("a key must be a string", field=field)
-    if text.startswith(HYBRID_PREFIX):
-        hexpart, digits = text[len(HYBRID_PREFIX) :], 2 * signing.HYBRID_KEY_LEN
-    elif text.startswith(KEY_PREFIX):
-        hexpart, digits = text[len(KEY_PREFIX) :], 2 * signing.ED25519_KEY_LEN
-    else:
-        raise MalformedError(f"a key must start with {KEY_PREFIX!r} or {HYBRID_PREFIX!r}", field=field)
-    try:
-        key = bytes.fromhex(hexpart) if len(hexpart) == digits else None
-    except ValueError:
-        key = None
-    # fromhex takes upper case and spaces too: only exact lower-case hex gives back the same text.
-    # (Checked this way, in C, because a hybrid key's 3968 digits are read for every manifest listed.)
-    if key is None or key.hex() != hexpart:
-        raise MalformedError(f"a key must be {digits} lower-case hex digits after the prefix", field=field)
-    return key
-
-
-def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key (gage/format/fingerprint.py). Not a security check: the word-pairs are.
-
-    A hybrid key's label is made from both halves, so it never equals the label of its own
-    Ed25519 half offered alone (a downgrade shows as a different key)."""
-    return fingerprint(key)
-
-
-def key_shown(key: bytes) -> str:
-    """A key for a person to read in one line: the key text of a classical key; a hybrid key's
-    3984 characters would bury the line, so it is named by its fingerprint (its full text is in
-    `--json` and in `gage key export`)."""
-    if signing.is_hybrid(key):
-        return f"hybrid key {short_fingerprint(key)}, Ed25519 + ML-DSA-65"
-    return key_text(key)
-
-
-def key_scheme(key: bytes) -> str:
-    """What the verdict and the frame say of a key: `hybrid` or `classical-only`. A fact, not a warning."""
-    return "hybrid" if signing.is_hybrid(key) else "classical-only"
-
-
-def matches_ref(key: bytes, wanted: str) -> bool:
-    """`wanted` (lower-case hex, dashes removed) starts the key's hex or its short fingerprint."""
-    return key.hex().startswith(wanted) or short_fingerprint(key).replace("-", "").startswith(wanted)
-
-
-def ref_digits(ref: str) -> str:
-    """A key as a person types it (key text, a fingerprint, hex digits) reduced to hex digits."""
-    wanted = ref.strip().lower()
-    for prefix in (HYBRID_PREFIX, KEY_PREFIX):
-        wanted = wanted.removeprefix(prefix)
-    return wanted.replace("-", "")
-
-
-def key_digest(key: bytes) -> str:
-    return hashlib.sha256(key).hexdigest()
-
-
-def check_local_name(name: str) -> str:
-    """Names the human types for contacts: printable, one line, not empty, not padded."""
-    if not isinstance(name, str) or not name or len(name) > 64:
-        raise UsageError("a name must be 1 to 64 characters")
-    if name != name.strip():
-        raise UsageError("a name must not start or end with white space")
-    for ch in name:
-        cat = unicodedata.category(ch)
-        if cat.startswith("C") or cat in ("Zl", "Zp"):
-            raise UsageError(f"a name must not contain control or format characters (found U+{ord(ch):04X})")
-    return name
 
 
 def sign_manifest(signer: signing.SecretKey | nacl.signing.SigningKey, manifest_bytes: bytes) -> bytes:
@@ -151,8 +78,7 @@ def verify_manifest_signature(key: bytes, manifest_bytes: bytes, signature: byte
     raise BadSignatureError(why, path="manifest.sig")
 
 
-@dataclass(frozen=True)
-class RetiredKey:
+class RetiredKey(Frozen):
     """One of this home's own keys that a key statement retired (spec/keys.md section 6).
 
     `secret` is kept for a key this home held and replaced with a new one (`gage key
@@ -161,6 +87,7 @@ class RetiredKey:
     for a key of another home that this one was named to replace.
     """
 
+    __slots__ = ("key", "name", "secret", "reason", "retired_at", "replacement", "statement", "origin")
     key: bytes
     name: str
     secret: bytes | None
@@ -169,6 +96,16 @@ class RetiredKey:
     replacement: bytes | None
     statement: str  # the signed statement file, as text
     origin: str  # "this home" or "another home"
+
+    def __init__(self, key: bytes, name: str, secret: bytes | None, reason: str, retired_at: str, replacement: bytes | None, statement: str, origin: str) -> None:
+        set_field(self, "key", key)
+        set_field(self, "name", name)
+        set_field(self, "secret", secret)
+        set_field(self, "reason", reason)
+        set_field(self, "retired_at", retired_at)
+        set_field(self, "replacement", replacement)
+        set_field(self, "statement", statement)
+        set_field(self, "origin", origin)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,53 +140,100 @@ class RetiredKey:
         )
 
 
-@dataclass(frozen=True)
-class Identity:
+def _locked() -> PassphraseError:
+    return PassphraseError("this home's key is passphrase-protected and was not unlocked")
+
+
+class Identity(Frozen):
+    """This home's identity: its name, its secret, its retired keys.
+
+    The Ed25519 signing key (`signing_key`, PyNaCl's) is made from its seed when first asked
+    for, that is when something signs: importing `nacl.signing` loads every libsodium binding,
+    8 to 11 ms, and a command that signs nothing (`gage id`, `gage list`) must not pay it
+    (issue 28). Reading the file still compares its key with its seed's (gage.format.ed25519).
+    """
+
+    __slots__ = ("name", "ed25519_seed", "retired", "mldsa65_seed", "sealed", "seal_key", "public", "_secret", "_key", "_ed")
+    # The public key is compared too, so two locked identities (no seed) differ by their keys.
+    _uncompared = ("public", "_secret", "_ed")
+    _unshown = ("ed25519_seed", "mldsa65_seed", "public", "_secret", "_key", "_ed")  # secrets never in a repr
+    _uninit = ("_secret", "_key", "_ed")
     name: str
-    signing_key: nacl.signing.SigningKey
+    # The Ed25519 seed (32 bytes); None for a locked identity (its seed is inside the seal).
+    ed25519_seed: bytes | None
     # This home's own retired keys, oldest first (spec/keys.md section 6). The current key
     # is among them when it was retired with no successor in this home.
-    retired: tuple[RetiredKey, ...] = ()
+    retired: tuple[RetiredKey, ...]
     # The ML-DSA-65 seed of a hybrid identity; None for a classical (Ed25519-only) one, and for
     # a locked one (its seed is inside the seal).
-    mldsa65_seed: bytes | None = field(default=None, repr=False)
+    mldsa65_seed: bytes | None
     # Passphrase protection (spec/keys.md section 11): the seal as read, and once unlocked
     # the key that opened it, so a rewrite seals again. Both None for a plain identity.
-    sealed: keyseal.Sealed | None = None
-    seal_key: keyseal.SealKey | None = None
-    # The public key the identity file names, when read from one: a hybrid identity's ML-DSA-65
-    # key is then derived from its seed (which needs `cryptography`, the costliest import gage
-    # has) only when it first signs, and compared with this then (issue 28: a command that
-    # signs nothing never loads it). The Ed25519 half is compared when the file is read.
-    public: bytes | None = field(default=None, compare=False, repr=False)
+    sealed: keyseal.Sealed | None
+    seal_key: keyseal.SealKey | None
+    # The public key the identity file names, when read from one (or of a locked identity): a
+    # hybrid identity's ML-DSA-65 key is then derived from its seed (which needs `cryptography`,
+    # the costliest import gage has) only when it first signs, and compared with this then
+    # (issue 28: a command that signs nothing never loads it). The Ed25519 half is compared
+    # when the file is read.
+    public: bytes | None
     # Made once: an ML-DSA key is derived from its seed, and `key` is asked for per bundle.
     # None while locked (there is nothing to sign with), or not derived yet.
-    _secret: signing.SecretKey | None = field(init=False, compare=False, repr=False)
-    _key: bytes = field(init=False, compare=False, repr=False)
+    _secret: signing.SecretKey | None
+    _key: bytes
+    _ed: nacl.signing.SigningKey | None  # made from `ed25519_seed` when first asked for
 
-    def __post_init__(self) -> None:
-        if isinstance(self.signing_key, LockedSigningKey):
-            object.__setattr__(self, "_secret", None)
-            object.__setattr__(self, "_key", self.signing_key.public)
-            return
-        if self.public is not None and self.mldsa65_seed is not None:
-            object.__setattr__(self, "_secret", None)
-            object.__setattr__(self, "_key", self.public)
-            return
-        secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
-        object.__setattr__(self, "_secret", secret)
-        object.__setattr__(self, "_key", secret.public)
+    def __init__(
+        self, name: str, signing_key: nacl.signing.SigningKey | None = None, retired: tuple[RetiredKey, ...] = (), mldsa65_seed: bytes | None = None,
+        sealed: keyseal.Sealed | None = None, seal_key: keyseal.SealKey | None = None, public: bytes | None = None, *, ed25519_seed: bytes | None = None,
+    ) -> None:
+        """`signing_key` (a PyNaCl key, as a new identity has) or `ed25519_seed` (as a file
+        has); neither for a locked identity, which has `public` only."""
+        if signing_key is not None:
+            if ed25519_seed is not None:
+                raise TypeError("an identity takes its signing key or its seed, not both")
+            ed25519_seed = bytes(signing_key)
+        set_field(self, "name", name)
+        set_field(self, "ed25519_seed", ed25519_seed)
+        set_field(self, "retired", retired)
+        set_field(self, "mldsa65_seed", mldsa65_seed)
+        set_field(self, "sealed", sealed)
+        set_field(self, "seal_key", seal_key)
+        set_field(self, "public", public)
+        set_field(self, "_ed", signing_key)
+        set_field(self, "_secret", None)
+        if public is not None:
+            set_field(self, "_key", public)
+        elif ed25519_seed is None:
+            raise TypeError("an identity without its seed (locked) needs its public key")
+        else:
+            secret = signing.SecretKey(self.signing_key, mldsa65_seed)
+            set_field(self, "_secret", secret)
+            set_field(self, "_key", secret.public)
+
+    @property
+    def signing_key(self) -> nacl.signing.SigningKey:
+        """The Ed25519 signing key (PassphraseError while locked), made when first asked for."""
+        if self.ed25519_seed is None:
+            raise _locked()
+        ed = self._ed
+        if ed is None:
+            import nacl.signing
+
+            ed = nacl.signing.SigningKey(self.ed25519_seed)
+            set_field(self, "_ed", ed)
+        return ed
 
     @property
     def secret(self) -> signing.SecretKey:
         """What signs: both halves of a hybrid identity, or the Ed25519 key of a classical one."""
         if self._secret is None:
             if self.locked:
-                raise self.signing_key._locked()  # type: ignore[attr-defined]
+                raise _locked()
             secret = signing.SecretKey(self.signing_key, self.mldsa65_seed)
             if secret.public != self._key:
                 raise MalformedError("identity file is damaged: its key is not the key of its secret")
-            object.__setattr__(self, "_secret", secret)
+            set_field(self, "_secret", secret)
             return secret
         return self._secret
 
@@ -264,7 +248,7 @@ class Identity:
     @property
     def locked(self) -> bool:
         """Protected and not unlocked: the public half only."""
-        return isinstance(self.signing_key, LockedSigningKey)
+        return self.ed25519_seed is None
 
     def unlock(self, passphrase: bytes) -> Identity:
         """This identity with its secret, opened with `passphrase` (PassphraseError if wrong)."""
@@ -282,25 +266,23 @@ class Identity:
             raise MalformedError(f"the sealed identity is damaged: {exc}") from exc
         if inner.key != self.key:
             raise MalformedError("the sealed identity holds another key than the file names")
-        return dataclasses.replace(inner, sealed=self.sealed, seal_key=key)
+        return replace(inner, sealed=self.sealed, seal_key=key)
 
     def protect(self, passphrase: bytes) -> Identity:
         """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
         self.secret  # noqa: B018 - raises PassphraseError while locked
         from gage.format import keyseal
 
-        return dataclasses.replace(self, sealed=None, seal_key=keyseal.new_key(passphrase))
+        return replace(self, sealed=None, seal_key=keyseal.new_key(passphrase))
 
     def unprotected(self) -> Identity:
         """This (unlocked) identity, to be written as plain hex again."""
         self.secret  # noqa: B018 - raises PassphraseError while locked
-        return dataclasses.replace(self, sealed=None, seal_key=None)
+        return replace(self, sealed=None, seal_key=None)
 
     def with_secret(self, secret: signing.SecretKey, retired: tuple[RetiredKey, ...]) -> Identity:
         """This identity signing with `secret` from now on, with these retired keys; protected as before."""
-        return dataclasses.replace(
-            self, signing_key=secret.ed25519, mldsa65_seed=secret.mldsa65_seed, retired=retired, public=None
-        )
+        return Identity(self.name, secret.ed25519, retired, secret.mldsa65_seed, sealed=self.sealed, seal_key=self.seal_key)
 
     @property
     def key(self) -> bytes:
@@ -349,7 +331,7 @@ class Identity:
         and everything else sealed (spec/keys.md section 11); written by gage.home.identity."""
         if self.seal_key is None:
             if self.locked:
-                raise self.signing_key._locked()  # type: ignore[attr-defined]
+                raise _locked()
             return self._plain_bytes()
         # Protected: the public fields in the clear (so "is this me?" needs no passphrase),
         # every secret only inside the seal, which holds the whole plain file.
@@ -388,7 +370,8 @@ class Identity:
             from gage.format import keyseal
 
             sealed = keyseal.Sealed.from_json(obj["sealed"])
-            sk: nacl.signing.SigningKey = LockedSigningKey(parse_key(obj["key"]))
+            public = parse_key(obj["key"])
+            ed25519_seed = None
             mldsa65_seed = None
         else:
             secret = obj["secret"]
@@ -396,10 +379,11 @@ class Identity:
                 raise TypeError("secret must be 64 hex digits (Ed25519) or 128 (Ed25519 and ML-DSA-65)")
             seeds = bytes.fromhex(secret)
             public = parse_key(obj["key"])
-            sk = nacl.signing.SigningKey(seeds[: signing.SEED_LEN])
+            ed25519_seed = seeds[: signing.SEED_LEN]
             mldsa65_seed = seeds[signing.SEED_LEN :] or None
-            # The Ed25519 half here; a hybrid key's ML-DSA-65 half when it first signs (`secret`).
-            if bytes(sk.verify_key) != signing.ed25519_half(public) or signing.is_hybrid(public) != (mldsa65_seed is not None):
+            # The Ed25519 half here (one libsodium call, not nacl.signing: gage.format.ed25519); a
+            # hybrid key's ML-DSA-65 half when it first signs (`secret`).
+            if ed25519.public_of(ed25519_seed) != signing.ed25519_half(public) or signing.is_hybrid(public) != (mldsa65_seed is not None):
                 raise ValueError("its key is not the key of its secret")
         name = obj["name"]
         if not isinstance(name, str):
@@ -411,4 +395,4 @@ class Identity:
         retired = tuple(RetiredKey.from_json(r) for r in retired_list)
         if sealed is not None and any(r.secret is not None for r in retired):
             raise TypeError("a protected identity must not hold a retired key's secret in the clear")
-        return cls(name=name, signing_key=sk, retired=retired, mldsa65_seed=mldsa65_seed, sealed=sealed, public=public)
+        return cls(name=name, ed25519_seed=ed25519_seed, retired=retired, mldsa65_seed=mldsa65_seed, sealed=sealed, public=public)

@@ -16,8 +16,6 @@ import hashlib
 import re
 from typing import Any
 
-import nacl.signing
-
 from gage.format import signing, strictjson, vocab
 from gage.format.errors import MalformedError
 from gage.format.keys import (
@@ -29,6 +27,10 @@ from gage.format.keys import (
 from gage.format.manifest import time_problem
 from gage.format.record import Frozen, set_field
 from gage.format.vocab import Reason
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import nacl.signing  # imported where a key signs (gage.format.signing): issue 28
 
 VERSION = 1
 SIGNED_VERSION = 1

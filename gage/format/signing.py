@@ -28,16 +28,16 @@ import hashlib
 import os
 from typing import TYPE_CHECKING, Literal
 
-import nacl.exceptions
-import nacl.signing
-
 from gage.format.record import Frozen, set_field
 
 if TYPE_CHECKING:
+    import nacl.signing
     from cryptography.hazmat.primitives.asymmetric import mldsa
 
 # `cryptography` (ML-DSA-65) is imported only where a hybrid key signs or is checked: it is the
 # largest import gage has, and a command that checks nothing (a warm `gage list`) never needs it.
+# `nacl.signing` likewise, only where a signature is made or checked: it loads every libsodium
+# binding PyNaCl has (8 to 11 ms; issue 28).
 
 ED25519_KEY_LEN = 32
 MLDSA65_KEY_LEN = 1952
@@ -112,11 +112,15 @@ class SecretKey(Frozen):
 
     @classmethod
     def generate(cls, *, hybrid: bool = True) -> SecretKey:
+        import nacl.signing
+
         return cls(nacl.signing.SigningKey.generate(), os.urandom(SEED_LEN) if hybrid else None)
 
     @classmethod
     def from_seed_bytes(cls, seeds: bytes) -> SecretKey:
         """32 bytes: a classical key; 64 bytes: a hybrid key (Ed25519 seed, then ML-DSA-65 seed)."""
+        import nacl.signing
+
         if len(seeds) == SEED_LEN:
             return cls(nacl.signing.SigningKey(seeds))
         if len(seeds) == 2 * SEED_LEN:
@@ -168,6 +172,9 @@ def why_not(key: bytes, context: bytes, message: bytes, signature: bytes) -> str
             return "the key is hybrid (Ed25519 + ML-DSA-65) but only an ML-DSA-65 signature is there: both are required"
         return f"signature is {len(signature)} bytes, not {want}"
     data = context + message
+    import nacl.exceptions
+    import nacl.signing
+
     try:
         nacl.signing.VerifyKey(ed25519_half(key)).verify(data, signature[:ED25519_SIG_LEN])
     except (nacl.exceptions.BadSignatureError, ValueError, TypeError):

@@ -11,20 +11,20 @@ from __future__ import annotations
 import functools
 import re
 
-import nacl.pwhash
-
 from gage.format.wordlist import EVEN, ODD
 
 VERSION = "gage/words/v1"
 WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps
 # A fixed salt: the words must be the same on every machine. The per-key input is the key.
-SALT = b"gage/words/v1\x00\x00\x00"
-OPSLIMIT = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE  # 2
-MEMLIMIT = nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE  # 64 MiB
+SALT = b"gage/words/v1\x00\x00\x00"  # 16 bytes, Argon2id's salt in libsodium
+# libsodium's OPSLIMIT_INTERACTIVE and MEMLIMIT_INTERACTIVE for Argon2id, written out: the words
+# are fixed by spec/words.md whatever a later libsodium calls interactive, and `nacl.pwhash`
+# (which loads every libsodium binding, 8 to 11 ms) is imported only where words are stretched,
+# not by `gage id` showing cached words (issue 28).
+OPSLIMIT = 2
+MEMLIMIT = 64 * 1024 * 1024
 DIGEST_LEN = 16
 PAIRS = 4
-
-assert len(SALT) == nacl.pwhash.argon2id.SALTBYTES
 
 WordPairs = tuple[tuple[str, str], ...]
 EVEN_INDEX = {w: i for i, w in enumerate(EVEN)}
@@ -33,6 +33,8 @@ ODD_INDEX = {w: i for i, w in enumerate(ODD)}
 
 def stretch(key: bytes) -> bytes:
     """The Argon2id digest the words are read from. Costs about 0.1 s by design."""
+    import nacl.pwhash
+
     return nacl.pwhash.argon2id.kdf(DIGEST_LEN, key, SALT, opslimit=OPSLIMIT, memlimit=MEMLIMIT)
 
 

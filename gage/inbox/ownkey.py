@@ -9,7 +9,6 @@ statement. See spec/keys.md section 6.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from gage.format.keys import (
     short_fingerprint,
 )
 from gage.format.manifest import Manifest, now_text
+from gage.format.record import replace
 from gage.format.signing import SecretKey
 from gage.format.vocab import Reason
 from gage.home import sealing, unlock
@@ -155,10 +155,10 @@ def escalate(home: Home, ref: str, *, copy_to: Path | None = None) -> Retired:
         old = SecretKey.from_seed_bytes(secret)
         st = ks.build(record.key, name=record.name, reason="compromised", retired_at=now_text())
         signed = ks.Signed(statement=st, signature=ks.sign_retiring(old, st), replacement_signature=None)
-        updated = dataclasses.replace(
+        updated = replace(
             record, reason="compromised", retired_at=st.retired_at, statement=signed.to_bytes().decode("utf-8")
         )
-        now = dataclasses.replace(me, retired=tuple(updated if r is record else r for r in me.retired))
+        now = replace(me, retired=tuple(updated if r is record else r for r in me.retired))
         rewrite_identity(now, home.identity_path)
         unlock.remember(home, now)
         home.journal.append(
@@ -205,7 +205,7 @@ def countersign(home: Home, data: bytes, *, copy_to: Path | None = None) -> Reti
                 statement=signed.to_bytes().decode("utf-8"),
                 origin="another home",
             )
-            now = dataclasses.replace(me, retired=(*me.retired, record))
+            now = replace(me, retired=(*me.retired, record))
             rewrite_identity(now, home.identity_path)
             unlock.remember(home, now)
         home.journal.append("key-countersigned", key=key_text(st.key), reason=st.reason, statement=st.id)
