@@ -94,6 +94,19 @@ def test_a_seed_of_the_wrong_size_or_type_is_refused(seed: bytes) -> None:
         ed25519.public_of(seed)
 
 
+def test_without_pynacls_compiled_module_as_expected_it_takes_the_public_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    seed = hashlib.sha256(b"fallback").digest()
+    want = bytes(nacl.signing.SigningKey(seed).verify_key)
+    taken: list[bytes] = []
+    real = ed25519.bindings_public_of
+    monkeypatch.setattr(ed25519, "bindings_public_of", lambda s: taken.append(s) or real(s))
+    assert ed25519.public_of(seed) == want and taken == []
+    monkeypatch.setitem(sys.modules, "nacl._sodium", types.ModuleType("nacl._sodium"))  # no ffi, no lib
+    assert ed25519.public_of(seed) == want and taken == [seed]
+
+
 def test_a_read_identity_makes_its_signing_key_when_first_asked_for(tmp_path: Path) -> None:
     home = Home.init(tmp_path / "h", "alice")
     ident = load_identity(home.identity_path)

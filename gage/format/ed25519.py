@@ -27,8 +27,9 @@ def public_of(seed: bytes) -> bytes:
     try:
         from nacl._sodium import ffi, lib  # type: ignore[import-not-found]
 
-        keypair, init, wipe = lib.crypto_sign_seed_keypair, lib.sodium_init, lib.sodium_memzero
-    except (ImportError, AttributeError):  # a PyNaCl laid out otherwise: its public binding
+        keypair = lib.crypto_sign_seed_keypair
+        init, wipe = lib.sodium_init, lib.sodium_memzero
+    except (ImportError, AttributeError):  # a PyNaCl laid out otherwise
         return bindings_public_of(seed)
     # libsodium wants sodium_init before use (it picks implementations once); a second call,
     # here or in nacl.bindings, returns 1 and does nothing.
