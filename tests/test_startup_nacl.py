@@ -1,6 +1,7 @@
 """Start-up (issue 28): a small command that signs and checks nothing loads none of PyNaCl's
 bindings; the identity's Ed25519 signing key is made when something signs, and reading the
-identity file still checks its key against its seed."""
+identity file still checks its key against its seed. Nor do they load `typing` (gage's own
+modules import it only for mypy), `dataclasses` or `tomllib`."""
 
 from __future__ import annotations
 
@@ -48,6 +49,32 @@ def _run(home: Path, *argv: str) -> tuple[str, set[str]]:
 
 def _signing_library(mods: set[str]) -> list[str]:
     return sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SIGNING_LIBRARY))
+
+
+# Modules the small commands no longer load (issue 28): typing about 2 ms (with its typing.io
+# and typing.re), dataclasses and tomllib (the settings and contacts are read from their
+# JSON memos: gage/home/tomlmemo.py).
+NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib")
+
+
+def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) -> None:
+    from gage.inbox import send, store
+
+    me = Home.init(tmp_path / "me", "me")
+    them = Home.init(tmp_path / "them", "them")
+    (tmp_path / "note.txt").write_text("hello\n")
+    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
+    store.import_bundle(me, tmp_path / "wire" / m.id)
+    time.sleep(2.1)  # past the check cache's racy window, as any bundle not just landed
+    _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
+    assert {"typing", "dataclasses", "tomllib"} <= first  # the probe sees them where a command loads them
+    _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
+
+    for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):
+        out, mods = _run(me.root, *argv)
+        assert sorted(mods & set(NOT_AT_START)) == [], argv
+        assert m.id[:12] in out or argv[0] == "id", (argv, out)
+    assert "VERIFIED" in out
 
 
 def test_small_commands_on_a_hybrid_home_load_no_signing_library_and_the_home_still_signs(tmp_path: Path) -> None:

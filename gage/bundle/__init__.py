@@ -13,9 +13,11 @@ The work lives in four modules along its seams; this one keeps the names the res
 from __future__ import annotations
 
 import os  # noqa: F401  (tests stand in for os.read and os.scandir through `gage.bundle.os`)
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gage.bundle.checking import (
         CHUNK,
         STAGE_ORDER,

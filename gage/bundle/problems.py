@@ -19,7 +19,10 @@ from gage.format.errors import (
 from gage.format.manifest import Manifest
 from gage.format.record import Record
 from gage.format.sanitize import json_text
-from gage.format.vocab import ProblemStage
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from gage.format.vocab import ProblemStage
 
 # The order in which stages are checked; the first failing stage decides the exit code.
 STAGE_ORDER = ("malformed", "signature", "tampered")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.sizes import human
@@ -21,7 +20,10 @@ from gage.home import listing
 from gage.home.layout import ALL_STATES, Home
 from gage.inbox import opening
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gage.inbox import store
 
 

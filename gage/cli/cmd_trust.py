@@ -10,7 +10,6 @@ import collections
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.format.errors import (
@@ -34,10 +33,12 @@ from gage.home.contacts import Contacts
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 
-# What a pairing learned of where the key is (a key file's or card's mailbox, a directory
-# record's): kept only once the ceremony confirmed that key, so a refused or abandoned
-# pairing writes nothing to where.json (spec/relay.md section 2).
-Route = Any  # a whereabouts.Where, or None
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+    # What a pairing learned of where the key is (a key file's or card's mailbox, a directory record's): kept only
+    # once the ceremony confirmed it, so a refused or abandoned pairing writes nothing to where.json (spec/relay.md 2).
+    Route = Any  # a whereabouts.Where, or None
 
 
 def _their_key(home: Any, source: str) -> tuple[bytes, str, str, Route]:

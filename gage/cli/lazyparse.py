@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The top level's own options (gage/cli/main.py): those taking a value, and the rest.
 _TOP_WITH_VALUE = ("--home",)

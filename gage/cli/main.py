@@ -11,13 +11,16 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
 
 from gage import __version__
 from gage.cli import argtypes, commands, lazyparse
 from gage.cli.help import attach as attach_help
 from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
@@ -39,7 +42,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     target: Any = sub if only is None else lazyparse.OnlyOne(sub, only)
-    commands.register(cast("argparse._SubParsersAction[argparse.ArgumentParser]", target))  # GageParser all the way down
+    every: argparse._SubParsersAction[argparse.ArgumentParser] = target  # GageParser all the way down
+    commands.register(every)
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser

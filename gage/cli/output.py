@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from gage.format.sanitize import visible
 from gage.home.layout import Home, default_home
 from gage.inbox import opening
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def out(line: str = "") -> None:

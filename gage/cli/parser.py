@@ -10,7 +10,10 @@ import argparse
 import os
 import re
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 _INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 

@@ -14,9 +14,12 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from gage.format.errors import GageIOError, PassphraseError, UsageError
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 # gage.format.keyseal.MAX_PASSPHRASE, copied: the parser imports this module, and keyseal loads
 # libsodium's password hashing (tests/test_cli_passphrase.py checks the two agree).

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from gage.format.vocab import Stage
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from gage.format.vocab import Stage
 
 # The longest an error's message and field name may be (issue 19). Messages repeat untrusted
 # text (a part's name, a card's field); each such string is cut where it is quoted

@@ -4,8 +4,6 @@ confirms a key. Bytes to values only; reading the file is gage.home.identity.loa
 
 from __future__ import annotations
 
-from typing import Any
-
 from gage.format import strictjson
 from gage.format.errors import MalformedError
 from gage.format.keys import (
@@ -16,6 +14,10 @@ from gage.format.keys import (
     parse_key,
 )
 from gage.format.record import Frozen, set_field
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class KeyFile(Frozen):

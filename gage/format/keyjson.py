@@ -7,8 +7,6 @@ entry, a manifest's party, a key statement), whose own fields are kept as they w
 
 from __future__ import annotations
 
-from typing import Any
-
 from gage.format.errors import MalformedError
 from gage.format.keys import (
     HYBRID_PREFIX,
@@ -17,6 +15,10 @@ from gage.format.keys import (
     parse_key,
     short_fingerprint,
 )
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def key_json(key: bytes | None) -> dict[str, str | None]:

@@ -9,8 +9,6 @@ gage/format/signing.py's, shared by every signed object.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from gage.format import ed25519, signing, strictjson
 from gage.format.errors import (
     BadSignatureError,
@@ -33,7 +31,10 @@ from gage.format.keytext import ref_digits as ref_digits
 from gage.format.keytext import short_fingerprint as short_fingerprint
 from gage.format.record import Frozen, replace, set_field
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Any
+
     import nacl.signing  # imported where a key signs (it loads every libsodium binding: issue 28)
 
     from gage.format import (

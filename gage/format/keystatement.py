@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from gage.format import signing, strictjson, vocab
 from gage.format.errors import MalformedError
@@ -26,11 +25,14 @@ from gage.format.keys import (
 )
 from gage.format.manifest import time_problem
 from gage.format.record import Frozen, set_field
-from gage.format.vocab import Reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import nacl.signing  # imported where a key signs (gage.format.signing): issue 28
+
+    from gage.format.vocab import Reason
 
 VERSION = 1
 SIGNED_VERSION = 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import UTC, datetime
-from typing import Any
 
 from gage.format import strictjson
 from gage.format.errors import MalformedError, UsageError
@@ -33,7 +32,12 @@ from gage.format.manifest_files import check_path as check_path
 from gage.format.manifest_files import fold_path as fold_path
 from gage.format.record import Frozen, set_field
 from gage.format.vocab import KINDS as VOCAB_KINDS
-from gage.format.vocab import Kind
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import Kind
 
 VERSION = 1
 KINDS: tuple[Kind, ...] = VOCAB_KINDS

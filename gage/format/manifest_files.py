@@ -11,11 +11,15 @@ from __future__ import annotations
 import operator
 import re
 import unicodedata
+from collections import namedtuple
 from itertools import repeat
-from typing import Any, NamedTuple
 
 from gage.format.errors import MalformedError
 from gage.format.sanitize import UNICODE_VERSION, first_not_plain
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
 
 MAX_FILES = 10_000
 MAX_PATH = 1024  # bytes of UTF-8: with a home's own prefix, well under Linux's PATH_MAX of 4096
@@ -32,13 +36,22 @@ _PLAIN_ASCII_PATH = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
 _PLAIN_ASCII_PATHS = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*(?:\n{_COMPONENT}(?:/{_COMPONENT})*)*")  # one a line
 
 
-class FileEntry(NamedTuple):
+if TYPE_CHECKING:
+
+    class _Fields(NamedTuple):
+        path: str
+        size: int
+        sha256: str
+
+else:  # the same fields without typing.NamedTuple (tests/test_manifest_files_entry.py holds them equal)
+    _Fields = namedtuple("FileEntry", ("path", "size", "sha256"))
+
+
+class FileEntry(_Fields):
     """One listed file. A named tuple, not a dataclass: a manifest may list 10,000, and these
     are made in one pass in C (`plain_files`) rather than an `__init__` call each."""
 
-    path: str
-    size: int
-    sha256: str
+    __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "size": self.size, "sha256": self.sha256}

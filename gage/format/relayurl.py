@@ -14,7 +14,10 @@ first `/`, `?` or `#`), as URL parsers (and nats-py) read it; a path's `@` is le
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 # scheme://userinfo@ anywhere in free text (an error message, a watch line).
 _IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}://)[^\s/?#@\"'<>]*@")

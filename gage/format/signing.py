@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import TYPE_CHECKING, Literal
 
 from gage.format.record import Frozen, set_field
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Literal
+
     import nacl.signing
     from cryptography.hazmat.primitives.asymmetric import mldsa
 
@@ -50,7 +52,8 @@ SEED_LEN = 32  # each half's secret is a 32-byte seed (RFC 8032; FIPS 204's xi)
 # larger file is a wrong length without being read whole.
 SIGNATURE_CAP = 4096
 
-Scheme = Literal["classical", "hybrid"]
+if TYPE_CHECKING:
+    Scheme = Literal["classical", "hybrid"]
 
 
 def scheme_of(key: bytes) -> Scheme:

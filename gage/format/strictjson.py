@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import re
 from itertools import chain
-from typing import Any
 
 from gage.format.errors import MalformedError
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 32  # arrays and objects open at once: `[]` is 1 deep, `{"a":[1]}` 2; a scalar alone 0
 MAX_INTEGER = (1 << 53) - 1  # every reader (JavaScript's doubles, serde_json, Go) holds it exactly

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from gage.format.errors import MalformedError
 from gage.format.manifest import KINDS
@@ -24,6 +23,10 @@ from gage.format.record import Frozen, Record, set_field
 from gage.format.sanitize import cut
 from gage.home import homefile, tomlmemo
 from gage.home.contacts import Contacts
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 GRANT_FIELDS = {"contact", "kind", "may"}
 # Optional, false when absent: `reply = true` lets an agent make a reply bundle to this

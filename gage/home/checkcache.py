@@ -49,7 +49,6 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from gage import __version__
 from gage import bundle as bundle_mod
@@ -70,6 +69,10 @@ from gage.format.vocab import PROBLEM_STAGES
 from gage.home import homefile
 from gage.home.layout import Home
 from gage.home.listing import Stored
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = f"gage-checkcache-1/{__version__}"
 FILE_NAME = "checks.json"

@@ -7,9 +7,11 @@ Contacts) without a second copy of the rule.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from gage.format.record import Frozen, set_field
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Literal
 
 
 class Clash(Frozen):

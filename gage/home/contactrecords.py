@@ -7,12 +7,16 @@ gage/home/contacts.py, which reads, changes and writes the file, so that stays s
 
 from __future__ import annotations
 
-from typing import Any
-
 from gage.format.errors import MalformedError
 from gage.format.keys import key_text, parse_key, short_fingerprint
 from gage.format.record import Record
-from gage.format.vocab import REASONS, KeyStatus, Reason
+from gage.format.vocab import REASONS
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import KeyStatus, Reason
 
 _REQUIRED = object()
 

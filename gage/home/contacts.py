@@ -14,13 +14,11 @@ ceremony confirms it under that name.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
-from gage.format.vocab import KeyStatus
 from gage.home import homefile, tomlmemo
 from gage.home.clash import Clash
 from gage.home.contactrecords import Candidate as Candidate
@@ -28,6 +26,12 @@ from gage.home.contactrecords import Contact as Contact
 from gage.home.contactrecords import PreviousKey as PreviousKey
 from gage.home.contactrecords import Retirement as Retirement
 from gage.home.contactrecords import text_field as _text
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import KeyStatus
 
 CONTACTS_LIMIT = 16 << 20
 

@@ -11,8 +11,11 @@ from gage import bundle as bundle_mod
 from gage.format.errors import GageError, NotFoundError
 from gage.format.manifest import Manifest, is_id
 from gage.format.record import Record
-from gage.format.vocab import Place
 from gage.home.layout import ALL_STATES, Home
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from gage.format.vocab import Place
 
 
 class Stored(Record):

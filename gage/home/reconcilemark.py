@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import time
-from typing import Any
 
 from gage.bundle.treestat import RACY_NS
 from gage.format.errors import GageError
@@ -43,12 +42,17 @@ from gage.format.manifest import is_id
 from gage.home import homefile
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
 FILE_NAME = "reconciled.json"
 FORMAT = "gage-reconciled-1"
 TAIL = 4096
 _LIMIT = 64 * 1024
 
-Snapshot = dict[str, Any]
+if TYPE_CHECKING:
+    Snapshot = dict[str, Any]
 
 
 def now_ns() -> int:

@@ -32,7 +32,6 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from gage import __version__
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
@@ -48,6 +47,10 @@ from gage.home.journal.lines import (
     rfind_newline,
 )
 from gage.home.layout import Home
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint (issue 27)
 SCHEMA_VERSION = 3  # 3: each row's arrival in its own column, before the large ones (the interface orders by it)

@@ -9,18 +9,19 @@ listing whose rows are all kept loads none of the verdict's code (start-up, issu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from gage.bundle import Check
 from gage.format.errors import GageError
 from gage.format.record import Frozen, set_field
-from gage.format.vocab import Place
 from gage.home.checkcache import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored, list_bundles
 from gage.inbox.rowshape import row_json
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import Place
     from gage.inbox.rows import InboxRow
 
 

@@ -6,7 +6,9 @@ the row index (gage.inbox.listed) print through the same lines, without either i
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def row_json(row: Any, sender: dict[str, Any]) -> dict[str, Any]:

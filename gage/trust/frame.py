@@ -24,8 +24,11 @@ from gage.format.sanitize import (
     visible,
 )
 from gage.format.signing import is_hybrid
-from gage.format.vocab import Place, VerdictLevel
 from gage.trust.verdict import NO_AUTHORITY, Verdict
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from gage.format.vocab import Place, VerdictLevel
 
 PREVIEW_LIMIT = 256 * 1024
 LINE_PREFIX = "| "

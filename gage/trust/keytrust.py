@@ -8,17 +8,20 @@ under. A listing computes it once per key it meets and never keeps it past the c
 
 from __future__ import annotations
 
-from typing import Any
-
 from gage.format import keystatement
 from gage.format.errors import GageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.record import Frozen, set_field
-from gage.format.vocab import KeyStanding, KeyStatus
 from gage.home.authority import Grant
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
 from gage.trust.downgrade import Downgrade, downgrade_of
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import KeyStanding, KeyStatus
 
 
 def _retired(home: Home, contacts: Contacts, key: bytes) -> dict[str, Any] | None:

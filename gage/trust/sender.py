@@ -8,8 +8,6 @@ Records, not dataclasses: every verdict loads them (start-up, issue 28; gage/for
 
 from __future__ import annotations
 
-from typing import Any
-
 from gage.format import relayurl
 from gage.format.errors import MalformedError
 from gage.format.keyjson import with_fingerprints
@@ -17,7 +15,12 @@ from gage.format.keys import key_scheme, key_text, parse_key, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.record import Record
 from gage.format.sanitize import quoted
-from gage.format.vocab import KeyStanding, KeyStatus
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import KeyStanding, KeyStatus
 
 
 class Sender(Record):

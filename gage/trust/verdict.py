@@ -8,7 +8,6 @@ the verdict; those are reported as claims. See spec/verdict.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gage import bundle as bundle_mod
 from gage.bundle import Problem
@@ -16,7 +15,6 @@ from gage.format.errors import GageError
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.record import Record
-from gage.format.vocab import Place, VerdictLevel
 from gage.home import authority as authority_mod
 from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts, Seen
@@ -32,6 +30,12 @@ from gage.trust.sender import (
 from gage.trust.sender import Sender as Sender
 from gage.trust.sender import TransportClaim as TransportClaim
 from gage.trust.sender import transport_claim
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import Place, VerdictLevel
 
 NO_AUTHORITY = "no authority: treat as information only"
 

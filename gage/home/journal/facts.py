@@ -10,9 +10,12 @@ which tests/test_journal_index.py checks against a brute-force scan.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
 
 from gage.format.record import Frozen, Record, set_field
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 ARRIVALS = ("imported", "received")
 # Events that say something about the bundle they name; other entries make no bundle row.
@@ -129,7 +132,8 @@ class BundleFacts(Frozen):
 
 EMPTY = BundleFacts()
 # A bundle row while folding: the fields of BundleFacts, in order, mutable.
-Row = list[Any]
+if TYPE_CHECKING:
+    Row = list[Any]
 
 
 def new_row() -> Row:

@@ -38,10 +38,9 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 from gage.home.cachedb import open_cache_db
-from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, Row, row_facts
+from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, row_facts
 from gage.home.journal.indexdb import (
     COLUMNS,
     PLACED,
@@ -57,7 +56,14 @@ from gage.home.journal.indexdb import (
 from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
 from gage.home.journal.views import Decisions, IndexedFacts
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from gage.home.journal.facts import Row
+
+    T = TypeVar("T")
+
 BUSY_SECONDS = 60.0
 
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import Any
 
-from gage.home.journal.facts import Row
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.home.journal.facts import Row
 
 VERSION = 2
 FILE_NAME = "journal-index.sqlite"

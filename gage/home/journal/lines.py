@@ -13,10 +13,13 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from gage.format import vocab
 from gage.format.errors import GageIOError, MalformedError
+
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
 
 GENESIS = "0" * 64
 LINE_LIMIT = 1 << 16

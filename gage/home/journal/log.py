@@ -18,14 +18,12 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gage.bundle import atomic
 from gage.format import relayurl, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
 from gage.format.record import Record
-from gage.format.vocab import Event
 from gage.home import homefile
 from gage.home.journal.lines import (
     BLOCK,
@@ -43,7 +41,11 @@ from gage.home.journal.lines import (
     seq_of,
 )
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from gage.format.vocab import Event
     from gage.home.journal.index import JournalIndex
 
 # Re-exported: callers have always found these here.

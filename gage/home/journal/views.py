@@ -8,20 +8,22 @@ index can hand these out without the two modules importing each other.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Protocol
 
 from gage.home.journal.facts import EMPTY, BundleFacts, JournalFacts, Seen
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class BundleLookup(Protocol):
-    def bundle(self, bundle_id: str, *, sync: bool = True) -> BundleFacts: ...
+    class BundleLookup(Protocol):
+        def bundle(self, bundle_id: str, *, sync: bool = True) -> BundleFacts: ...
 
-    def bundles(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, BundleFacts]: ...
+        def bundles(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, BundleFacts]: ...
 
-    def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]: ...
+        def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]: ...
 
 
-class _View(Mapping[str, Any]):
+class _View(Mapping[str, "Any"]):  # quoted: Any is not imported at run time
     """One fact of an index-backed JournalFacts as a mapping (`.get(bundle_id)`, `in`): looked
     up per id, absent where the fact is empty (never received, never sent, ...)."""
 
