@@ -53,8 +53,8 @@ def _signing_library(mods: set[str]) -> list[str]:
 
 # Modules the small commands no longer load (issue 28): typing about 2 ms (with its typing.io
 # and typing.re), dataclasses and tomllib (the settings and contacts are read from their
-# JSON memos: gage/home/tomlmemo.py).
-NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib")
+# JSON memos: gage/home/tomlmemo.py), and hashlib with OpenSSL's libcrypto (gage/format/sha256.py).
+NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib", "hashlib", "_hashlib")
 
 
 def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) ->
     store.import_bundle(me, tmp_path / "wire" / m.id)
     time.sleep(2.1)  # past the check cache's racy window, as any bundle not just landed
     _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
-    assert {"typing", "dataclasses", "tomllib"} <= first  # the probe sees them where a command loads them
+    assert {"typing", "dataclasses", "tomllib", "hashlib"} <= first  # the probe sees them where a command loads them
     _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
 
     for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):

@@ -21,7 +21,6 @@ enough to tell a file is longer than it should be.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Callable
@@ -159,6 +158,8 @@ def hash_fd(fd: int, *, limit: int | None = None, on_bytes: Callable[[int], None
 
     Large reads let hashlib release the GIL, so several files hash at once on several cores.
     """
+    import hashlib  # OpenSSL's, for a payload (gage.format.sha256 says why not at start-up)
+
     h = hashlib.sha256()
     size = 0
     while limit is None or size <= limit:

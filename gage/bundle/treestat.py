@@ -8,11 +8,12 @@ addition or removal changes it, and ctime (unlike mtime) cannot be set back by a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from gage.format import sha256
 
 # relative path, mode, size, mtime_ns, ctime_ns, inode, device; mode -1 marks a part that could not be read
 Entry = tuple[str, int, int, int, int, int, int]
@@ -30,7 +31,7 @@ def stat_entry(rel: str, st: os.stat_result) -> Entry:
 
 def tree_digest(entries: list[Entry]) -> str:
     """The check cache's key, its tree part: the entries in one order, hashed."""
-    return hashlib.sha256(repr(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256.hexdigest(repr(sorted(entries)).encode("utf-8", "surrogateescape"))
 
 
 def tree_digest_of(listed: Iterable[tuple[str, os.stat_result]]) -> str:

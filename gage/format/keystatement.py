@@ -12,10 +12,9 @@ See spec/keys.md.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
-from gage.format import signing, strictjson, vocab
+from gage.format import sha256, signing, strictjson, vocab
 from gage.format.errors import MalformedError
 from gage.format.keys import (
     MAX_CLAIMED_NAME,
@@ -148,7 +147,7 @@ class Signed(Frozen):
 
 
 def statement_id(raw: bytes) -> str:
-    return hashlib.sha256(ID_CONTEXT + raw).hexdigest()
+    return sha256.hexdigest(ID_CONTEXT + raw)
 
 
 def _verifies(key: bytes, context: bytes, raw: bytes, signature: bytes) -> bool:

@@ -6,10 +6,9 @@ there) so that the identity's module stays small.
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 
-from gage.format import signing
+from gage.format import sha256, signing
 from gage.format.errors import MalformedError, UsageError
 from gage.format.fingerprint import fingerprint
 
@@ -80,7 +79,7 @@ def ref_digits(ref: str) -> str:
 
 
 def key_digest(key: bytes) -> str:
-    return hashlib.sha256(key).hexdigest()
+    return sha256.hexdigest(key)
 
 
 def check_local_name(name: str) -> str:

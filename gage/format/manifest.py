@@ -7,11 +7,10 @@ than guess what a newer writer meant.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import UTC, datetime
 
-from gage.format import strictjson
+from gage.format import sha256, strictjson
 from gage.format.errors import MalformedError, UsageError
 from gage.format.keys import MAX_CLAIMED_NAME, key_text, parse_key
 from gage.format.manifest_files import FILE_FIELDS as FILE_FIELDS
@@ -61,7 +60,7 @@ HOP_FIELDS = {"key", "name", "bundle", "kind", "created"}
 
 def bundle_id(manifest_bytes: bytes) -> str:
     """The content address: SHA-256 over a context prefix and the exact manifest bytes."""
-    return hashlib.sha256(ID_CONTEXT + manifest_bytes).hexdigest()
+    return sha256.hexdigest(ID_CONTEXT + manifest_bytes)
 
 
 def is_id(text: str) -> bool:

@@ -24,9 +24,9 @@ See spec/bundle.md sections 6 and 7.
 
 from __future__ import annotations
 
-import hashlib
 import os
 
+from gage.format import sha256
 from gage.format.record import Frozen, set_field
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
@@ -204,4 +204,4 @@ def hybrid_fingerprint(key: bytes) -> str:
     """Hex digits naming a hybrid key as a whole: both halves, never the Ed25519 half alone,
     so a hybrid key and its own Ed25519 half never share a label. gage.format.fingerprint
     shows the first 24 (96 bits)."""
-    return hashlib.sha256(b"gage/fingerprint/v1\x00" + key).hexdigest()
+    return sha256.hexdigest(b"gage/fingerprint/v1\x00" + key)

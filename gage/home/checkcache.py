@@ -41,7 +41,6 @@ skipped. It is as trusted as the rest of the home (contacts.toml beside it says 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -62,6 +61,7 @@ from gage.bundle.treestat import (
     tree_entries,
 )
 from gage.bundle.treestat import tree_digest_of as tree_digest_of  # its old home's name
+from gage.format import sha256
 from gage.format.errors import GageError
 from gage.format.keys import SIGNATURE_CAP
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
@@ -90,7 +90,7 @@ _tree_digest = tree_digest
 
 
 def _sha(data: bytes | None) -> str:
-    return _NO_SIGNATURE if data is None else hashlib.sha256(data).hexdigest()
+    return _NO_SIGNATURE if data is None else sha256.hexdigest(data)
 
 
 def listed_entries(manifest: Manifest) -> list[str]:

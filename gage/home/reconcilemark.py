@@ -31,12 +31,12 @@ It is written atomically, and a write that fails (a read-only home) is skipped.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
 
 from gage.bundle.treestat import RACY_NS
+from gage.format import sha256
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
 from gage.home import homefile
@@ -76,7 +76,7 @@ def _journal(home: Home) -> list[Any] | None:
         st = os.fstat(fd)
         start = max(0, st.st_size - TAIL)
         tail = os.pread(fd, st.st_size - start, start)
-        return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, hashlib.sha256(tail).hexdigest()]
+        return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha256.hexdigest(tail)]
     finally:
         os.close(fd)
 

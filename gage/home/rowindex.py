@@ -26,7 +26,6 @@ speed; a damaged, foreign or unwritable one is ignored (the rows are computed).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -36,6 +35,7 @@ from pathlib import Path
 from gage import __version__
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.bundle.treestat import tree_digest_of
+from gage.format import sha256
 from gage.format.record import Frozen, set_field
 from gage.home import homefile
 from gage.home.cachedb import open_cache_db
@@ -104,14 +104,14 @@ class Kept(Frozen):
 
 def generation(home: Home) -> str:
     """The trust inputs' generation: read every time, so an edit by any process is seen."""
-    h = hashlib.sha256(FORMAT.encode())
+    parts = [FORMAT.encode()]
     for path in (home.identity_path, home.contacts_path, home.authority_path):
         try:
             data = homefile.read_bytes(path, path.name, _TRUST_FILES_LIMIT)
         except Exception:  # noqa: BLE001 - an unreadable file is a generation of its own
             data = None
-        h.update(b"-" if data is None else b"%d:" % len(data) + data)
-    return h.hexdigest()
+        parts.append(b"-" if data is None else b"%d:" % len(data) + data)
+    return sha256.hexdigest(b"".join(parts))
 
 
 def journal_end(home: Home) -> tuple[int, str]:

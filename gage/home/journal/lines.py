@@ -7,14 +7,13 @@ from the end, is what lets an append and the index cost the same whatever the jo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from gage.format import vocab
+from gage.format import sha256, vocab
 from gage.format.errors import GageIOError, MalformedError
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
@@ -35,7 +34,7 @@ EVENTS = vocab.EVENTS
 
 
 def line_hash(line: bytes) -> str:
-    return hashlib.sha256(line).hexdigest()
+    return sha256.hexdigest(line)
 
 
 def open_journal(path: Path) -> int | None:

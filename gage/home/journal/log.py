@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -20,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from gage.bundle import atomic
-from gage.format import relayurl, strictjson
+from gage.format import relayurl, sha256, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
 from gage.format.record import Record
@@ -233,7 +232,7 @@ class Journal:
             data = (self.torn_dir / f"{digest}.bin").read_bytes()
         except OSError:
             return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) is missing"
-        if hashlib.sha256(data).hexdigest() != digest:
+        if sha256.hexdigest(data) != digest:
             return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) has changed"
         return None
 
@@ -242,7 +241,7 @@ class Journal:
         return self.path.with_name(self.path.name + ".torn")
 
     def _save_torn(self, tail: bytes) -> str:
-        digest = hashlib.sha256(tail).hexdigest()
+        digest = sha256.hexdigest(tail)
         try:
             self.torn_dir.mkdir(mode=0o700, exist_ok=True)
             target = self.torn_dir / f"{digest}.bin"
