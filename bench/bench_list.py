@@ -59,7 +59,7 @@ def floor(home: Path) -> None:
 # Runs the gage package found in argv[1] (the editable install's finder removed), for --compare.
 LAUNCH = (
     "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
-    " sys.path.insert(0, sys.argv.pop(1)); from gage.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    " sys.path.insert(0, sys.argv.pop(1)); from gage.cli import main as m; sys.exit(getattr(m, 'run', m.main)(sys.argv[1:]))"
 )
 PEAK_KIB: dict[str, list[int]] = {}
 

@@ -37,7 +37,7 @@ HEAVY = ("watchfiles", "textual", "rich", "a2a", "gage.carriers.a2a", "gage.carr
 # answer first), as the console script would: `python -c LAUNCH DIR ARGS...`.
 LAUNCH = (
     "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
-    " sys.path.insert(0, sys.argv.pop(1)); from gage.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    " sys.path.insert(0, sys.argv.pop(1)); from gage.cli import main as m; sys.exit(getattr(m, 'run', m.main)(sys.argv[1:]))"
 )
 
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from gage.cli.main import main
+from gage.cli.main import run
 
-sys.exit(main())
+sys.exit(run())

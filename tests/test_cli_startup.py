@@ -234,3 +234,24 @@ def test_the_help_width_is_argparses(monkeypatch) -> None:  # type: ignore[no-un
             monkeypatch.setenv("COLUMNS", columns)
         assert help_width() == argparse.HelpFormatter("gage")._width
         assert GageParser(prog="gage")._get_formatter()._width == argparse.HelpFormatter("gage")._width
+
+
+def test_the_program_skips_the_exit_collection_and_main_does_not() -> None:
+    """`gage` and `python -m gage` run `run`, which freezes the collector after `main` (the exit's
+    last collections were 4-6 ms of a small command); `main`, which the tests call many times in
+    one process, leaves the collector as it was."""
+    import gc
+    import tomllib
+    from pathlib import Path
+
+    from gage.cli import main as entry
+
+    scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"gage": "gage.cli.main:run"}
+    assert "run()" in (Path(entry.__file__).parent.parent / "__main__.py").read_text()
+    before = gc.get_freeze_count()
+    assert entry.main(["completion", "bash"]) == 0
+    assert gc.get_freeze_count() == before
+    probe = "import gc, sys; from gage.cli.main import run; code = run(['completion', 'bash']); print(code, gc.get_freeze_count() > 0, file=sys.stderr)"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert res.stderr.split()[-2:] == ["0", "True"] and res.stdout  # the output was all written
