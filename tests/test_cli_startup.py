@@ -141,6 +141,9 @@ SMALL_NEVER = (
     "gage.format.keyseal",
     "gage.home.sealing",
     "gage.cli.cmd_keys",
+    "threading",  # the home's, the check cache's and the journal index's locks are _thread's own
+    "gage.cli.relay_args",  # other commands' parsers: not even imported
+    "gage.cli.invite_args",
 )
 
 
@@ -255,3 +258,64 @@ def test_the_program_skips_the_exit_collection_and_main_does_not() -> None:
     probe = "import gc, sys; from gage.cli.main import run; code = run(['completion', 'bash']); print(code, gc.get_freeze_count() > 0, file=sys.stderr)"
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert res.stderr.split()[-2:] == ["0", "True"] and res.stdout  # the output was all written
+
+
+def test_the_relay_and_invite_parsers_are_imported_only_for_their_own_commands() -> None:
+    # commands.py skips importing relay_args and invite_args when another command is built
+    # alone; its copies of their command names must be exactly what they register.
+    from gage.cli import invite_args, lazyparse, relay_args
+    from gage.cli.main import build_parser
+    from gage.cli.parser import GageParser
+
+    for module, names in ((relay_args, commands.RELAY_COMMANDS), (invite_args, commands.INVITE_COMMANDS)):
+        sub = GageParser(prog="gage").add_subparsers(dest="command")
+        module.register(sub)
+        assert set(sub.choices) == set(names), module.__name__
+    whole = lazyparse.registered(build_parser())
+    assert set(commands.RELAY_COMMANDS) | set(commands.INVITE_COMMANDS) <= whole
+    for name in (*commands.RELAY_COMMANDS, *commands.INVITE_COMMANDS):
+        assert lazyparse.registered(build_parser(name)) == {name}, name
+    assert lazyparse.registered(build_parser("verdict")) == {"verdict"}
+    args = build_parser("join").parse_args(["join", "7-tiger-guitarist", "--relay", "nats://127.0.0.1:4222"])
+    assert (args.command, args.code, args.func.resolve().__name__) == ("join", "7-tiger-guitarist", "cmd_join")
+    args = build_parser("invite").parse_args(["invite", "--code", "7-tiger-guitarist"])
+    assert args.func.resolve().__name__ == "cmd_invite"
+    args = build_parser("mailbox").parse_args(["mailbox", "show", "--json"])
+    assert args.mailbox_command == "show" and args.json
+    assert lazyparse.registered(build_parser("relay")) == {"relay"}
+    mods = _loaded_after(
+        "import contextlib, io\n"
+        "from gage.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['join'])\n"  # a usage error from join's own parser
+    )
+    assert "gage.cli.invite_args" in mods and "gage.cli.relay_args" in mods  # invite_args borrows relay's options
+
+
+def test_the_home_lock_is_reentrant_in_a_thread_and_excludes_other_threads(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from gage.home.layout import Home, LockBusy
+
+    home = Home.init(tmp_path / "h", "h")
+    held, done = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def other() -> None:
+        held.wait(10)
+        try:
+            with home.lock(timeout=0.2):
+                seen.append("entered")
+        except LockBusy as exc:
+            seen.append(str(exc))
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with home.lock(), home.lock(timeout=0):  # the same thread enters again at once
+        held.set()
+        assert done.wait(10)
+    t.join(10)
+    assert seen == ["the home is locked by another gage task in this process"]
+    with home.lock(timeout=0):  # released on the way out
+        pass

@@ -188,5 +188,5 @@ def test_the_plain_path_shortcut_agrees_with_the_pattern(text: str, pad: int) ->
     # pattern does (the shortcut answers only when every path is at most one component long).
     for joined in (text, "x" * pad + text, text + "x" * pad, text.replace("/", "/" + "y" * pad, 1)):
         longest = max(map(len, joined.split("\n")))
-        want = manifest_mod._PLAIN_ASCII_PATHS.fullmatch(joined) is not None
+        want = manifest_mod._plain_ascii_paths_pattern().fullmatch(joined) is not None
         assert manifest_mod._plain_ascii_paths(joined, longest) is want, repr(joined)

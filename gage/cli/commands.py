@@ -39,15 +39,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _gate(sub)
     _a2a(sub)
     _mcp(sub)
-    from gage.cli import (
-        relay_args,  # the relay commands' parser (its own module, issue 20)
-    )
+    if _builds(sub, RELAY_COMMANDS):
+        from gage.cli import (
+            relay_args,  # the relay commands' parser (its own module, issue 20)
+        )
 
-    relay_args.register(sub)
-    from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
+        relay_args.register(sub)
+    if _builds(sub, INVITE_COMMANDS):
+        from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
 
-    invite_args.register(sub)
+        invite_args.register(sub)
     _files(sub)
+
+
+# The commands gage/cli/relay_args.py and invite_args.py add (tests/test_cli_startup.py checks
+# they are exactly these): building another command's parser alone skips importing them.
+RELAY_COMMANDS = ("relay", "mailbox", "deliver", "directory")
+INVITE_COMMANDS = ("invite", "join")
+
+
+def _builds(sub: object, names: tuple[str, ...]) -> bool:
+    """Whether `register` must add these commands: always, unless `sub` is building one other
+    command's parser alone (gage/cli/lazyparse.py's `OnlyOne`, whose `only` names it)."""
+    only = getattr(sub, "only", None)
+    return only is None or only in names
 
 
 # --- making and moving bundles (gage/cli/cmd_core.py) ------------------------------------------

@@ -76,6 +76,7 @@ class OnlyOne:
     def __init__(self, sub: argparse._SubParsersAction[Any], name: str) -> None:
         self._sub = sub
         self._name = name
+        self.only = name  # what gage/cli/commands.py reads to skip whole modules of other commands
 
     def add_parser(self, name: str, **kwargs: Any) -> Any:
         if name == self._name or self._name in kwargs.get("aliases", ()):

@@ -15,8 +15,6 @@ TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
     from typing import NoReturn
 
-_INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
-
 
 def help_width() -> int:
     """The width argparse formats help to: `shutil.get_terminal_size().columns - 2`, read the way
@@ -45,7 +43,8 @@ class GageParser(argparse.ArgumentParser):
         return self.formatter_class(prog=self.prog, width=help_width())  # type: ignore[call-arg]  # every HelpFormatter takes it
 
     def error(self, message: str) -> NoReturn:
-        found = _INVALID.search(message)
+        # Compiled here, on an error only, not at every start-up.
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if found:
             import difflib  # an error only
 

@@ -12,6 +12,7 @@ See spec/keys.md.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gage.format import sha256, signing, strictjson, vocab
@@ -53,8 +54,13 @@ SIGNED_FIELDS = {"gage-signed-key-statement", "statement", "signature", "replace
 
 assert SIGNATURE_CONTEXT not in (RETIRING_CONTEXT, REPLACEMENT_CONTEXT)
 
-# A classical signature (64 bytes) or a hybrid one (3373 bytes), as lower-case hex.
-_SIG_HEX = re.compile(rf"(?:[0-9a-f]{{{2 * signing.ED25519_SIG_LEN}}}|[0-9a-f]{{{2 * signing.HYBRID_SIG_LEN}}})\Z")
+
+# Compiled on first use, not at import: a verdict imports this module but reads a statement
+# only where the home holds one (start-up, issue 28).
+@functools.cache
+def _sig_hex() -> re.Pattern[str]:
+    """A classical signature (64 bytes) or a hybrid one (3373 bytes), as lower-case hex."""
+    return re.compile(rf"(?:[0-9a-f]{{{2 * signing.ED25519_SIG_LEN}}}|[0-9a-f]{{{2 * signing.HYBRID_SIG_LEN}}})\Z")
 
 
 def _fail(message: str, field: str | None = None) -> MalformedError:
@@ -214,7 +220,7 @@ def parse_statement(raw: bytes) -> Statement:
 def _signature(value: Any, field: str, *, nullable: bool) -> bytes | None:
     if value is None and nullable:
         return None
-    if not isinstance(value, str) or not _SIG_HEX.match(value):
+    if not isinstance(value, str) or not _sig_hex().match(value):
         raise _fail(
             f"must be a signature: {2 * signing.ED25519_SIG_LEN} or {2 * signing.HYBRID_SIG_LEN} lower-case hex digits"
             + (" or null" if nullable else ""),

@@ -8,6 +8,7 @@ input (tests/test_fast_paths_agree.py); see spec/bundle.md for the rules.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import unicodedata
@@ -32,8 +33,18 @@ HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 # characters, none empty, none ending in a space or a dot (so never "." or ".."), and no
 # "/" at either end, no backslash, no colon. Anything else takes the rule-by-rule way.
 _COMPONENT = rf"[ -.0-9;-\[\]-~]{{0,{MAX_COMPONENT - 1}}}[!-\-0-9;-\[\]-~]"
-_PLAIN_ASCII_PATH = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
-_PLAIN_ASCII_PATHS = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*(?:\n{_COMPONENT}(?:/{_COMPONENT})*)*")  # one a line
+
+
+# Compiled on first use, not at import: `gage verdict` and `gage list` read manifests through
+# the check cache and never ask, and each pattern is a fraction of a millisecond at start-up.
+@functools.cache
+def _plain_ascii_path() -> re.Pattern[str]:
+    return re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*")
+
+
+@functools.cache
+def _plain_ascii_paths_pattern() -> re.Pattern[str]:
+    return re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*(?:\n{_COMPONENT}(?:/{_COMPONENT})*)*")  # one a line
 
 
 if TYPE_CHECKING:
@@ -83,7 +94,7 @@ def check_path(path: Any, where: str) -> str:
     character is assigned in 14.0, NFC and case folding give the same result on every later
     version (Unicode's normalization and case-folding stability policies).
     """
-    if isinstance(path, str) and len(path) <= MAX_PATH and _PLAIN_ASCII_PATH.fullmatch(path):
+    if isinstance(path, str) and len(path) <= MAX_PATH and _plain_ascii_path().fullmatch(path):
         return path  # the common case, passing every rule below (a manifest may list 10,000)
     if not isinstance(path, str) or not path:
         raise fail("must be a non-empty string", where)
@@ -140,7 +151,7 @@ _CLASS = bytes(
 
 
 def _plain_ascii_paths(joined: str, longest: int) -> bool:
-    """`_PLAIN_ASCII_PATHS.fullmatch(joined)` (paths one a line), most often without the
+    """`_plain_ascii_paths_pattern().fullmatch(joined)` (paths one a line), most often without the
     regex: when every path is at most MAX_COMPONENT long (so is every component), the rule is
     plain characters, no empty component and none ending in a space or a dot, which the
     bytes' classes tell in three searches at memory speed. Anything else, the regex decides."""
@@ -154,7 +165,7 @@ def _plain_ascii_paths(joined: str, longest: int) -> bool:
             and classes[-1] == ord("a")
         ):
             return True
-    return _PLAIN_ASCII_PATHS.fullmatch(joined) is not None
+    return _plain_ascii_paths_pattern().fullmatch(joined) is not None
 
 
 def plain_files(value: list[Any]) -> tuple[FileEntry, ...] | None:
@@ -209,7 +220,7 @@ def parse_files(value: Any) -> tuple[FileEntry, ...]:
     entries: list[FileEntry] = []
     folded: dict[str, str] = {}
     order: list[tuple[int, str, str]] = []
-    plain = _PLAIN_ASCII_PATH.fullmatch
+    plain = _plain_ascii_path().fullmatch
     for i, item in enumerate(value):
         # The field names (`files[i].size`) are only made for an error: 10,000 entries.
         obj = item if type(item) is dict and item.keys() == FILE_FIELDS else exact_fields(item, FILE_FIELDS, f"files[{i}]")

@@ -13,16 +13,27 @@ first `/`, `?` or `#`), as URL parsers (and nats-py) read it; a path's `@` is le
 
 from __future__ import annotations
 
+import functools
 import re
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
     from typing import Any
 
-# scheme://userinfo@ anywhere in free text (an error message, a watch line).
-_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}://)[^\s/?#@\"'<>]*@")
-_AUTHORITY_END = re.compile(r"[/?#]")
 DEFAULT_PORT = 4222
+
+
+# Compiled on first use, not at import: the journal's reader imports this module on every
+# command's path, and most never hold a relay URL (start-up, issue 28).
+@functools.cache
+def _in_text() -> re.Pattern[str]:
+    """scheme://userinfo@ anywhere in free text (an error message, a watch line)."""
+    return re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}://)[^\s/?#@\"'<>]*@")
+
+
+@functools.cache
+def _authority_end() -> re.Pattern[str]:
+    return re.compile(r"[/?#]")
 
 
 def _split(part: str) -> tuple[str, str]:
@@ -32,7 +43,7 @@ def _split(part: str) -> tuple[str, str]:
 
 
 def _authority(rest: str) -> str:
-    m = _AUTHORITY_END.search(rest)
+    m = _authority_end().search(rest)
     return rest[: m.start()] if m else rest
 
 
@@ -56,7 +67,7 @@ def public(url: str) -> str:
 
 def scrub(text: str) -> str:
     """Free text with the userinfo of every `scheme://user:pw@` in it removed."""
-    return _IN_TEXT.sub(r"\1", text) if "@" in text else text
+    return _in_text().sub(r"\1", text) if "@" in text else text
 
 
 def servers(url: str) -> frozenset[tuple[str, str, int]]:

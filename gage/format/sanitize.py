@@ -129,7 +129,18 @@ def _ranges(table: str) -> list[tuple[int, int]]:
     return out
 
 
-PLAIN_RANGES: tuple[tuple[int, int], ...] = tuple(_ranges(_PLAIN_RANGES))
+@functools.cache
+def _plain_ranges() -> tuple[tuple[int, int], ...]:
+    """The table above as numbers, read on first use: most commands show only ASCII text and
+    never need it, and reading it is ~0.3 ms of every start-up (issue 28)."""
+    return tuple(_ranges(_PLAIN_RANGES))
+
+
+def __getattr__(name: str) -> tuple[tuple[int, int], ...]:
+    """`PLAIN_RANGES`: the plain ranges as (first, last) code points, made when first read."""
+    if name == "PLAIN_RANGES":
+        return _plain_ranges()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _class(ranges: tuple[tuple[int, int], ...], extra: str = "") -> re.Pattern[str]:
@@ -142,7 +153,7 @@ def _class(ranges: tuple[tuple[int, int], ...], extra: str = "") -> re.Pattern[s
 def _not_plain(keep_lines: bool = False) -> re.Pattern[str]:
     """Compiled on first use, not at import: hundreds of ranges take ~8 ms each to compile,
     which every command would otherwise pay at start-up (issue 13)."""
-    return _class(PLAIN_RANGES, "\n\t" if keep_lines else "")
+    return _class(_plain_ranges(), "\n\t" if keep_lines else "")
 
 
 # ASCII text (most names and subjects) needs only these: U+0020..U+007E is the first plain range.

@@ -80,11 +80,11 @@ class AuthorityFile(Record):
         return [g for g in self.grants if g.contact == contact and g.kind == kind]
 
 
-_HEADER = re.compile(r"^\s*\[\[\s*grant\s*\]\]\s*(#.*)?$")
-
-
 def _grant_lines(text: str) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines(), start=1) if _HEADER.match(line)]
+    # Compiled on first use (re's own cache): a home's file most often holds no grant, and
+    # then no line is looked for (start-up, issue 28).
+    header = re.compile(r"^\s*\[\[\s*grant\s*\]\]\s*(#.*)?$")
+    return [n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)]
 
 
 def _top_line(text: str, key: str) -> int:
@@ -130,7 +130,7 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml",
     if not isinstance(raw_grants, list):
         errors.append(f"{path}:{_top_line(text, 'grant')}: `grant` must be written as [[grant]] tables (two brackets)")
         raw_grants = []
-    starts = _grant_lines(text)
+    starts = _grant_lines(text) if raw_grants else []  # the lines only name a grant's errors
     grants: list[Grant] = []
     for i, g in enumerate(raw_grants):
         line = starts[i] if i < len(starts) else 0

@@ -41,10 +41,10 @@ skipped. It is as trusted as the rest of the home (contacts.toml beside it says 
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import stat
-import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -176,7 +176,7 @@ class CheckCache:
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
         self._entries: dict[str, list[Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock itself, without importing threading (start-up)
         self._dirty = False
         self.hits = 0
         self.misses = 0

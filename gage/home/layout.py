@@ -7,10 +7,10 @@ script) never interleave a move with a journal line.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import fcntl
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -63,7 +63,9 @@ class _HomeLock:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._rlock = threading.RLock()
+        # What threading.RLock() makes (CPython's C lock), without importing threading on
+        # every command's path (start-up, issue 28).
+        self._rlock = _thread.RLock()
         self._depth = 0
         self._fd: int | None = None
 

@@ -31,10 +31,10 @@ apply each line once.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import sqlite3
-import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -78,7 +78,7 @@ class JournalIndex:
         # The journal's path only, not the journal: no reference cycle, so a dropped Home closes its connection.
         self.journal_path = journal_path
         self.path = path
-        self._mutex = threading.RLock()
+        self._mutex = _thread.RLock()  # what threading.RLock() makes, without importing threading (start-up)
         self._db: sqlite3.Connection | None = None
         self._pid = 0
         self._memory = path is None
