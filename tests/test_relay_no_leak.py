@@ -185,9 +185,9 @@ def test_journal_verdict_and_mcp_carry_no_password(make_home, relay, gage, tmp_p
     _no_secret(r.out, r.err)
     _no_secret(bob.journal.path.read_text())
     # a journal line an older gage wrote with the password in it: the verdict never hands it on
-    from gage.home.journal import log
+    from gage.format import relayurl  # the module the journal writer calls
 
-    monkeypatch.setattr(log.relayurl, "clean_transport", lambda d: d)
+    monkeypatch.setattr(relayurl, "clean_transport", lambda d: d)
     monkeypatch.setattr(connection, "check_url", lambda url: None)  # as an older gage took the URL
     second = bundle(alice, tmp_path, name="two.txt", data=b"two")
     assert gage(alice, "deliver", second, "--to", "bob").code == 0

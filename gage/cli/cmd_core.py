@@ -13,7 +13,6 @@ from pathlib import Path
 from gage.cli.output import emit_json, err, home_path, open_home, out, show
 from gage.cli.sizes import human
 from gage.format.errors import Exit, GageError, GageIOError, UsageError
-from gage.format.keyjson import key_json
 from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.sanitize import json_text
 from gage.home import listing
@@ -68,6 +67,8 @@ def cmd_id(args: Any) -> int:
 
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
+        from gage.format.keyjson import key_json  # JSON only
+
         shown: dict[str, Any] = {"name": ident.name, **key_json(ident.key), "words": [list(p) for p in words]}
         if ident.protected:
             shown["protected"] = True  # the secret is sealed with a passphrase (spec/keys.md section 11)
@@ -114,6 +115,8 @@ def cmd_key_export(args: Any) -> int:
         err(f"wrote {args.output}")
     if args.json:
         # The key file's own text too: without -o it is the only place it is written.
+        from gage.format.keyjson import key_json
+
         ident = home.identity
         path = json_text(args.output) if args.output else None
         emit_json({"name": ident.name, **key_json(ident.key), "path": path, "keyfile": data.decode("utf-8")})

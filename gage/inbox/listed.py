@@ -15,7 +15,6 @@ from gage.format.record import Frozen, set_field
 from gage.home.checkcache import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored, list_bundles
-from gage.inbox.rowshape import row_json
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
@@ -91,6 +90,9 @@ class ListedRow(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         """The row of `gage list --json` (spec/cli.md), as `InboxRow.to_json`."""
+        # Imported here: JSON only, not `gage list`'s start-up.
+        from gage.inbox.rowshape import row_json
+
         return row_json(self, self.sender)
 
 

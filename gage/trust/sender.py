@@ -8,9 +8,7 @@ Records, not dataclasses: every verdict loads them (start-up, issue 28; gage/for
 
 from __future__ import annotations
 
-from gage.format import relayurl
 from gage.format.errors import MalformedError
-from gage.format.keyjson import with_fingerprints
 from gage.format.keys import key_scheme, key_text, parse_key, short_fingerprint
 from gage.format.manifest import Manifest
 from gage.format.record import Record
@@ -230,6 +228,9 @@ class TransportClaim(Record):
 
     def to_json(self) -> dict[str, Any]:
         # A key the carrier names gets its fingerprint beside it (`from_key_fingerprint`), as every key in JSON.
+        # Imported here: JSON output only, not every verdict's start-up.
+        from gage.format.keyjson import with_fingerprints
+
         fields = with_fingerprints(self.fields)
         return {
             "carrier": self.carrier,
@@ -246,6 +247,8 @@ def transport_claim(
     signature (which wins); None when the carrier said nothing."""
     if not raw:
         return None
+    from gage.format import relayurl  # only where a carrier said something
+
     # A journal line written before relay URLs were cleaned may hold a password: never shown on.
     fields = relayurl.clean_transport(
         {

@@ -10,7 +10,6 @@ kept, and `gage journal verify` reports it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -19,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from gage.bundle import atomic
-from gage.format import relayurl, sha256, strictjson
+from gage.format import sha256, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
 from gage.format.record import Record
@@ -197,6 +196,9 @@ class Journal:
             if event not in EVENTS:
                 raise ValueError(f"unknown journal event {event!r}")
             if isinstance(fields.get("transport"), dict):
+                # Imported here: a carrier's entry only, not every command's start-up.
+                from gage.format import relayurl
+
                 # A carrier's URL never takes a relay's user or password into the journal (spec/relay.md section 8).
                 fields["transport"] = relayurl.clean_transport(fields["transport"])
         if not items:
@@ -285,6 +287,8 @@ class Journal:
             "note": "a torn last line (from an interrupted write) was cut from the journal and kept, byte for byte",
         }
         if len(torn) <= TORN_INLINE_LIMIT:
+            import base64  # a repair only, not every command's start-up
+
             fields["torn_bytes"] = base64.b64encode(torn).decode("ascii")
         return fields
 
