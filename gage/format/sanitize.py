@@ -158,14 +158,25 @@ def _not_plain(keep_lines: bool = False) -> re.Pattern[str]:
 
 # ASCII text (most names and subjects) needs only these: U+0020..U+007E is the first plain range.
 _ASCII_NOT_PLAIN = re.compile("[\x00-\x1f\x7f]")
-_ASCII_NOT_PLAIN_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@functools.cache
+def _ascii_not_plain_keep_lines() -> re.Pattern[str]:
+    """Compiled on first use, as `_surrogate` below: `gage id`, `list` and `verdict` never ask (issue 28)."""
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _pattern(text: str, keep_lines: bool = False) -> re.Pattern[str]:
     if text.isascii():
-        return _ASCII_NOT_PLAIN_KEEP_LINES if keep_lines else _ASCII_NOT_PLAIN
+        return _ascii_not_plain_keep_lines() if keep_lines else _ASCII_NOT_PLAIN
     return _not_plain(keep_lines)
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udfff]")
+
+
 # Characters that change how the rest of a line is shown without being seen themselves: all
 # of category Cf, so none is plain (tests/test_spec_agree_vectors.py checks it).
 _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
@@ -297,7 +308,7 @@ def json_text(text: str) -> str:
     """`text` as a JSON string can hold it: a name read from disk that was not UTF-8 holds
     lone surrogates (one per byte, from Python's surrogateescape), which no strict JSON
     reader accepts; each becomes U+FFFD. See spec/cli.md, `--json`."""
-    return _SURROGATE.sub("\ufffd", text)
+    return _surrogate().sub("\ufffd", text)
 
 
 # How much of one untrusted string an error, a journal line or a log line repeats (issue 19):

@@ -8,6 +8,7 @@ reader, so each of these is an error here, as is anything over the size cap.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from itertools import chain
@@ -72,7 +73,15 @@ def _check_strings(value: Any, depth: int = 0, *, floats: bool = False) -> None:
 # text without one of these needs no look at each string. (A conservative match: `\\ud800`,
 # an escaped backslash, also matches and takes the full look.)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+@functools.cache
+def _string() -> re.Pattern[str]:
+    """A JSON string's text, compiled on first use: `gage id`, `list` and `verdict` read
+    their JSON without the depth rule's look, or not at all (start-up, issue 28)."""
+    return re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
 _BRACKETS = {ord(c): None for c in map(chr, range(128)) if c not in "[]{}"}
 
 
@@ -85,7 +94,7 @@ def _check_depth(text: str) -> None:
     brackets counted. The same verdict as `_check_strings`, without a call per value (a
     manifest of 10,000 files holds 70,000 of them)."""
     depth = 0
-    for c in _STRING.sub("", text).translate(_BRACKETS):
+    for c in _string().sub("", text).translate(_BRACKETS):
         if c in "[{":
             depth += 1
             if depth > MAX_DEPTH:
