@@ -20,6 +20,7 @@ from gage.format.errors import (
     RefusedError,
     UsageError,
 )
+from gage.format.keyjson import with_fingerprints
 from gage.format.keys import (
     key_text,
     parse_key,
@@ -280,8 +281,6 @@ def cmd_journal_show(args: Any) -> int:
         entries = collections.deque(entries, maxlen=args.n)  # the last N, as `git log -n` shows the newest
     if args.json:
         # Each entry as written, with a fingerprint beside every key it names (issue 27).
-        from gage.format.keyjson import with_fingerprints
-
         _emit_json_stream(with_fingerprints(e) for e in entries)
         return 0
     for e in entries:
