@@ -104,3 +104,19 @@ def stop_process(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def small_home_with_a_bundle(tmp_path: Path) -> tuple[Home, Home, Manifest]:
+    """A home (`me`) holding one pending bundle from another (`them`, unpaired), both made as
+    `gage init` makes them (hybrid keys), the bundle past the check cache's racy window
+    (gage/home/checkcache.py), as any bundle not just landed: what the start-up tests run
+    `id`, `list` and `verdict ID` on."""
+    import time
+
+    me = Home.init(tmp_path / "me", "me")
+    them = Home.init(tmp_path / "them", "them")
+    (tmp_path / "note.txt").write_text("hello\n")
+    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
+    store.import_bundle(me, tmp_path / "wire" / m.id)
+    time.sleep(2.1)
+    return me, them, m

@@ -183,19 +183,12 @@ def _run_probe(probe: str) -> tuple[set[str], int]:
 def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import os
 
-    from gage.home.layout import Home
-    from gage.inbox import send, store
+    from gagetest import small_home_with_a_bundle
+
     from gage.inbox.listed import listed_rows
 
-    me = Home.init(tmp_path / "me", "me")
-    them = Home.init(tmp_path / "them", "them")
+    me, them, m = small_home_with_a_bundle(tmp_path)
     assert me.identity.hybrid and them.identity.hybrid
-    (tmp_path / "note.txt").write_text("hello\n")
-    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
-    store.import_bundle(me, tmp_path / "wire" / m.id)
-    import time
-
-    time.sleep(2.1)  # past the check cache's racy window (gage/home/checkcache.py), as any bundle not just landed
     listed_rows(me)  # the check and the row are kept, as after any earlier listing
     monkeypatch.setenv("GAGE_HOME", str(me.root))
     assert os.environ["GAGE_HOME"] == str(me.root)

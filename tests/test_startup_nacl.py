@@ -10,11 +10,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nacl.signing
 import pytest
+from gagetest import small_home_with_a_bundle
 
 from gage.format import ed25519
 from gage.format.errors import MalformedError, PassphraseError
@@ -58,14 +58,7 @@ NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib", "h
 
 
 def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) -> None:
-    from gage.inbox import send, store
-
-    me = Home.init(tmp_path / "me", "me")
-    them = Home.init(tmp_path / "them", "them")
-    (tmp_path / "note.txt").write_text("hello\n")
-    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
-    store.import_bundle(me, tmp_path / "wire" / m.id)
-    time.sleep(2.1)  # past the check cache's racy window, as any bundle not just landed
+    me, _them, m = small_home_with_a_bundle(tmp_path)
     _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
     assert {"typing", "dataclasses", "tomllib", "hashlib"} <= first  # the probe sees them where a command loads them
     _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
@@ -78,15 +71,8 @@ def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) ->
 
 
 def test_small_commands_on_a_hybrid_home_load_no_signing_library_and_the_home_still_signs(tmp_path: Path) -> None:
-    from gage.inbox import send, store
-
-    me = Home.init(tmp_path / "me", "me")
-    them = Home.init(tmp_path / "them", "them")
+    me, them, m = small_home_with_a_bundle(tmp_path)
     assert me.identity.hybrid and them.identity.hybrid
-    (tmp_path / "note.txt").write_text("hello\n")
-    m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
-    store.import_bundle(me, tmp_path / "wire" / m.id)
-    time.sleep(2.1)  # past the check cache's racy window (gage/home/checkcache.py), as any bundle not just landed
     _out, first = _run(me.root, "list")  # checks the bundle once and keeps its check and row
     assert "cryptography" in first  # the first listing verified the hybrid signature
     _out, first = _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
