@@ -15,7 +15,8 @@ interleaved between the sizes so both see the same machine load:
 
 It prints the median of each, for each size, and the ratio big/small. Each round starts a
 fresh app on the same home (page cache warm) with the check cache deleted, as on a first
-run, then the restart. The journal index is built once after making the home, as every
+run, then the restart; each app starts with the last one's garbage collected, as a new
+process would. The journal index is built once after making the home, as every
 append keeps it for a home gage has been using (bench/scale.py writes the journal
 directly). Not run in CI; see bench/README.md.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
 import sys
 import tempfile
@@ -87,6 +89,7 @@ async def one_round(root: Path, wire: Path, n: int) -> dict[str, float]:
     (home.cache / checkcache.FILE_NAME).unlink(missing_ok=True)  # a first run: nothing remembered
     app = GageApp(home, watch=True)
     out: dict[str, float] = {}
+    gc.collect()  # as a new process starts: nothing of the last round's app left to collect
     start = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
         await _until(lambda: app.inbox.loads >= 1, "the first rows")
@@ -122,6 +125,7 @@ async def restart(root: Path) -> dict[str, float]:
     """The app started again on the same home, with the check cache the last one saved."""
     app = GageApp(open_home(root), watch=False)
     out: dict[str, float] = {}
+    gc.collect()
     start = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
         await _until(lambda: app.inbox.loads >= 1, "the first rows")

@@ -32,6 +32,7 @@ from textual.worker import get_current_worker
 
 from gage.home.checkcache import CheckCache
 from gage.home.layout import ALL_STATES, Home
+from gage.tui import gcpause
 from gage.tui.bindings import bindings_for
 from gage.tui.bulk import BulkBar
 from gage.tui.inbox_cells import age_cell, age_text, next_change, row_cells
@@ -207,6 +208,8 @@ class InboxScreen(InboxView, Screen[None]):
         if message.run != self._run:
             return
         self._req = None
+        if not self.loading:
+            gcpause.release()
         if message.error is not None:
             table = self.query_one(InboxTable)
             table.loaded = True
@@ -258,6 +261,8 @@ class InboxScreen(InboxView, Screen[None]):
         self.show_detail()
         self.refresh_bindings()
         self.refresh_ages()
+        if self.loading:
+            gcpause.hold()  # gage.tui.gcpause: a fill's full collections walk only what is new
 
     def _add(self, table: InboxTable, rows: list[Row]) -> None:
         if not rows:
@@ -351,6 +356,11 @@ class InboxScreen(InboxView, Screen[None]):
             self._after = None
             if self.current_id() == bid and self.app.screen is self and self.rows[bid].verdict is not None:
                 getattr(self, f"action_{action}")()
+        if self.loading:
+            gcpause.hold()
+
+    def on_unmount(self) -> None:
+        gcpause.release()  # closed while a fill ran: nothing stays frozen
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab.id and event.tab.id != self.state:

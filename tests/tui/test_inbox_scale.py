@@ -318,3 +318,38 @@ async def test_a_batch_of_verdicts_lands_with_the_right_cells_in_one_message(
             assert [(c.plain, str(c.style)) for c in shown] == [(c.plain, str(c.style)) for c in app.inbox.cells_of(row, now)]
         text = screen_text(app)
         assert "checking" not in text and "✔ verified" in text
+
+
+async def test_a_fill_holds_full_collections_off_and_leaves_nothing_frozen(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gage.tui.gcpause: each batch a fill applies freezes what is alive (so a full collection
+    walks only what is new), and once no fill runs everything is given back to the collector,
+    also when the app closes mid-fill: nothing stays frozen to leak."""
+    import gc
+
+    from gage.tui import gcpause
+
+    frozen_while_loading: list[int] = []
+    real_hold = gcpause.hold
+
+    def hold() -> None:
+        real_hold()
+        frozen_while_loading.append(gc.get_freeze_count())
+
+    monkeypatch.setattr(gcpause, "hold", hold)
+    assert gc.get_freeze_count() == 0
+    app = TestApp(world.home)
+    async with app.raw_pilot(size=SIZE) as pilot:
+        assert await wait_for(lambda: len(app.inbox.rows) == 4 and not app.inbox.loading and all(r.verdict for r in app.inbox.rows.values()))
+        await pilot.pause()
+        assert frozen_while_loading and all(n > 0 for n in frozen_while_loading)
+        assert gc.get_freeze_count() == 0  # the fill is done: nothing frozen
+    # Closed in the middle of a fill: the verdicts held back, the screen unmounted.
+    gate = threading.Event()
+    count_checks(monkeypatch, gate)
+    (world.home.cache / checkcache.FILE_NAME).unlink(missing_ok=True)
+    app = TestApp(world.home)
+    async with app.raw_pilot(size=SIZE):
+        assert await wait_for(lambda: len(app.inbox.rows) == 4)
+        assert app.inbox.loading
+    gate.set()
+    assert gc.get_freeze_count() == 0
