@@ -12,10 +12,6 @@ size around the switch, and on a build without the interpreter's own, hashlib do
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing itself is a start-up cost (issue 28)
-if TYPE_CHECKING:
-    from hashlib import _Hash
-
 LARGE = 1 << 16
 
 try:
@@ -27,19 +23,11 @@ except ImportError:
         _own = None
 
 
-def sha256(data: bytes = b"", *, large: bool | None = None) -> _Hash:
-    """A SHA-256 hash object of `data`, like hashlib.sha256(data). `large`: whether more than
-    `LARGE` bytes will be hashed in all (default: judged by `data` alone)."""
-    if large is None:
-        large = len(data) >= LARGE
-    if large or _own is None:
-        import hashlib
-
-        return hashlib.sha256(data)
-    h: _Hash = _own(data)
-    return h
-
-
 def hexdigest(data: bytes) -> str:
     """The SHA-256 of `data`, as 64 lowercase hex digits."""
-    return sha256(data).hexdigest()
+    if _own is None or len(data) >= LARGE:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    digest: str = _own(data).hexdigest()
+    return digest
