@@ -114,12 +114,7 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml",
     """Parse and check. Errors are collected with line numbers; only valid grants are kept.
     `file`: the file the text was read from, whose parse gage.home.tomlmemo may keep."""
     try:
-        if file is not None:
-            doc = tomlmemo.loads(text, file, AUTHORITY_LIMIT)
-        else:
-            import tomllib
-
-            doc = tomllib.loads(text)
+        doc = tomlmemo.loads(text, file, AUTHORITY_LIMIT)
     except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"not valid TOML: {exc}", path=path) from exc
     errors: list[str] = []

@@ -44,24 +44,27 @@ def _plain(value: object) -> bool:
     return isinstance(value, str | int | float | bool)
 
 
-def _memo_rel(path: Path) -> str | None:
-    """Where the memo of `path` lives, relative to its folder; None when that folder has no real
-    `cache` folder (not a home: nothing is written)."""
+def _memo_at(path: Path | None) -> tuple[Path, str] | None:
+    """Where the memo of `path` lives: its folder, and the memo relative to it; None for no
+    file, or when that folder has no real `cache` folder (not a home: nothing is written)."""
+    if path is None:
+        return None
     try:
         if not stat.S_ISDIR(os.lstat(path.parent / "cache").st_mode):
             return None
     except OSError:
         return None
-    return f"cache/{path.name}.parsed.json"
+    return path.parent, f"cache/{path.name}.parsed.json"
 
 
-def loads(text: str, path: Path, limit: int) -> dict[str, Any]:
-    """tomllib.loads(text), remembered for the file at `path` (whose text it is); `limit` bounds
-    the memo as it bounds the file (the memo holds the text and the document, so twice it).
+def loads(text: str, path: Path | None, limit: int) -> dict[str, Any]:
+    """tomllib.loads(text), remembered for the file at `path` (whose text it is; None: a
+    text from no file, parsed and not kept); `limit` bounds the memo as it bounds the file (the
+    memo holds the text and the document, so twice it).
     Raises tomllib.TOMLDecodeError (a ValueError) as tomllib does."""
-    rel = _memo_rel(path)
-    if rel is not None:
-        data = homefile.read_derived(path.parent, rel, 2 * limit + 4096)
+    at = _memo_at(path)
+    if at is not None:
+        data = homefile.read_derived(*at, 2 * limit + 4096)
         if data is not None:
             try:
                 memo = json.loads(data)
@@ -79,7 +82,7 @@ def loads(text: str, path: Path, limit: int) -> dict[str, Any]:
     import tomllib
 
     doc = tomllib.loads(text)
-    if rel is not None and _plain(doc):
+    if at is not None and _plain(doc):
         kept = {"format": FORMAT, "parser": PARSER, "text": text, "doc": doc}
-        homefile.write_derived(path.parent, rel, json.dumps(kept).encode("ascii"))
+        homefile.write_derived(*at, json.dumps(kept).encode("ascii"))
     return doc
