@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 # The commands gage/cli/relay_args.py and invite_args.py add (tests/test_cli_startup.py checks
 # they are exactly these): building another command's parser alone skips importing them.
-RELAY_COMMANDS = ("relay", "mailbox", "deliver", "directory")
+RELAY_COMMANDS = ("relay", "mailbox", "deliver", "outbox", "directory")
 INVITE_COMMANDS = ("invite", "join")
 
 

@@ -29,6 +29,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
     Exit.A2A_UNCONFIRMED: "a2a send: the agent answered but never confirmed the delivery",
     Exit.RELAY: "the relay was unreachable, or refused or failed what was asked",
+    Exit.QUEUED: "deliver: the way was not there; the delivery waits in the outbox (`gage outbox`)",
 }
 INTERRUPTED = 130
 
@@ -97,7 +98,10 @@ EXAMPLES: dict[str, list[str]] = {
     "mailbox create": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox create --relay nats://hub:4222 --nkey me.nk"],
     "mailbox fetch": ["gage mailbox fetch", "gage mailbox fetch --json"],
     "mailbox show": ["gage mailbox show --json"],
-    "deliver": ["gage deliver 3f2a91c0 --to bob", "gage deliver 3f2a91c0 --to bob --via folder", "gage deliver 3f2a91c0 --to bob --json"],
+    "deliver": [
+        "gage deliver 3f2a91c0 --to bob", "gage deliver 3f2a91c0 --to bob --via folder", "gage deliver 3f2a91c0 --to bob --now --json",
+    ],
+    "outbox": ["gage outbox", "gage outbox send", "gage outbox cancel 9c41"],
     "directory": ["gage directory publish --handle alice", "gage directory lookup bob"],
     "directory publish": ["gage directory publish --handle alice"],
     "directory lookup": ["gage directory lookup bob --json"],
@@ -160,7 +164,11 @@ CODES: dict[str, frozenset[Exit]] = {
         "directory lookup": {_E.MALFORMED, _E.REFUSED, _E.RELAY},
         "deliver": {
             _E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT,
-            _E.A2A_UNCONFIRMED, _E.RELAY,
+            _E.A2A_UNCONFIRMED, _E.RELAY, _E.QUEUED,
+        },
+        "outbox": {
+            _E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT,
+            _E.A2A_UNCONFIRMED, _E.RELAY, _E.QUEUED,
         },
     }.items()
 }

@@ -74,6 +74,9 @@ if TYPE_CHECKING:
         "key-statement-applied",
         "key-statement-refused",
         "envelope-dropped",
+        "delivery-queued",
+        "delivered",
+        "delivery-cancelled",
     ]
     # The events an arrival is journaled under: `gage import`, or a carrier (watcher, A2A).
     ArrivalEvent = Literal["imported", "received"]
@@ -107,6 +110,9 @@ if TYPE_CHECKING:
         "key-statement",
         "skipped",
         "error",
+        "delivered",
+        "queued",
+        "cancelled",
         "stopped",
     ]
 
@@ -152,6 +158,9 @@ EVENTS: Final[tuple[Event, ...]] = (
     "key-statement-applied",
     "key-statement-refused",
     "envelope-dropped",
+    "delivery-queued",
+    "delivered",
+    "delivery-cancelled",
 )
 REFUSALS: Final[tuple[Refusal, ...]] = (
     "invalid-carrier",
@@ -179,6 +188,9 @@ WATCH_KINDS: Final[tuple[WatchKind, ...]] = (
     "key-statement",
     "skipped",
     "error",
+    "delivered",
+    "queued",
+    "cancelled",
     "stopped",
 )
 

@@ -21,6 +21,7 @@ from gage.carriers.relay.errors import (
     PERMISSIONS,
     REFUSED_MSG,
     RelayError,
+    RelayUnreachable,
     refusal_text,
 )
 
@@ -70,7 +71,7 @@ async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
     try:
         nc = await nats.connect(servers=servers, **kwargs)
     except (TimeoutError, OSError, nats.errors.Error) as exc:
-        raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
+        raise RelayUnreachable(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
         await _api_prefix(nc)
         yield nc

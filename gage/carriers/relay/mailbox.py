@@ -35,7 +35,9 @@ from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, c
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
     RelayError,
+    RelayUnreachable,
 )
+from gage.carriers.testhook import kill_at
 from gage.home import settings
 from gage.home.layout import Home
 
@@ -151,14 +153,17 @@ PUBLISH_PATIENCE = 10.0
 CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down (issue 30)
 
 
-async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0) -> dict[str, Any]:
+async def publish(
+    url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0, msg_id: str | None = None
+) -> dict[str, Any]:
     """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
 
     A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
     again, on any node, under the same message id: the relay's duplicate window stores it
-    once however many times it arrived. Refusals (no mailbox, full) are not retried.
+    once however many times it arrived. Refusals (no mailbox, full) are not retried. A queued
+    delivery gives its own `msg_id`, the same at every try, so a try after a crash is one too.
     """
-    msg_id = secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
+    msg_id = msg_id or secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
     unreachable: float | None = None  # since when no node could be reached
@@ -168,14 +173,14 @@ async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None
         except _Unreachable as exc:
             unreachable = unreachable or time.monotonic()
             if time.monotonic() - unreachable > CONNECT_PATIENCE:
-                raise RelayError(f"{exc}; nothing was delivered") from None
+                raise RelayUnreachable(f"{exc}; nothing was delivered") from None
             await asyncio.sleep(0.1)
         except _Transient as exc:
             unreachable = None
             attempt += 1
             pause = min(2.0, 0.5 * attempt)
             if time.monotonic() + pause > deadline:
-                raise RelayError(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
+                raise RelayUnreachable(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
             await asyncio.sleep(pause)
 
 
@@ -196,6 +201,7 @@ async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, 
     except RelayError as exc:
         raise _Unreachable(str(exc)) from None
     try:
+        kill_at("publishing")
         ack = await _put(nc, address, envelope, size, headers, msg_id, timeout)
     except BaseException as exc:
         # Through the connection's exit, which turns a permissions violation into the refusal it is.
