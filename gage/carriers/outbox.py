@@ -159,8 +159,8 @@ def attempt(home: Home, d: sq.Delivery, *, first: bool = False) -> Outcome:
     if d.attempt is not None and not first:
         line = _journaled(home, d)
         if line is not None:  # the last try was acknowledged and journaled, then cut short
-            d.state, d.done_at, d.attempt = "delivered", str(line.get("time")), None
-            d.ack = {"by": line.get("ack"), "found_in_journal": True}
+            d.state, d.done_at, d.attempt, d.next_try = "delivered", sq.now_text(), None, None
+            d.ack = {"ack": line.get("ack"), "target": line.get("target"), "journaled_at": line.get("time"), "found_in_journal": True}
             sq.save(home, d)
             return Outcome("delivered", d)
     who: Recipient | None = None

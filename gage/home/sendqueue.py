@@ -26,7 +26,7 @@ from typing import Any
 
 from gage.bundle import atomic
 from gage.format import strictjson
-from gage.format.errors import GageError, GageIOError, MalformedError
+from gage.format.errors import GageError, GageIOError, MalformedError, NotFoundError
 from gage.home import homefile
 from gage.home.layout import Home
 
@@ -158,7 +158,11 @@ def read(home: Home, delivery_id: str) -> Delivery:
     data = homefile.read_bytes(path, "delivery", LIMIT)
     if data is None:
         raise GageIOError("no such delivery", path=str(path))
-    return Delivery.from_json(strictjson.loads(data, limit=LIMIT, what="a delivery file"), path)
+    try:
+        doc = strictjson.loads(data, limit=LIMIT, what="a delivery file")
+    except MalformedError as exc:
+        raise MalformedError(exc.message, path=str(path), field=exc.field) from None
+    return Delivery.from_json(doc, path)
 
 
 def resolve(home: Home, ref: str) -> Delivery:
@@ -168,8 +172,6 @@ def resolve(home: Home, ref: str) -> Delivery:
     names = sorted(p.name for p in box.iterdir()) if box.is_dir() else []
     hits = [n for n in names if n.startswith(ref)] if len(ref) >= 4 else [n for n in names if n == ref]
     if len(hits) != 1:
-        from gage.format.errors import NotFoundError
-
         said = "no delivery" if not hits else f"{len(hits)} deliveries"
         raise NotFoundError(f"{said} matches {ref!r}: `gage outbox --all` lists them")
     return read(home, hits[0])
@@ -242,3 +244,12 @@ def summary_state(states: list[str]) -> str:
 def queued_count(home: Home) -> int:
     deliveries, _damaged = load_all(home)
     return sum(1 for d in deliveries if d.waiting)
+
+
+def with_delivery(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`gage list --json` rows (and MCP's), each sent bundle's row with its `delivery`: the state of its
+    deliveries (queued, delivered, cancelled), or null for one never given to `deliver`."""
+    if not any(r.get("state") == "outbox" for r in rows):
+        return rows
+    states = states_by_bundle(home)
+    return [{**r, "delivery": states.get(str(r.get("id")))} if r.get("state") == "outbox" else r for r in rows]
