@@ -282,7 +282,6 @@ def cmd_list(args: Any) -> int:
     `gage verdict --json` prints): never looked up in the contacts here, so a bundle whose
     signature fails is never listed under a contact's name (issue 9, class 1)."""
     from gage.cli.list_filter import filtered
-    from gage.home import sendqueue
     from gage.inbox.listed import listed_rows
 
     home = open_home(args)
@@ -292,23 +291,30 @@ def cmd_list(args: Any) -> int:
         args.state = "outbox"
     rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged
     rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
-    docs = sendqueue.with_delivery(home, [r.to_json() for r in rows])  # a sent bundle's row says queued, delivered or cancelled
+    sent: dict[str, Any] = {}
+    if any(r.state == "outbox" for r in rows):  # a sent bundle's row says queued, delivered or cancelled
+        from gage.home import sendqueue
+
+        if args.json:
+            emit_json(sendqueue.with_delivery(home, [r.to_json() for r in rows]))
+            return 0
+        sent = sendqueue.states_by_bundle(home)
     if args.json:
-        emit_json(docs)
+        emit_json([r.to_json() for r in rows])
         return 0
     if left_out:
         err(f"{left_out} more not listed (--limit {args.limit})")
     if not rows:
         out("no bundles")
         return 0
-    for r, doc in zip(rows, docs, strict=True):
+    for r in rows:
         if r.kind is None:
             out(f"{r.state:<9} {r.id[:12]}  (unreadable manifest)")
             continue
-        sent = doc.get("delivery")
-        if sent:
-            who = ", ".join(f"{show(d['to'])} {d['state']}" for d in sent["deliveries"])
-            out(f"{r.state:<9} {r.id[:12]}  {sent['state']:<10} {r.kind:<14} to {who:<25} {show(r.subject or '')}")
+        went = sent.get(r.id) if r.state == "outbox" else None
+        if went:
+            who = ", ".join(f"{show(d['to'])} {d['state']}" for d in went["deliveries"])
+            out(f"{r.state:<9} {r.id[:12]}  {went['state']:<10} {r.kind:<14} to {who:<25} {show(r.subject or '')}")
             continue
         subj = show(r.subject or "")
         if r.accepted_how == "unattended":
