@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gage.carriers import route as route_mod
 from gage.carriers.recipient import Recipient, delivery_json, recipient
@@ -171,7 +171,7 @@ def attempt(home: Home, d: sq.Delivery, *, first: bool = False) -> Outcome:
         d.state = "sending"
         sq.save(home, d)
         sent = route_mod.deliver(
-            home, stored.path, stored.id, d.to, via=d.via, unconfirmed=d.unconfirmed, relay=d.relay, creds=_creds(d),
+            home, stored.path, stored.id, d.to, via=cast("route_mod.Route | None", d.via), unconfirmed=d.unconfirmed, relay=d.relay, creds=_creds(d),
             token=_token(d.token_file), msg_id=d.msg_id,
         )
     except GageError as exc:
