@@ -29,6 +29,7 @@ from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
 from gage.tui import export, mailbox_fetch, pairing, safe
+from gage.tui import outbox as tui_outbox
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
@@ -106,16 +107,25 @@ class GageApp(App[int]):
         if problems:
             self.push_screen(HomeProblemsScreen(problems))
             return
-        self.sub_title = safe.one_line(self.home.identity.name, limit=40)
+        self.show_queued()
         self.push_screen(self.inbox)
         if self._watch:
             self.watch_inbox()
             # The mailbox too, as `gage watch` does (issue 30): mail lands and shows with nothing else run.
             self._mail_stop = mailbox_fetch.start(self, self.home)
+            # And what waits in the outbox goes when its way is back, as with `gage watch`.
+            self._outbox_stop = tui_outbox.start(self, self.home)
+
+    def show_queued(self, waiting: int | None = None) -> None:
+        """The header: my name, and how many deliveries wait for their way (counted now unless given)."""
+        count = tui_outbox.queued(self.home) if waiting is None else waiting
+        self.sub_title = tui_outbox.header(self.home.identity.name, count)
 
     def on_unmount(self) -> None:
         if getattr(self, "_mail_stop", None) is not None:
             self._mail_stop.set()
+        if getattr(self, "_outbox_stop", None) is not None:
+            self._outbox_stop.set()
 
     # --- live inbox ---------------------------------------------------------------------
 
