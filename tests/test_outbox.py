@@ -276,3 +276,58 @@ def test_a_kill_9_at_any_step_leaves_it_queued_or_done_and_it_arrives_once(make_
         assert len(_arrivals(bob, bid)) == 1  # once: never twice
     finally:
         srv.stop(kill=True)
+
+
+def test_a_key_retired_while_it_waits_cancels_it_never_sent_to_the_retired_key(make_home, gage, tmp_path: Path) -> None:
+    alice, bob, drop, (bid,) = _queued_to_a_missing_folder(make_home, gage, tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    r = gage(bob, "key", "retire", "--reason", "compromised", "-o", str(shared), "--json")
+    assert r.code == 0, r.err
+    (statement,) = os.listdir(shared)
+    assert gage(alice, "import", str(shared / statement)).code == 0  # the statement applies as it arrives
+    assert [e["contact"] for e in _events(alice, "key-statement-applied")] == ["bob"]
+    drop.mkdir()
+    r = gage(alice, "outbox", "send", "--json")
+    assert r.code == Exit.REFUSED, r.err
+    (line,) = _events(alice, "delivery-cancelled")
+    assert line["bundle"] == bid and "retired" in line["why"] and os.listdir(drop) == []
+
+
+def test_an_agent_asleep_keeps_it_and_it_goes_when_the_agent_answers(make_home, gage, tmp_path: Path) -> None:
+    from gage.carriers.a2a import server as a2a_server
+    from gage.home import listing
+
+    alice, bob = make_home("alice"), make_home("bob")
+    pair(alice, "bob", bob)
+    srv = a2a_server.Server(bob, host="127.0.0.1", port=0, on_event=lambda _: None).start()
+    url = srv.url
+    srv.stop(timeout=5)  # asleep
+    assert gage(alice, "contacts", "where", "bob", "--a2a", url).code == 0
+    bid = bundle(alice, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", "bob")
+    assert r.code == Exit.QUEUED and "queued for bob's A2A agent: the agent is not answering" in r.out
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    srv = a2a_server.Server(bob, host="127.0.0.1", port=port, on_event=lambda _: None).start()
+    try:
+        r = gage(alice, "outbox", "send")
+        assert r.code == 0, r.err
+    finally:
+        srv.stop(timeout=5)
+    (line,) = _events(alice, "delivered")
+    assert line["ack"] == "agent" and line["confirmed"] is True and listing.find(bob, bid).state == "pending"
+
+
+def test_agents_see_the_state_through_mcp_read_only(make_home, gage, tmp_path: Path) -> None:
+    from gage.mcp import answers
+
+    alice, _bob, drop, (bid,) = _queued_to_a_missing_folder(make_home, gage, tmp_path)
+    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])
+    assert row["id"] == bid and row["delivery"]["state"] == "queued" and row["delivery"]["deliveries"][0]["tries"] == 1
+    assert json.loads(gage(alice, "list", "--sent", "--json").out)[0]["delivery"] == row["delivery"]  # the same as `list`
+    drop.mkdir()
+    outbox.send_waiting(alice, force=True)
+    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])
+    assert row["delivery"]["state"] == "delivered"
+    text = gage(alice, "list", "--sent").out
+    assert bid[:12] in text and "delivered" in text and "bob delivered" in text
