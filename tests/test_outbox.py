@@ -331,3 +331,18 @@ def test_agents_see_the_state_through_mcp_read_only(make_home, gage, tmp_path: P
     assert row["delivery"]["state"] == "delivered"
     text = gage(alice, "list", "--sent").out
     assert bid[:12] in text and "delivered" in text and "bob delivered" in text
+
+
+def test_delivering_again_what_waits_tries_it_now_and_keeps_one(make_home, gage, tmp_path: Path) -> None:
+    alice, _bob, drop, (bid,) = _queued_to_a_missing_folder(make_home, gage, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", "bob")
+    assert r.code == Exit.QUEUED
+    (d,) = sendqueue.load_all(alice)[0]
+    assert d.tries == 2 and len(_events(alice, "delivery-queued")) == 1
+    drop.mkdir()
+    assert gage(alice, "deliver", bid, "--to", "bob").code == 0
+    (d,) = sendqueue.load_all(alice)[0]
+    assert d.state == "delivered" and os.listdir(drop) == [bid]
+    assert gage(alice, "deliver", bid, "--to", "bob").code == 0  # done before: a new delivery, "already there"
+    assert [x.state for x in sendqueue.load_all(alice)[0]] == ["delivered", "delivered"]
+    assert _events(alice, "delivered")[-1]["already_there"] is True

@@ -136,6 +136,7 @@ def deliver(
     way = route_mod.choose(who, via)
     route_mod.need_extra(way)
     given = {k: getattr(creds, k, None) for k in ("creds", "nkey", "user", "password_file")} if creds else {}
+    given = {k: str(Path(v).absolute()) if v and k != "user" else v for k, v in given.items()}  # read again from anywhere
     values: dict[str, Any] = {
         "bundle": stored.id, "to": to, "key": key_text(who.key), "route": way, "via": via, "unconfirmed": unconfirmed,
         "relay": relay, "creds": given, "token_file": token_file,
@@ -148,6 +149,12 @@ def deliver(
         )
         d = sq.new(home, **values, state="sending", attempt=sq.now_text())
         return _done(home, d, sent, who.key)
+    same = [d for d in sq.load_all(home)[0] if d.waiting and d.bundle == stored.id and d.to == to and d.via == via]
+    if same:  # already waiting for that contact: tried now, not kept twice
+        with sq.held(home, same[0].id) as mine:
+            if not mine:  # another gage is trying it at this moment
+                return Outcome("queued", same[0], error="another gage is trying this delivery now")
+            return attempt(home, sq.read(home, same[0].id))
     d = sq.new(home, **values, state="sending", attempt=sq.now_text())
     with sq.held(home, d.id):
         kill_at("queued")

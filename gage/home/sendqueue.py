@@ -19,7 +19,7 @@ import fcntl
 import os
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,28 @@ def resolve(home: Home, ref: str) -> Delivery:
     return read(home, hits[0])
 
 
+# Deliveries read before, by file: (inode, size, mtime) and what it held. A file is replaced by a
+# rename at every change, so the same inode, size and time is the same file: `gage watch` looks at
+# every delivery each second, and one done long ago is not read again.
+_READ: dict[Path, tuple[tuple[int, int, int], Delivery]] = {}
+
+
+def _read_kept(home: Home, delivery_id: str) -> Delivery:
+    path = path_of(home, delivery_id)
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        stamp = None
+    kept = _READ.get(path)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return replace(kept[1])
+    d = read(home, delivery_id)
+    if stamp is not None:
+        _READ[path] = (stamp, replace(d))
+    return d
+
+
 def load_all(home: Home) -> tuple[list[Delivery], list[Damaged]]:
     """Every delivery, oldest first, and every delivery file that could not be read (by name)."""
     box = folder(home)
@@ -190,7 +212,7 @@ def load_all(home: Home) -> tuple[list[Delivery], list[Damaged]]:
                 damaged.append(Damaged(entry, "is not a delivery folder"))
             continue
         try:
-            found.append(read(home, entry.name))
+            found.append(_read_kept(home, entry.name))
         except GageError as exc:
             damaged.append(Damaged(Path(exc.path or entry), f"{exc.message}" + (f" (field {exc.field})" if exc.field else "")))
     found.sort(key=lambda d: (d.queued_at, d.id))
