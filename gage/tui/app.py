@@ -28,7 +28,7 @@ from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
-from gage.tui import export, mailbox_fetch, pairing, safe
+from gage.tui import export, mailbox_fetch, pairing, safe, sending
 from gage.tui import outbox as tui_outbox
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
@@ -229,6 +229,53 @@ class GageApp(App[int]):
         if isinstance(self.screen, ModalScreen):
             return
         self.push_screen(HelpScreen())
+
+    # --- sending (gage.tui.sending): make, deliver, reply ---------------------------------
+
+    def _mine_shown(self) -> str | None:
+        """The bundle I made that is open, or highlighted in the Outbox tab."""
+        screen = self.screen
+        if isinstance(screen, BundleScreen):
+            return screen.bundle_id if screen.verdict is not None and screen.verdict.state == "outbox" else None
+        if screen is self.inbox and self.inbox.state == "outbox":
+            return self.inbox.current_id()
+        return None
+
+    def action_new_bundle(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen):
+            return
+        fields = [("files", "Files (paths, separated by commas)", ""), ("subject", "Subject (optional)", ""),
+                  ("to", "To (a confirmed contact's name; empty: only make it, in your outbox)", "")]
+        self.push_screen(
+            sending.SendDialog("New bundle", "Signed by you, made in your outbox, then delivered where they are.", fields),
+            lambda got: sending.run(self, lambda: sending.new_bundle_work(self.home, got)) if got else None,
+        )
+
+    def action_deliver(self) -> None:
+        bundle_id = self._mine_shown()
+        if bundle_id is None:
+            self.notify("D delivers a bundle you made: open one from the Outbox (4), or make one with B", title="send", markup=False)
+            return
+        fields = [("to", "To (a confirmed contact's name)", "")]
+        intro = f"Deliver {bundle_id[:12]} to their mailbox, agent or drop folder; if the way is not there, it waits in the outbox."
+        self.push_screen(
+            sending.SendDialog("Deliver", intro, fields),
+            lambda got: sending.run(self, lambda: sending.deliver_work(self.home, bundle_id, got)) if got else None,
+        )
+
+    def action_reply(self) -> None:
+        screen = self.screen
+        v = screen.verdict if isinstance(screen, BundleScreen) else None
+        if v is None or v.state == "outbox" or v.verdict != "verified" or not v.sender.name:
+            self.notify("R replies to the open bundle of a confirmed contact (open one with Enter)", title="send", markup=False)
+            return
+        to, bundle_id = v.sender.name, screen.bundle_id  # type: ignore[union-attr]
+        fields = [("text", "Your reply (reply.txt)", ""), ("subject", "Subject (optional)", "")]
+        intro = safe.one_line(f"A reply to {bundle_id[:12]}, signed by you, delivered to {to} (their confirmed key).", limit=300)
+        self.push_screen(
+            sending.SendDialog("Reply", intro, fields),
+            lambda got: sending.run(self, lambda: sending.reply_work(self.home, bundle_id, to, got)) if got else None,
+        )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers the same commands as the keys (from gage.tui.bindings)."""

@@ -4,6 +4,7 @@ reach the screen as literal text only. The sending itself is gage.carriers.outbo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tuikit import TestApp, World, screen_text
@@ -58,4 +59,76 @@ async def test_the_header_counts_what_waits_and_a_sent_bundle_shows_its_state(wo
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "Delivery: cancelled to bob's mailbox" in screen_text(app)
+    assert not app.pwned
+
+
+def _toasts(app: TestApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def _fill_and_send(pilot, app: TestApp, **values: str) -> None:
+    from textual.widgets import Input
+
+    from gage.tui.sending import SendDialog
+
+    assert isinstance(app.screen, SendDialog)
+    for fid, value in values.items():
+        app.screen.query_one(f"#send-{fid}", Input).value = value
+    app.screen.query(Input).first().focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_from_the_interface_a_reply_a_new_bundle_and_a_delivery_go_to_the_contact(world: World, tmp_path: Path) -> None:
+    import json
+
+    from gage.cli.main import main
+    from gage.home import listing
+
+    drop = tmp_path / "alice-drop"
+    drop.mkdir()
+    assert main(["--home", str(world.home.root), "contacts", "where", "alice", "--folder", str(drop)]) == 0
+    review = world.ids["review"]
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("R")  # nothing open: says how, sends nothing
+        await pilot.pause()
+        assert any("R replies to the open bundle" in t for t in _toasts(app))
+        app.push_screen(BundleScreen(review))
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("R")
+        await pilot.pause()
+        await _fill_and_send(pilot, app, text="Looks good to me", subject="Re: timeout")
+        assert any("delivered to alice's drop folder" in t for t in _toasts(app)), _toasts(app)
+        (reply,) = os.listdir(drop)
+        manifest = json.loads((drop / reply / "manifest.json").read_bytes())
+        assert manifest["parent"] == review and manifest["kind"] == "answer"
+        assert [e["ack"] for e in world.home.journal.entries() if e["event"] == "delivered"] == ["folder-rename"]
+
+        await pilot.press("escape")
+        await pilot.pause()
+        src = tmp_path / "plan.txt"
+        src.write_text("the plan\n", encoding="utf-8")
+        await pilot.press("B")
+        await pilot.pause()
+        await _fill_and_send(pilot, app, files=str(src), subject="The plan", to="alice")
+        assert len(os.listdir(drop)) == 2 and any("made " in t and "delivered to alice" in t for t in _toasts(app))
+
+        made = _mine(world, tmp_path)  # made elsewhere, not yet sent
+        await pilot.press("4")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.inbox.query_one("InboxTable").move_cursor(row=list(app.inbox.shown_ids()).index(made))
+        await pilot.pause()
+        assert app.inbox.current_id() == made
+        await pilot.press("D")
+        await pilot.pause()
+        await _fill_and_send(pilot, app, to="alice")
+        assert made in os.listdir(drop) and listing.find(world.home, made).state == "outbox"
     assert not app.pwned
