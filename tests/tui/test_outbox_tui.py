@@ -132,3 +132,12 @@ async def test_from_the_interface_a_reply_a_new_bundle_and_a_delivery_go_to_the_
         await _fill_and_send(pilot, app, to="alice")
         assert made in os.listdir(drop) and listing.find(world.home, made).state == "outbox"
     assert not app.pwned
+
+
+async def test_the_command_palette_finds_deliver_send_bundle_and_reply(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        titles = [c.title.lower() for c in app.get_system_commands(app.screen)]
+    for word in ("deliver", "send", "bundle", "reply"):
+        assert any(word in t for t in titles), word
