@@ -346,3 +346,39 @@ def test_delivering_again_what_waits_tries_it_now_and_keeps_one(make_home, gage,
     assert gage(alice, "deliver", bid, "--to", "bob").code == 0  # done before: a new delivery, "already there"
     assert [x.state for x in sendqueue.load_all(alice)[0]] == ["delivered", "delivered"]
     assert _events(alice, "delivered")[-1]["already_there"] is True
+
+
+def test_watch_says_when_the_relay_goes_away_and_when_it_is_back(make_home, tmp_path: Path) -> None:
+    import threading
+
+    from gage.carriers.relay import follow
+
+    srv = server.Server(store=tmp_path / "relay-store", name="outbox-follow").start()
+    stop = threading.Event()
+    seen: list = []
+    try:
+        bob = make_home("bob")
+        address = open_mailbox(bob, srv.url)
+        t = threading.Thread(
+            target=follow.follow, args=(bob, srv.url, address),
+            kwargs={"creds": None, "budget": None, "on_event": seen.append, "stop": stop}, daemon=True,
+        )
+        t.start()
+
+        def wait_for(kind: str) -> None:
+            deadline = time.monotonic() + 60
+            while not any(e.kind == kind for e in seen) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert any(e.kind == kind for e in seen), [(e.kind, e.message) for e in seen]
+
+        time.sleep(1.5)
+        srv.stop(kill=True)
+        wait_for("error")
+        srv.start()
+        wait_for("reconnected")
+        kinds = [e.kind for e in seen]
+        assert kinds.index("error") < kinds.index("reconnected") and kinds.count("error") == 1
+        assert "reachable again" in next(e.message for e in seen if e.kind == "reconnected")
+    finally:
+        stop.set()
+        srv.stop(kill=True)

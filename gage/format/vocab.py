@@ -113,6 +113,7 @@ if TYPE_CHECKING:
         "delivered",
         "queued",
         "cancelled",
+        "reconnected",
         "stopped",
     ]
 
@@ -191,6 +192,7 @@ WATCH_KINDS: Final[tuple[WatchKind, ...]] = (
     "delivered",
     "queued",
     "cancelled",
+    "reconnected",
     "stopped",
 )
 

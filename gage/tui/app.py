@@ -117,9 +117,14 @@ class GageApp(App[int]):
             self._outbox_stop = tui_outbox.start(self, self.home)
 
     def show_queued(self, waiting: int | None = None) -> None:
-        """The header: my name, and how many deliveries wait for their way (counted now unless given)."""
-        count = tui_outbox.queued(self.home) if waiting is None else waiting
-        self.sub_title = tui_outbox.header(self.home.identity.name, count)
+        """The header: my name, how many deliveries wait for their way (counted now unless given), the relay."""
+        self._waiting = tui_outbox.queued(self.home) if waiting is None else waiting
+        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None))
+
+    def relay_state(self, up: bool) -> None:
+        """The mailbox's relay went away (False) or answers again (True): said in the header."""
+        self._relay_up = up
+        self.show_queued(getattr(self, "_waiting", None))
 
     def on_unmount(self) -> None:
         if getattr(self, "_mail_stop", None) is not None:

@@ -43,10 +43,14 @@ def queued(home: Home) -> int:
         return 0
 
 
-def header(name: str, waiting: int) -> str:
-    """The header's line: my name, and how many deliveries wait for their way."""
-    shown = safe.one_line(name, limit=40)
-    return f"{shown} · {waiting} waiting to be delivered (gage outbox)" if waiting else shown
+def header(name: str, waiting: int, *, relay_up: bool | None = None) -> str:
+    """The header's line: my name, how many deliveries wait for their way, and the relay when it is down."""
+    parts = [safe.one_line(name, limit=40)]
+    if waiting:
+        parts.append(f"{waiting} waiting to be delivered (gage outbox)")
+    if relay_up is False:
+        parts.append("the relay is not reachable")
+    return " · ".join(parts)
 
 
 def delivery_line(home: Home, bundle_id: str) -> str | None:

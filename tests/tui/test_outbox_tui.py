@@ -141,3 +141,14 @@ async def test_the_command_palette_finds_deliver_send_bundle_and_reply(world: Wo
         titles = [c.title.lower() for c in app.get_system_commands(app.screen)]
     for word in ("deliver", "send", "bundle", "reply"):
         assert any(word in t for t in titles), word
+
+
+async def test_the_header_says_when_the_relay_goes_away_and_when_it_is_back(world: World) -> None:
+    app = TestApp(world.home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "relay" not in app.sub_title
+        app.relay_state(False)
+        assert "the relay is not reachable" in app.sub_title
+        app.relay_state(True)
+        assert "relay" not in app.sub_title and app.sub_title.startswith("you")
