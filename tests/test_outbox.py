@@ -107,6 +107,13 @@ def test_now_fails_fast_and_keeps_nothing(make_home, gage, tmp_path: Path) -> No
     r = gage(alice, "deliver", bid, "--to", "bob", "--now")
     assert r.code == Exit.RELAY and "cannot reach the relay" in r.err
     assert sendqueue.load_all(alice) == ([], []) and not _events(alice, "delivery-queued")
+    drop = tmp_path / "synced"
+    drop.mkdir()
+    assert gage(alice, "contacts", "where", "bob", "--folder", str(drop)).code == 0
+    assert gage(alice, "deliver", bid, "--to", "bob", "--via", "folder", "--now").code == 0  # delivered: kept as done
+    (d,) = sendqueue.load_all(alice)[0]
+    (line,) = _events(alice, "delivered")
+    assert d.state == "delivered" and line["delivery"] == d.id and line["ack"] == "folder-rename"
 
 
 def _linked_to_nowhere(make_home) -> tuple[Home, Home]:

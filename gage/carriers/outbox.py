@@ -142,13 +142,14 @@ def deliver(
         "relay": relay, "creds": given, "token_file": token_file,
     }
     if now:
-        # Fail-fast, as before there was an outbox: nothing is kept until it is delivered.
+        # Fail-fast, as before there was an outbox: nothing is kept until it is delivered, and then
+        # the journal line first and the record after (a crash between loses only the record).
+        d = sq.Delivery(id=sq.new_id(), msg_id=os.urandom(16).hex(), queued_at=sq.now_text(), **values)
         sent = route_mod.deliver(
             home, stored.path, stored.id, to, via=via, unconfirmed=unconfirmed, relay=relay, creds=creds,
-            token=_token(token_file), msg_id=os.urandom(16).hex(),
+            token=_token(token_file), msg_id=d.msg_id,
         )
-        d = sq.new(home, **values, state="sending", attempt=sq.now_text())
-        return _done(home, d, sent, who.key)
+        return _done(home, d, sent, who.key, kept=False)
     same = [d for d in sq.load_all(home)[0] if d.waiting and d.bundle == stored.id and d.to == to and d.via == via]
     if same:  # already waiting for that contact: tried now, not kept twice
         with sq.held(home, same[0].id) as mine:
@@ -196,7 +197,7 @@ def attempt(home: Home, d: sq.Delivery, *, first: bool = False) -> Outcome:
     return _done(home, d, sent, who.key)
 
 
-def _done(home: Home, d: sq.Delivery, sent: route_mod.Sent, key: bytes) -> Outcome:
+def _done(home: Home, d: sq.Delivery, sent: route_mod.Sent, key: bytes, *, kept: bool = True) -> Outcome:
     """Journal `delivered` (naming who acknowledged it), then mark the delivery done."""
     fields: dict[str, Any] = {
         "bundle": d.bundle, "delivery": d.id, "contact": d.to, "key": key_text(key), "route": sent.route,
@@ -217,7 +218,10 @@ def _done(home: Home, d: sq.Delivery, sent: route_mod.Sent, key: bytes) -> Outco
     d.tries += 1
     d.last_error = None
     d.next_try = None
-    sq.save(home, d)
+    if kept:
+        sq.save(home, d)
+    else:  # `--now`: the record written only now, done (a crash before it loses the record, never the line)
+        sq.create(home, d)
     return Outcome("delivered", d, sent=sent)
 
 
@@ -282,8 +286,9 @@ def send_waiting(
         if on_damaged is not None:
             on_damaged(bad)
     done: list[Outcome] = []
+    down: set[tuple[str, str]] = set()  # (contact, way) found not there in this pass: the others to it wait
     for d in deliveries:
-        if not d.waiting or (only is not None and d.id != only):
+        if not d.waiting or (only is not None and d.id != only) or (d.to, d.route) in down:
             continue
         if not force and not due(d, datetime.now(UTC)):
             continue
@@ -299,6 +304,8 @@ def send_waiting(
             if not fresh.waiting:
                 continue
             outcome = attempt(home, fresh)
+        if outcome.state == "queued":
+            down.add((d.to, d.route))
         done.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)

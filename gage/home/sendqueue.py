@@ -137,10 +137,21 @@ def path_of(home: Home, delivery_id: str) -> Path:
 
 def new(home: Home, **values: Any) -> Delivery:
     """A new delivery, written (state `sending`, or as given) before anything leaves the home."""
-    d = Delivery(id=secrets.token_hex(8), msg_id=secrets.token_hex(16), queued_at=now_text(), **values)
+    return create(home, Delivery(id=new_id(), msg_id=secrets.token_hex(16), queued_at=now_text(), **values))
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+def create(home: Home, d: Delivery) -> Delivery:
+    """Write `d` as a new delivery (its folder made first)."""
     box = folder(home)
-    box.mkdir(mode=0o700, exist_ok=True)
-    (box / d.id).mkdir(mode=0o700)
+    try:
+        box.mkdir(mode=0o700, exist_ok=True)
+        (box / d.id).mkdir(mode=0o700)
+    except OSError as exc:
+        raise GageIOError(f"cannot keep the delivery: {exc.strerror or exc}", path=str(box)) from exc
     save(home, d)
     atomic.fsync_dir(box)
     return d
