@@ -150,8 +150,9 @@ def deliver(
             token=_token(token_file), msg_id=d.msg_id,
         )
         return _done(home, d, sent, who.key, kept=False)
-    same = [d for d in sq.load_all(home)[0] if d.waiting and d.bundle == stored.id and d.to == to and d.via == via]
-    if same:  # already waiting for that contact: tried now, not kept twice
+    alike = ("bundle", "to", "via", "unconfirmed", "relay", "creds", "token_file")
+    same = [d for d in sq.load_all(home)[0] if d.waiting and all(getattr(d, k) == values[k] for k in alike)]
+    if same:  # already waiting for that contact, asked the same way: tried now, not kept twice
         with sq.held(home, same[0].id) as mine:
             if not mine:  # another gage is trying it at this moment
                 return Outcome("queued", same[0], error="another gage is trying this delivery now")
