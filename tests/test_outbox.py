@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from gagetest import pair, stop_process
-from relaytest import bundle, open_mailbox
+from relaytest import bundle, open_mailbox, own_relay  # noqa: F401  (fixture)
 
 from gage.carriers import outbox
-from gage.carriers.relay import mailbox, server
+from gage.carriers.relay import mailbox
 from gage.format.errors import Exit
 from gage.home import sealing, sendqueue, whereabouts
 from gage.home.layout import Home
@@ -61,8 +61,8 @@ def _read_until(proc: subprocess.Popen, kind: str, timeout: float) -> list[dict]
     raise AssertionError(f"no {kind!r} event in {timeout} s: {seen}")
 
 
-def test_a_relay_down_keeps_the_delivery_and_watch_sends_it_when_the_relay_is_back(make_home, gage, tmp_path: Path) -> None:
-    srv = server.Server(store=tmp_path / "relay-store", name="outbox-relay").start()
+def test_a_relay_down_keeps_the_delivery_and_watch_sends_it_when_the_relay_is_back(make_home, gage, own_relay, tmp_path: Path) -> None:  # noqa: F811
+    srv = own_relay
     try:
         alice, bob, address = _linked(make_home, srv.url)
         bid = bundle(alice, tmp_path)
@@ -126,8 +126,8 @@ def _linked_to_nowhere(make_home) -> tuple[Home, Home]:
     return alice, bob
 
 
-def test_a_refusal_time_cannot_fix_is_never_kept(make_home, gage, tmp_path: Path) -> None:
-    srv = server.Server(store=tmp_path / "relay-store", name="outbox-full").start()
+def test_a_refusal_time_cannot_fix_is_never_kept(make_home, gage, own_relay, tmp_path: Path) -> None:  # noqa: F811
+    srv = own_relay
     try:
         alice, bob = make_home("alice"), make_home("bob")
         open_mailbox(bob, srv.url, max_msgs=1)
@@ -202,8 +202,8 @@ def test_the_person_cancels_and_nothing_more_is_tried(make_home, gage, tmp_path:
     assert gage(alice, "outbox", "cancel", "ffff0000").code == Exit.NOT_FOUND
 
 
-def test_a_key_changed_while_it_waits_is_followed_never_the_old_binding(make_home, gage, tmp_path: Path) -> None:
-    srv = server.Server(store=tmp_path / "relay-store", name="outbox-rekey").start()
+def test_a_key_changed_while_it_waits_is_followed_never_the_old_binding(make_home, gage, own_relay, tmp_path: Path) -> None:  # noqa: F811
+    srv = own_relay
     try:
         alice, old_bob = make_home("alice"), make_home("bob")
         old_address = open_mailbox(old_bob, srv.url)
@@ -253,8 +253,8 @@ def test_a_damaged_delivery_file_is_named_and_skipped_never_sent(make_home, gage
 
 
 @pytest.mark.parametrize("step", ["queued", "sealing", "publishing", "acknowledged", "journaled"])
-def test_a_kill_9_at_any_step_leaves_it_queued_or_done_and_it_arrives_once(make_home, tmp_path: Path, step: str) -> None:
-    srv = server.Server(store=tmp_path / "relay-store", name=f"outbox-kill-{step}").start()
+def test_a_kill_9_at_any_step_leaves_it_queued_or_done_and_it_arrives_once(make_home, own_relay, tmp_path: Path, step: str) -> None:  # noqa: F811
+    srv = own_relay
     try:
         alice, bob, address = _linked(make_home, srv.url)
         bid = bundle(alice, tmp_path)
@@ -355,12 +355,12 @@ def test_delivering_again_what_waits_tries_it_now_and_keeps_one(make_home, gage,
     assert _events(alice, "delivered")[-1]["already_there"] is True
 
 
-def test_watch_says_when_the_relay_goes_away_and_when_it_is_back(make_home, tmp_path: Path) -> None:
+def test_watch_says_when_the_relay_goes_away_and_when_it_is_back(make_home, own_relay, tmp_path: Path) -> None:  # noqa: F811
     import threading
 
     from gage.carriers.relay import follow
 
-    srv = server.Server(store=tmp_path / "relay-store", name="outbox-follow").start()
+    srv = own_relay
     stop = threading.Event()
     seen: list = []
     try:
