@@ -80,7 +80,8 @@ def test_the_configuration_is_json_and_every_construct_loads_on_the_pinned_serve
     odd = str(tmp_path / 'st ore"q\\é')
     conf = tmp_path / "n1.conf"
     r = gage(None, "relay", "config", str(people), "-o", str(conf), "--store", odd, "--listen", "0.0.0.0:4222",
-             "--tls-cert", str(cert), "--tls-key", str(key), "--cluster", "gage", "--route", "nats-route://127.0.0.1:16999")
+             "--tls-cert", str(cert), "--tls-key", str(key), "--cluster", "gage", "--cluster-listen", "127.0.0.1:16998",
+             "--route", "nats-route://127.0.0.1:16999")
     assert r.code == 0 and r.out == "", r.err
     doc = json.loads(conf.read_text())
     assert doc["jetstream"] == {"store_dir": odd, "max_file_store": 10 << 30}
@@ -153,6 +154,8 @@ def test_listening_off_loopback_needs_tls_or_a_flag(make_home, gage, tmp_path: P
     assert r.code == Exit.USAGE and "--cluster" in r.err  # --cluster-listen means nothing without --cluster
     r = gage(None, "relay", "config", str(people), "--cluster", "gage")
     assert r.code == Exit.USAGE and "--route" in r.err  # a cluster of one is no cluster
+    r = gage(None, "relay", "config", str(people), "--cluster", "gage", "--route", "nats-route://n2:6222")
+    assert r.code == Exit.USAGE and "--cluster-listen" in r.err  # no default: only the other nodes may reach it
 
 
 def test_relay_nkey_makes_a_seed_file_0600_and_prints_the_public_key(gage, tmp_path: Path) -> None:

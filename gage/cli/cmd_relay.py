@@ -84,6 +84,11 @@ def cmd_relay_config(args: Any) -> int:
         raise UsageError("--route and --cluster-listen need --cluster NAME: they join this node to the other nodes of a cluster")
     if args.cluster is not None and not args.route:
         raise UsageError("--cluster needs a --route for each other node (nats-route://HOST:PORT); a relay of one node needs no --cluster")
+    if args.cluster is not None and args.cluster_listen is None:
+        raise UsageError(
+            "--cluster needs --cluster-listen HOST:PORT, where the other nodes connect: routes carry every account's traffic, "
+            "so give an address only the other nodes reach (a private network)"
+        )
     for r in args.route:
         if not r.startswith("nats-route://") or "@" in r:
             raise UsageError(f"--route {r!r}: give it as nats-route://HOST:PORT")
@@ -92,7 +97,7 @@ def cmd_relay_config(args: Any) -> int:
     people = relayconf.load_people(args.people)
     node = relayconf.Node(
         name=args.name, listen=args.listen, store=args.store, cluster=args.cluster,
-        cluster_listen=args.cluster_listen or relayconf.Node.cluster_listen, routes=list(args.route),
+        cluster_listen=args.cluster_listen or "", routes=list(args.route),
         tls=(args.tls_cert, args.tls_key) if args.tls_cert else None, plain=args.plain_network, monitor=args.monitor,
         pid_file=args.pid_file,
     )

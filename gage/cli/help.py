@@ -90,7 +90,7 @@ EXAMPLES: dict[str, list[str]] = {
     "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client; see spec/mcp.md"],
     "relay": ["gage relay dev --port 4222"],
     "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --store ./relay-store"],
-    "relay config": ["gage relay config people.toml -o relay.conf", "gage relay config people.toml -o n1.conf --name n1 --cluster gage --route nats-route://n2:6222"],
+    "relay config": ["gage relay config people.toml -o relay.conf", "gage relay config people.toml -o n1.conf --name n1 --cluster gage --cluster-listen 10.0.0.1:6222 --route nats-route://n2:6222"],
     "relay reload": ["gage relay reload relay.conf"],
     "relay nkey": ["gage relay nkey operator.nk"],
     "invite": ["gage invite --relay nats://127.0.0.1:4222", "gage invite --name bob --expires 5m"],

@@ -47,7 +47,7 @@ examples:
   gage relay config people.toml -o relay.conf --listen 0.0.0.0:4222 \\
       --tls-cert cert.pem --tls-key key.pem                                 # reached over a network
   gage relay reload relay.conf                                              # after the people file changed
-  gage relay config people.toml -o n1.conf --name n1 --cluster gage \\
+  gage relay config people.toml -o n1.conf --name n1 --cluster gage --cluster-listen 10.0.0.1:6222 \\
       --route nats-route://n2:6222 --route nats-route://n3:6222             # a node of a three-node cluster
 people.toml (spec/relay.md section 8):
   [operator]
@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="nats-server's monitoring port, loopback only, which `gage relay reload` asks (default 127.0.0.1:8222)")
     cf.add_argument("--pid-file", metavar="FILE", help="where nats-server writes its process id, which `gage relay reload` signals (default: STORE.pid)")
     cf.add_argument("--cluster", metavar="NAME", help="make this one node of a cluster of that name (with --route for each other node)")
-    cf.add_argument("--cluster-listen", metavar="HOST:PORT", help="with --cluster: where the other nodes connect (default 127.0.0.1:6222)")
+    cf.add_argument("--cluster-listen", metavar="HOST:PORT", help="with --cluster (and needed by it): where the other nodes connect, an address only they reach")
     cf.add_argument("--route", action="append", default=[], metavar="URL", help="with --cluster: another node, nats-route://HOST:PORT (repeatable)")
     run_as(cf, "cmd_relay", "cmd_relay_config")
     rl = rsub.add_parser("reload", help="make the running nats-server read CONF again, until every person's account answers")

@@ -116,7 +116,10 @@ def parse_binding_statement(raw: bytes) -> tuple[bytes, str, str]:
     """(signing key, sealing key, bound_at) from the exact statement bytes; closed schema."""
     if len(raw) > BINDING_LIMIT:
         raise MalformedError(f"a binding is at most {BINDING_LIMIT} bytes", field="binding")
-    obj = strictjson.loads(raw, limit=BINDING_LIMIT, what="binding")
+    try:
+        obj = strictjson.loads(raw, limit=BINDING_LIMIT, what="binding")
+    except MalformedError as exc:  # not JSON names the binding, as a binding of the wrong shape does
+        raise MalformedError(exc.message, field=exc.field or "binding") from None
     if not isinstance(obj, dict):
         raise MalformedError("a binding is a JSON object", field="binding")
     v = obj.get("gage-sealing-binding")
