@@ -316,3 +316,66 @@ def test_one_plain_reload_is_not_enough_on_the_pinned_server(make_home, gage, tm
     proc.send_signal(signal.SIGHUP)
     time.sleep(1.5)
     assert not asyncio.run(_probe_imports(url, creds["bob"]))
+
+
+def test_three_friends_from_nothing_as_readme_and_section_8_say(make_home, gage, tmp_path: Path, procs) -> None:
+    """The operator's path, step by step as README ("Running a relay for friends") gives it: each friend's address
+    and nkey before any relay, the people file, the configuration, the server, every mailbox in one command, each
+    friend's own `mailbox create`, a delivery, a fetch; then a fourth friend added with `gage relay reload`."""
+    from gagetest import pair
+    from relaytest import bundle
+
+    from gage.home import sealing as sealing_mod
+    from gage.home import whereabouts
+
+    names = ("alice", "bob", "carol")
+    homes = {n: make_home(n) for n in names}
+    op_dir = tmp_path / "operator"
+    op_dir.mkdir()
+    addr, pub = {}, {}
+    for n in names:  # each friend, on their own machine, before any relay exists
+        r = gage(homes[n], "mailbox", "show", "--json")
+        assert r.code == 0, r.err
+        addr[n] = json.loads(r.out)["address"]
+        r = gage(None, "relay", "nkey", str(tmp_path / f"{n}.nk"))
+        assert r.code == 0, r.err
+        pub[n] = r.out.strip()
+    r = gage(None, "relay", "nkey", str(op_dir / "operator.nk"))
+    op_pub = r.out.strip()
+    lines = ["[operator]", f'nkey = "{op_pub}"', "", "[limits]", 'mailbox_bytes = "64 MiB"', 'store = "10 GiB"', ""]
+    for n in names:
+        lines += ["[[person]]", f'name = "{n}"', f'mailbox = "{addr[n]}"', f'handle = "{n}"', f'nkey = "{pub[n]}"', ""]
+    people = op_dir / "people.toml"
+    people.write_text("\n".join(lines))
+    conf, url = _config(gage, people, op_dir)
+    procs.append(_start(conf))
+    r = gage(None, "mailbox", "create", "--relay", url, "--people", str(people), "--nkey", str(op_dir / "operator.nk"))
+    assert r.code == 0 and all(addr[n] in r.out for n in names), r.err
+    for n in names:
+        r = gage(homes[n], "mailbox", "create", "--relay", url, "--nkey", str(tmp_path / f"{n}.nk"))
+        assert r.code == 0 and "made by the relay's operator" in r.err, r.err
+        r = gage(homes[n], "mailbox", "show")
+        assert url in r.out and "No relay yet" not in r.err
+    alice, bob = homes["alice"], homes["bob"]
+    pair(alice, "bob", bob)
+    whereabouts.remember(alice, whereabouts.from_binding(sealing_mod.load(bob.root, bob.identity.key).binding, relay=url, source="key file"))
+    bid = bundle(alice, tmp_path)
+    r = gage(alice, "deliver", bid, "--to", "bob")
+    assert r.code == 0, r.err
+    r = gage(bob, "mailbox", "fetch", "--json")
+    assert r.code == 0 and bid in r.out, r.err
+    # dave joins: the people file grows, the configuration is written again, the server reloads until he answers
+    dave = make_home("dave")
+    daddr = json.loads(gage(dave, "mailbox", "show", "--json").out)["address"]
+    dpub = gage(None, "relay", "nkey", str(tmp_path / "dave.nk")).out.strip()
+    people.write_text(people.read_text() + f'[[person]]\nname = "dave"\nmailbox = "{daddr}"\nhandle = "dave"\nnkey = "{dpub}"\n')
+    doc = json.loads(conf.read_text())
+    r = gage(None, "relay", "config", str(people), "-o", str(conf), "--listen", doc["listen"], "--monitor", doc["http"],
+             "--store", doc["jetstream"]["store_dir"])
+    assert r.code == 0 and "4 people x (mailbox 64 MiB" in r.err, r.err
+    r = gage(None, "relay", "reload", str(conf))
+    assert r.code == 0 and "4 people answer" in r.out, r.err
+    r = gage(None, "mailbox", "create", "--relay", url, "--people", str(people), "--nkey", str(op_dir / "operator.nk"))
+    assert r.code == 0 and daddr in r.out, r.err
+    r = gage(dave, "mailbox", "create", "--relay", url, "--nkey", str(tmp_path / "dave.nk"))
+    assert r.code == 0 and "made by the relay's operator" in r.err, r.err

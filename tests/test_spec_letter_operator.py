@@ -104,3 +104,35 @@ def test_a_person_named_gage_operator_is_refused(make_home) -> None:
         assert exc.field == "person[0].name" and "gage-operator" in exc.message and "line 4" in str(exc)
     else:
         raise AssertionError("a person named gage-operator was accepted")
+
+
+def test_an_invite_number_is_drawn_from_1_to_99_ten_times_then_from_1_to_9999(monkeypatch) -> None:
+    """Section 10: "from 1 to 9999 once ten of those are taken" meant ten draws that each found a live offer."""
+    import time as _time
+
+    from gage.carriers.relay import invite, rendezvous
+
+    ranges: list[int] = []
+    real = invite.secrets.randbelow
+    monkeypatch.setattr(invite.secrets, "randbelow", lambda n: (ranges.append(n) if n in (99, rendezvous.MAX_NAMEPLATE) else None) or real(n))
+    held = {"left": 12}
+
+    async def last(_nc, _subject):
+        if held["left"] == 0:
+            return None
+        held["left"] -= 1
+        return rendezvous.Said(seq=1, time=_time.time(), body=invite._msg("offer", ttl=600))
+
+    async def say(_nc, _subject, _body):
+        return 7
+
+    async def on_relay(_url, _creds, step):
+        return await step(None)
+
+    monkeypatch.setattr(rendezvous, "last", last)
+    monkeypatch.setattr(rendezvous, "say", say)
+    monkeypatch.setattr(invite, "_on_relay", on_relay)
+    inv = invite.Inviter("nats://127.0.0.1:1", None, None, 600)
+    code = inv.open()
+    assert ranges == [99] + [99] * 10 + [rendezvous.MAX_NAMEPLATE] * 2  # the first draw, ten more from 1 to 99, then wider
+    assert 1 <= code.nameplate <= rendezvous.MAX_NAMEPLATE
