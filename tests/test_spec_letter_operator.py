@@ -136,3 +136,28 @@ def test_an_invite_number_is_drawn_from_1_to_99_ten_times_then_from_1_to_9999(mo
     code = inv.open()
     assert ranges == [99] + [99] * 10 + [rendezvous.MAX_NAMEPLATE] * 2  # the first draw, ten more from 1 to 99, then wider
     assert 1 <= code.nameplate <= rendezvous.MAX_NAMEPLATE
+
+
+def test_a_cards_bad_binding_names_the_cards_own_members(make_home) -> None:
+    """A card keeps the binding in `params.sealing_binding` and `params.sealing_signature`: an error names those."""
+    from gage.carriers.a2a import card
+
+    bob = make_home("bob")
+    with bob.lock():
+        sealing.ensure(bob.root, bob.identity.secret)
+    doc = card.agent_card(bob, "http://127.0.0.1:8470/")
+    at = "capabilities.extensions.params"
+    ext = next(e for e in doc["capabilities"]["extensions"] if "sealing_binding" in e.get("params", {}))
+    good = dict(ext["params"])
+    for edit, field in [
+        ({"sealing_binding": "not json"}, f"{at}.sealing_binding"),
+        ({"sealing_binding": good["sealing_binding"].replace('"bound_at":"', '"bound_at":"x')}, f"{at}.sealing_binding.bound_at"),
+        ({"sealing_signature": "zz"}, f"{at}.sealing_signature"),
+    ]:
+        ext["params"] = {**good, **edit}
+        try:
+            card.parse_card(json.dumps(doc).encode(), "card.json")
+        except MalformedError as exc:
+            assert exc.field == field, (edit, exc.field)
+        else:
+            raise AssertionError(f"a bad card binding was read: {edit}")
