@@ -84,6 +84,7 @@ def test_the_configuration_is_json_and_every_construct_loads_on_the_pinned_serve
              "--route", "nats-route://127.0.0.1:16999")
     assert r.code == 0 and r.out == "", r.err
     doc = json.loads(conf.read_text())
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600  # carol's bcrypt hash is in it: the owner's alone
     assert doc["jetstream"] == {"store_dir": odd, "max_file_store": 10 << 30}
     assert doc["tls"] == {"cert_file": str(cert), "key_file": str(key)}
     assert doc["accounts"]["P_carol"]["users"][0]["password"].startswith("$2b$11$")
@@ -313,9 +314,22 @@ def test_one_plain_reload_is_not_enough_on_the_pinned_server(make_home, gage, tm
     new = relayconf.render(relayconf.load_people(str(people)), relayconf.Node(
         name=doc["server_name"], listen=doc["listen"], store=doc["jetstream"]["store_dir"], monitor=doc["http"]))
     conf.write_text(new)
+    from gage.carriers.relay import reload
+
+    loaded = reload.ask(doc["http"], "", "varz")["config_load_time"]
     proc.send_signal(signal.SIGHUP)
-    time.sleep(1.5)
-    assert not asyncio.run(_probe_imports(url, creds["bob"]))
+    deadline = time.monotonic() + 30
+    while reload.ask(doc["http"], "", "varz")["config_load_time"] == loaded:  # the server read the file again
+        assert time.monotonic() < deadline, "nats-server did not reload"
+        time.sleep(0.1)
+    assert reload.unwired(doc["http"], ["P_alice", "P_bob"]) == ["P_bob"]  # what the probe sees
+    assert not asyncio.run(_probe_imports(url, creds["bob"]))  # and what bob gets: no responders
+    proc.send_signal(signal.SIGHUP)  # a second reload wires him
+    deadline = time.monotonic() + 30
+    while reload.unwired(doc["http"], ["P_alice", "P_bob"]):
+        assert time.monotonic() < deadline, "a second reload did not wire P_bob"
+        time.sleep(0.1)
+    assert asyncio.run(_probe_imports(url, creds["bob"]))
 
 
 def test_three_friends_from_nothing_as_readme_and_section_8_say(make_home, gage, tmp_path: Path, procs) -> None:

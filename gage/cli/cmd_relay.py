@@ -110,7 +110,9 @@ def cmd_relay_config(args: Any) -> int:
     if args.output:
         from gage.bundle import atomic
 
-        atomic.write_bytes(Path(args.output), text.encode("utf-8"), mode=0o644)
+        # Password hashes can be attacked offline: a file holding any is its owner's alone.
+        hashed = people.operator.password_hash is not None or any(p.login.password_hash for p in people.persons)
+        atomic.write_bytes(Path(args.output), text.encode("utf-8"), mode=0o600 if hashed else 0o644)
     else:
         out(text.rstrip("\n"))
     conf = args.output or "relay.conf"

@@ -52,7 +52,8 @@ def read_conf(path: str) -> dict[str, Any]:
     return doc
 
 
-def _get(monitor: str, query: str, page: str = "accountz") -> dict[str, Any]:
+def ask(monitor: str, query: str, page: str = "accountz") -> dict[str, Any]:
+    """One page of nats-server's monitoring port (`/accountz`, `/varz`), as JSON."""
     try:
         with urllib.request.urlopen(f"http://{monitor}/{page}{query}", timeout=2) as r:  # noqa: S310  (loopback, from the file)
             data: dict[str, Any] = json.loads(r.read(1 << 24))
@@ -63,13 +64,13 @@ def _get(monitor: str, query: str, page: str = "accountz") -> dict[str, Any]:
 
 def unwired(monitor: str, accounts: list[str]) -> list[str]:
     """The accounts among `accounts` that the server lacks, or whose imports have no subscriptions yet."""
-    listed = set(_get(monitor, "").get("accounts") or [])
+    listed = set(ask(monitor, "").get("accounts") or [])
     out = []
     for a in accounts:
         if a not in listed:
             out.append(a)
             continue
-        detail = _get(monitor, f"?acc={a}").get("account_detail") or {}
+        detail = ask(monitor, f"?acc={a}").get("account_detail") or {}
         imports = len(detail.get("imports") or [])
         subs = int((detail.get("sublist_stats") or {}).get("num_subscriptions") or 0)
         if subs < imports:
@@ -95,12 +96,12 @@ def reload(path: str, *, tries: int = TRIES, say: Callable[[str], None] = lambda
     pid = pid_of(doc["pid_file"])
     left: list[str] = people
     for n in range(1, tries + 1):
-        loaded = _get(doc["http"], "", "varz").get("config_load_time")
+        loaded = ask(doc["http"], "", "varz").get("config_load_time")
         os.kill(pid, signal.SIGHUP)  # nats-server's reload (as `nats-server --signal reload=PID`)
         deadline = time.monotonic() + SETTLE
         while time.monotonic() < deadline:  # until the server says it read the file again
             time.sleep(0.2)
-            if _get(doc["http"], "", "varz").get("config_load_time") != loaded:
+            if ask(doc["http"], "", "varz").get("config_load_time") != loaded:
                 break
         else:
             raise RelayError(f"nats-server did not reload {path} within {SETTLE:.0f} seconds: its log says why (nats-server -t -c {path} checks the file)")
