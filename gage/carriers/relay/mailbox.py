@@ -30,7 +30,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from gage.carriers.relay import landing, objects, rendezvous, streams, taking
+from gage.carriers.relay import landing, objects, pull, rendezvous, streams, taking
 from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
@@ -292,7 +292,6 @@ async def fetch(
     async with connected(url, creds) as nc:
         js = nc.jetstream()
         try:
-            sub = await js.pull_subscribe_bind(durable=CONSUMER, stream=stream_name(address))
             info = await js.consumer_info(stream_name(address), CONSUMER)
             ack_wait = float(info.config.ack_wait or ACK_WAIT)
         except nats.js.errors.NotFoundError:
@@ -303,14 +302,15 @@ async def fetch(
             if stop is not None and stop.is_set():
                 break
             try:
-                msgs = await sub.fetch(1, timeout=wait)
-            except nats.errors.TimeoutError:
+                # Not nats-py's pull subscription: it reads a status from headers a sender stored (gage.carriers.relay.pull).
+                msgs = await pull.take(nc, stream_name(address), CONSUMER, batch=1, wait=wait)
+            except (nats.errors.Error, nats.js.errors.Error) as exc:
+                raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
+            if not msgs:
                 await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if forever:
                     continue
                 return Fetched(done, left=False)
-            except (nats.errors.Error, nats.js.errors.Error) as exc:
-                raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             for msg in msgs:
                 work = taking.take(
                     nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size
