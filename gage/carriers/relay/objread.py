@@ -210,7 +210,7 @@ async def read(nc: Client, bucket: str, obj: Named, out: BinaryIO, *, max_size: 
         if got.subject != subj or got.seq <= seq:
             raise RelayError("the relay answered a read of a meta with another message")
         seq = got.seq
-        meta = check_meta(got.data, bucket, obj.name, got.seq, max_size) if obj.size is None else _matching(got, bucket, obj, max_size)
+        meta = check_meta(got.data, bucket, obj.name, got.seq, max_size) if obj.size is None else matches(got.data, got.seq, bucket, obj, max_size)
         if meta is None:
             skipped += 1
             continue
@@ -225,10 +225,10 @@ async def read(nc: Client, bucket: str, obj: Named, out: BinaryIO, *, max_size: 
     raise ObjectError("its object is not in the mailbox's bucket (never put, or deleted)")
 
 
-def _matching(got: _Stored, bucket: str, obj: Named, max_size: int) -> Meta | None:
-    """The meta, when it is well-formed and says the object's size and SHA-256; else None."""
+def matches(raw: bytes, seq: int, bucket: str, obj: Named, max_size: int) -> Meta | None:
+    """The meta stored at `seq`, when it is well-formed and says the object's size and SHA-256; else None."""
     try:
-        meta = check_meta(got.data, bucket, obj.name, got.seq, max_size)
+        meta = check_meta(raw, bucket, obj.name, seq, max_size)
     except ObjectError:
         return None
     return meta if (meta.size, meta.sha256) == (obj.size, obj.sha256) else None
