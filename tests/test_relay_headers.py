@@ -39,6 +39,7 @@ REFUSALS = [
     r"per-message TTL is disabled",
     r"message counters is disabled",
     r"atomic publish is disabled",
+    r"batch publish is disabled",
     r"message schedules is disabled",
     r"message schedules invalid scheduler",
     r"message stream source header is not allowed",
@@ -75,6 +76,8 @@ def headers_to_try(target: str) -> list[tuple[str, dict[str, str], bytes]]:
         ("Nats-Trace-Dest", {"Nats-Trace-Dest": "trace.mallory"}, b"junk"),
         ("Nats-Trace-Only", {"Nats-Trace-Dest": "trace.mallory", "Nats-Trace-Only": "true"}, b"junk"),
         ("Nats-Required-Api-Level", {"Nats-Required-Api-Level": "99"}, b"junk"),
+        ("Nats-Pin-Id", {"Nats-Pin-Id": "p1"}, b"junk"),
+        ("Nats-Sequence", {"Nats-Sequence": "1", "Nats-Stream": "GAGE_MB_x", "Nats-Last-Sequence": "0", "Nats-Msg-Size": "1"}, b"junk"),
         ("Status 408", {"Status": "408", "Description": "Request Timeout"}, b""),
         ("Status 100", {"Status": "100", "Description": "Idle Heartbeat"}, b""),
         ("Status 400", {"Status": "400", "Description": "Bad Request"}, b""),
@@ -150,6 +153,12 @@ async def _try_all(shared: Shared, targets: list[tuple[str, str]]) -> list[tuple
 
     nc = await nats.connect(shared.url, error_cb=shrug, allow_reconnect=False, **as_credentials(shared.creds["mallory"]).nats_options())
     out: list[tuple[str, str, str, Any]] = []
+    traces: list[dict[str, Any]] = []
+
+    async def keep(m: Any) -> None:
+        traces.append(json.loads(m.data))
+
+    await nc.subscribe("trace.mallory", cb=keep)
     try:
         for label, subj in targets:
             # The last message id the stream tells anyone, published again: a duplicate, nothing stored.
@@ -163,9 +172,23 @@ async def _try_all(shared: Shared, targets: list[tuple[str, str]]) -> list[tuple
                 except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError):
                     answer = None
                 out.append((label, what, subj, answer))
+            # A fast batch is asked for by the reply subject: `<prefix>.<id>.<flow>.<gap>.<seq>.<op>.$FI`.
+            box = nc.new_inbox()
+            sub = await nc.subscribe(box + ".>")
+            await nc.publish(subj, b"junk", reply=f"{box}.b1.1.fail.1.0.$FI")
+            try:
+                r = await sub.next_msg(timeout=2)
+                answer = json.loads(r.data) if r.data else {"status": (r.headers or {}).get("Status")}
+            except (nats.errors.TimeoutError, TimeoutError):
+                answer = None
+            await sub.unsubscribe()
+            out.append((label, "fast batch", subj, answer))
         await asyncio.sleep(1.5)  # a TTL or a schedule would have fired by now
     finally:
         await nc.close()
+    # A trace stops where the message enters account MAIL: no JetStream event, nothing of a stream.
+    assert traces and all({e["type"] for e in t["events"]} <= {"in", "si"} for t in traces), traces
+    assert not any("GAGE_MB_" in json.dumps(t) or "OBJ_" in json.dumps(t) for t in traces)
     return out
 
 
@@ -209,7 +232,7 @@ def test_every_header_on_every_subject_changes_nothing_of_bobs_and_tells_only_se
     # Refused, as the streams are made: no rollup, TTL, counter, batch, schedule or source header is ever stored.
     refused = {what for _l, what, _s, a in results if a and "error" in a}
     assert "mailbox" in {label for label, what, _s, _a in results if what == "Nats-Msg-Id told"}  # carol's id, told and tried
-    assert {"Nats-Rollup all", "Nats-Rollup sub", "Nats-TTL", "Nats-Incr", "Nats-Batch-Id commit", "Nats-Schedule", "Nats-Stream-Source"} <= refused
+    assert {"Nats-Rollup all", "Nats-Rollup sub", "Nats-TTL", "Nats-Incr", "Nats-Batch-Id commit", "fast batch", "Nats-Schedule", "Nats-Stream-Source"} <= refused
     after = {k: stored(shared, s) for k, s in streams_of(shared).items()}
     for k in before:
         assert {s: after[k][s] for s in before[k]} == before[k], k  # every message of bob's, as it was
