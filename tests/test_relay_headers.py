@@ -346,3 +346,21 @@ def test_what_a_fellow_user_learns_of_bobs_mailbox_is_its_sequences_as_section_8
     assert probe() == (2, 2)
     fetch(shared, "bob")
     assert probe() == (2, 0)
+
+
+def test_a_stored_status_header_is_one_more_envelope_never_the_servers_word(shared: Shared, tmp_path: Path) -> None:
+    """mallory's messages with `Status: 408`, `100` and `400` headers wait ahead of alice's: one fetch
+    drops the three and lands alice's (nats-py's pull subscription stopped at the 408, swallowed the 100
+    and failed on the 400)."""
+    paired(shared, ("alice", "bob"))
+
+    async def junk() -> None:
+        async with mailbox.connected(shared.url, shared.creds["mallory"]) as nc:
+            for status in ("100", "408", "400", "404", "409"):
+                await nc.jetstream().publish(mailbox.subject(shared.addr["bob"]), b"", headers={"Status": status, "Description": "x"})
+
+    mailbox.run(junk())
+    bid = send(shared, "alice", "bob", tmp_path)
+    got = mailbox.run(mailbox.fetch(shared.homes["bob"], shared.url, shared.addr["bob"], creds=shared.creds["bob"]))
+    assert [o.id for o in got.opened] == [None] * 5 + [bid] and all(o.dropped for o in got.opened[:5])
+    assert fetch(shared, "bob") == []  # all acknowledged
