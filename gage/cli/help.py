@@ -90,7 +90,9 @@ EXAMPLES: dict[str, list[str]] = {
     "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client; see spec/mcp.md"],
     "relay": ["gage relay dev --port 4222"],
     "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --store ./relay-store"],
-    "relay config": ["gage relay config people.toml > relay.conf", "gage relay config people.toml --name n1 --cluster gage --route nats-route://n2:6222"],
+    "relay config": ["gage relay config people.toml -o relay.conf", "gage relay config people.toml -o n1.conf --name n1 --cluster gage --cluster-listen 10.0.0.1:6222 --route nats-route://n2:6222"],
+    "relay reload": ["gage relay reload relay.conf"],
+    "relay nkey": ["gage relay nkey operator.nk"],
     "invite": ["gage invite --relay nats://127.0.0.1:4222", "gage invite --name bob --expires 5m"],
     "join": ["gage join 7-tiger-guitarist --relay nats://127.0.0.1:4222", "gage join 7-tiger-guitarist --name alice"],
     "mailbox": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox fetch"],
@@ -153,9 +155,11 @@ CODES: dict[str, frozenset[Exit]] = {
         # The relay's commands (issue 27: they listed all sixteen): spec/relay.md.
         "relay dev": {_E.RELAY},
         "relay config": {_E.MALFORMED},
+        "relay reload": {_E.MALFORMED, _E.RELAY},
+        "relay nkey": set(),
+        "mailbox show": {_E.MALFORMED, _E.PASSPHRASE},
         "mailbox create": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
         "mailbox fetch": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
-        "mailbox show": {_E.MALFORMED},
         "directory publish": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
         "directory lookup": {_E.MALFORMED, _E.REFUSED, _E.RELAY},
         "deliver": {

@@ -49,7 +49,7 @@ ENVELOPE_VERSION = "1"
 # One message carries an envelope up to this size; a bigger one goes by the object store.
 INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
-DEFAULT_MAX_BYTES = 1 << 30
+DEFAULT_MAX_BYTES = 256 << 20  # JetStream reserves it (and the bucket the same) when the stream is made: hundreds fit a disk
 ACK_WAIT = 120.0
 __all__ = ["CONNECT_TIMEOUT", "SHARED_API_PREFIX", "connected"]  # where the other relay modules find them
 
@@ -119,6 +119,14 @@ async def create(
         except streams.NotPermitted:
             return await _made_by_operator(js, url, address)
         except nats.js.errors.Error as exc:
+            if _no_room(exc):
+                raise RelayError(
+                    f"the relay's store has no room for this mailbox: JetStream reserves a mailbox's whole byte limit, and its "
+                    f"bucket's the same (2 x {max_bytes:,} bytes here), when it is made, and its store is spoken for "
+                    f"(the relay says: {exc}). Give smaller limits (--max-bytes, or [limits] mailbox_bytes in the people file) "
+                    "or a bigger store ([limits] store, and the disk under it); `gage relay config` prints the arithmetic "
+                    "(spec/relay.md section 8.4)"
+                ) from None
             raise RelayError(f"the relay refused to create the mailbox: {exc}") from None
         except nats.errors.Error as exc:
             raise RelayError(f"the relay failed while creating the mailbox: {exc or type(exc).__name__}") from None
@@ -138,6 +146,12 @@ async def _made_by_operator(js: Any, url: str, address: str) -> Mailbox:
     c = info.config
     note = "made by the relay's operator: its limits are the operator's to change"
     return Mailbox(address=address, url=url, max_msgs=c.max_msgs, max_bytes=c.max_bytes, replicas=c.num_replicas, kept=(note,), by_operator=True)
+
+
+def _no_room(exc: Exception) -> bool:
+    """JetStream's "insufficient storage resources" (10047) or an account's limits (10027, 10028)."""
+    text = str(exc).lower()
+    return "insufficient" in text or any(f"err_code={c}" in text for c in (10047, 10027, 10028)) or "resources exceeded" in text
 
 
 def _full(exc: Exception) -> bool:
