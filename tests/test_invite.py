@@ -139,12 +139,13 @@ def test_either_side_giving_up_confirms_nothing_on_either_side(make_home, relay)
         inv.expect(b"their pair 3: ")
         inv.send("give up")  # alice stops; bob is told at once, without typing the two pairs left
         jn.expect(b"their pair 3: ")
-        assert jn.finish(timeout=20) == 9
+        assert inv.finish() == 9, inv.text()
+        assert jn.finish(timeout=20) == 9, jn.text()
     finally:
         inv.close()
         jn.close()
-    assert "NOT confirmed" in inv.text() and "NOT confirmed" in jn.text()
-    assert "the other side stopped (gave up)" in jn.text()
+    assert "NOT confirmed" in inv.text(), inv.text()
+    assert "NOT confirmed" in jn.text() and "the other side stopped (gave up)" in jn.text(), jn.text()
     assert confirmed(alice) == {} and confirmed(bob) == {}
     # Nothing was filed: no candidate, no route.
     assert candidates(alice) == set() and candidates(bob) == set()

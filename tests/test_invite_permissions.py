@@ -30,7 +30,7 @@ def _claims(home: Home, url: str) -> invite.Claims:
     with home.lock():
         key = sealing.ensure(home.root, home.identity.secret)
     kf = KeyFile(key=home.identity.key, name=home.identity.name, sealing=key.binding.to_carried())
-    return invite.Claims(kf, sealing.mailbox_address(key.recipient), url)
+    return invite.Claims(kf, sealing.mailbox_address(key.recipient), url, home.identity.secret)
 
 
 def test_a_person_may_not_make_the_rendezvous_stream_and_is_told_who_does(shared) -> None:
