@@ -96,7 +96,7 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
         out(f"with a mailbox on {show(relayurl.public(theirs.relay))}, signed by that key: kept only if the words confirm it.")
         name = _name(home, args, key, theirs.keyfile.name)
     except (GageError, KeyboardInterrupt):
-        _tell(side, "the other side stopped before the ceremony")
+        _tell(side, "stopped before the ceremony")
         raise
     out("")
     out("The word-pair ceremony, both ways at once. Stay on the call (a channel neither machine controls).")
@@ -106,7 +106,8 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
     try:
         code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome, stopped=watch.stopped)
     except KeyboardInterrupt:
-        _tell(side, "the other side stopped (Ctrl-C)")
+        err("")  # the prompt's line is left open
+        _tell(side, "Ctrl-C")
         _how_to_finish(key, name)
         raise
     except GageError:
@@ -160,10 +161,10 @@ def _tell(side: Any, why: str) -> None:
 
 def cmd_invite(args: Any) -> int:
     invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    expires = rendezvous.parse_duration(args.expires)  # a malformed code or duration is exit 2, before anything else
+    chosen = rendezvous.parse_code(args.code) if args.code else None
     home = open_home(args)
     _terminal()
-    expires = rendezvous.parse_duration(args.expires)
-    chosen = rendezvous.parse_code(args.code) if args.code else None
     url, creds = _url(home, args), _creds(home, args)
     mine = _own_claims(home, url, creds)
     side = invite.Inviter(url, creds, chosen, expires)
@@ -183,9 +184,9 @@ def cmd_invite(args: Any) -> int:
 
 def cmd_join(args: Any) -> int:
     invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    code = rendezvous.parse_code(args.code)  # a malformed code is exit 2, before anything else
     home = open_home(args)
     _terminal()
-    code = rendezvous.parse_code(args.code)
     url, creds = _url(home, args), _creds(home, args)
     mine = _own_claims(home, url, creds)
     side = invite.Joiner(url, creds, code)
