@@ -133,8 +133,8 @@ class _Watch:
         while not self.done.wait(1.0):
             try:
                 why = self.side.stopped()
-            except GageError:
-                return  # the relay is gone: this side finds out when it says its own outcome
+            except Exception:  # noqa: BLE001 - the relay gone or slow: this side finds out when it says its own outcome
+                return
             if why is not None:
                 self.why = why
                 return

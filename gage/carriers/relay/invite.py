@@ -287,7 +287,7 @@ class Joiner(_Side):
             offer, later = await rendezvous.newest(nc, self.theirs, ("offer",), until=until)
             if offer is None:
                 raise InviteRefused("no invite with this code on this relay (it expired, or was never made: check the number and the relay)")
-            if "closed" in later or "answer" in later or "outcome" in later:
+            if "closed" in later or "answer" in later:
                 why = "it was already used (a code is good once)" if "closed" not in later else "it was closed (expired, withdrawn, or too many wrong codes)"
                 raise InviteRefused(f"this code is refused: {why}. Ask them for a new one (`gage invite`); nothing was swapped")
             if not _live(offer, later):
@@ -301,8 +301,8 @@ class Joiner(_Side):
                 shared = pake.finish(msg_a)
             except Exception:  # spake2 raises several kinds for a message that is no group element  # noqa: BLE001
                 raise InviteRefused("the invite under this code is not one gage made: nothing was swapped") from None
-            self.session = Session(shared, "j", session_id(msg_a, msg_b))
-            box = self.session.seal(mine.to_json(self.session.id))
+            self.session = session = Session(shared, "j", session_id(msg_a, msg_b))
+            box = session.seal(mine.to_json(session.id))
             try:
                 join_seq = await rendezvous.say(nc, self.mine, _msg("join", pake=msg_b.hex(), box=box))
             except rendezvous.Full:
@@ -316,7 +316,13 @@ class Joiner(_Side):
                 if _is(s, "closed"):
                     raise InviteRefused(f"the inviter closed this code ({s.body.get('why') if isinstance(s.body.get('why'), str) else 'closed'}): "
                                         "nothing was swapped. Ask them for a new one")
-                return _is(s, "answer") or (_is(s, "refused") and s.body.get("to") == join_seq)
+                if _is(s, "answer"):
+                    try:  # ours only if it opens: anyone may publish an `answer` to our join
+                        session.open(s.body.get("box"))
+                    except MalformedError:
+                        return False
+                    return True
+                return _is(s, "refused") and s.body.get("to") == join_seq
 
             until = asyncio.get_running_loop().time() + ANSWER_WAIT
             try:

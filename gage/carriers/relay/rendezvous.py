@@ -247,12 +247,15 @@ async def newest(nc: Client, subject: str, kinds: Container[str], *, until: floa
     is not gage's, published after the one sought, hides nothing."""
     found: Said | None = None
     later: list[str] = []
-    async for s in messages(nc, subject, 0, until=until):
-        kind = s.kind()
-        if kind in kinds:
-            found, later = s, []
-        elif found is not None and kind is not None and len(later) < PER_SUBJECT:
-            later.append(kind)
+    try:
+        async for s in messages(nc, subject, 0, until=until):
+            kind = s.kind()
+            if kind in kinds:
+                found, later = s, []
+            elif found is not None and kind is not None and len(later) < PER_SUBJECT:
+                later.append(kind)
+    except Waited:
+        raise RelayError("the relay's invite messages under this number could not be read in time") from None
     return found, later
 
 
