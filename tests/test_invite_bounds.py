@@ -336,3 +336,36 @@ def test_the_right_code_after_everything_still_pairs(make_home, relay) -> None: 
         jn.close()
     w = whereabouts.of(alice, bob.identity.key)
     assert w is not None and w.mailbox_ok() and w.source == f"gage invite on {relay.url}"
+
+
+def test_an_earlier_invites_outcome_under_the_same_number_does_not_use_up_the_next(make_home, relay) -> None:  # noqa: F811
+    alice, bob, carol = make_home("alice"), make_home("bob"), make_home("carol")
+    for h in (alice, bob, carol):
+        open_mailbox(h, relay.url)
+
+    def meet(code: rendezvous.Code | None, inviter_home: Home, joiner_home: Home) -> tuple[invite.Inviter, invite.Joiner]:
+        inviter = invite.Inviter(relay.url, None, code, 60)
+        made = inviter.open()
+        t = threading.Thread(target=lambda: inviter.wait_join(claims(inviter_home, relay.url)), daemon=True)
+        t.start()
+        joiner = invite.Joiner(relay.url, None, made)
+        assert joiner.meet(claims(joiner_home, relay.url)).keyfile.key == inviter_home.identity.key
+        t.join(30)
+        return inviter, joiner
+
+    first, first_joiner = meet(rendezvous.Code(33, ("tiger", "guitarist")), alice, bob)
+    # The number is free once answered: a second invite under it, and then the first pair's outcomes come late.
+    second = invite.Inviter(relay.url, None, rendezvous.Code(33, ("orca", "ohio")), 60)
+    second.open()
+    t = threading.Thread(target=lambda: first.outcome(True), daemon=True)
+    t.start()
+    assert first_joiner.outcome(True) is None
+    t.join(30)
+    kinds = [s.kind() for s in _said_on(relay.url, second.code.subject("i"))]
+    assert kinds[-2:] == ["offer", "outcome"], kinds
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(second.wait_join(claims(alice, relay.url))), daemon=True)
+    t.start()
+    assert invite.Joiner(relay.url, None, second.code).meet(claims(carol, relay.url)).keyfile.key == alice.identity.key
+    t.join(30)
+    assert got and got[0].keyfile.key == carol.identity.key  # type: ignore[attr-defined]
