@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from invitetest import Term, ceremony
-from relaytest import open_mailbox, relay  # noqa: F401 - fixtures
+from relaytest import open_mailbox, own_relay, relay  # noqa: F401 - fixtures
 from spake2 import SPAKE2_B
 
 from gage.carriers.relay import invite, mailbox, rendezvous
@@ -369,3 +369,24 @@ def test_an_earlier_invites_outcome_under_the_same_number_does_not_use_up_the_ne
     assert invite.Joiner(relay.url, None, second.code).meet(claims(carol, relay.url)).keyfile.key == alice.identity.key
     t.join(30)
     assert got and got[0].keyfile.key == carol.identity.key  # type: ignore[attr-defined]
+
+
+def test_a_rendezvous_stream_made_before_the_per_subject_limit_gets_it(own_relay) -> None:  # noqa: F811
+    from nats.js import api
+
+    async def old_stream() -> None:
+        async with mailbox.connected(own_relay.url) as nc:
+            await nc.jetstream().add_stream(api.StreamConfig(
+                name=rendezvous.STREAM, subjects=[rendezvous.SUBJECT_PREFIX + "*"], discard=api.DiscardPolicy.NEW,
+                max_age=3600, max_msg_size=rendezvous.MAX_MESSAGE, max_bytes=rendezvous.MAX_BYTES,
+                allow_rollup_hdrs=False, deny_delete=True, deny_purge=True))
+
+    async def limit() -> Any:
+        async with mailbox.connected(own_relay.url) as nc:
+            return (await nc.jetstream().stream_info(rendezvous.STREAM)).config
+
+    run(old_stream())
+    assert run(limit()).max_msgs_per_subject in (-1, 0, None)
+    invite.Inviter(own_relay.url, None, None, 60).open()
+    config = run(limit())
+    assert config.max_msgs_per_subject == rendezvous.PER_SUBJECT and config.discard_new_per_subject
