@@ -390,3 +390,25 @@ def test_a_rendezvous_stream_made_before_the_per_subject_limit_gets_it(own_relay
     invite.Inviter(own_relay.url, None, None, 60).open()
     config = run(limit())
     assert config.max_msgs_per_subject == rendezvous.PER_SUBJECT and config.discard_new_per_subject
+
+
+def test_a_full_subject_is_said_and_a_claimed_relay_with_a_password_is_refused(make_home, relay) -> None:  # noqa: F811
+    subject = rendezvous.Code(4321, ("tiger", "guitarist")).subject("j")
+
+    async def fill() -> None:
+        async with mailbox.connected(relay.url) as nc:
+            await rendezvous.ensure_stream(nc)
+            for _ in range(rendezvous.PER_SUBJECT):
+                await rendezvous.say(nc, subject, {"x": 1})
+            with pytest.raises(rendezvous.Full, match="keeps no more"):
+                await rendezvous.say(nc, subject, {"x": 1})
+
+    run(fill())
+    bob = make_home("bob")
+    open_mailbox(bob, relay.url)
+    session = invite.session_id(b"A" * 33, b"B" * 33)
+    body = claims(bob, relay.url, relay_url="nats://bob:secret@relay.example:4222").to_json(session)
+    assert body["relay"] == "nats://relay.example:4222"  # what a home sends has no credential in it
+    with pytest.raises(Exception, match="user or password"):
+        invite.parse_claims({**body, "relay": "nats://bob:secret@relay.example:4222"}, session)
+    assert invite.parse_claims(body, session).relay == "nats://relay.example:4222"
