@@ -412,3 +412,22 @@ def test_a_full_subject_is_said_and_a_claimed_relay_with_a_password_is_refused(m
     with pytest.raises(Exception, match="user or password"):
         invite.parse_claims({**body, "relay": "nats://bob:secret@relay.example:4222"}, session)
     assert invite.parse_claims(body, session).relay == "nats://relay.example:4222"
+
+
+def test_a_protected_home_signs_its_route_with_its_passphrase(make_home, relay, gage, tmp_path) -> None:  # noqa: F811
+    alice, bob = make_home("alice"), make_home("bob")
+    pf = tmp_path / "alice.pass"
+    pf.write_text("correct horse battery staple\n")
+    pf.chmod(0o600)
+    assert gage(alice, "key", "protect", "--new-passphrase-file", str(pf)).code == 0
+    inv = Term(alice, "invite", "--relay", relay.url, "--name", "bob", "--passphrase-file", str(pf))
+    jn = Term(bob, "join", inv.code(), "--relay", relay.url, "--name", "alice")
+    try:
+        ceremony(inv, Home.open(alice.root), jn, bob)
+        assert inv.finish() == 0, inv.text()
+        assert jn.finish() == 0, jn.text()
+    finally:
+        inv.close()
+        jn.close()
+    w = whereabouts.of(bob, alice.identity.key)
+    assert w is not None and w.mailbox_ok()
