@@ -1,4 +1,4 @@
-"""`gage invite` and `gage join`: two people, one command each, then the ceremony (issue 30).
+"""`gage invite` and `gage join`: two people, one command each, then the ceremony.
 
 Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's; the ceremony is
 `pair --mutual`'s own code (gage.cli.pairing), told to confirm nothing unless the other side
@@ -103,8 +103,14 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
     out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
     out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
     watch = _Watch(side)
+
+    def agree(matched: bool, why: str) -> str | None:
+        watch.stop()  # this side's typing is over: from here it waits for their outcome itself
+        result: str | None = side.outcome(matched, why)
+        return result
+
     try:
-        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome, stopped=watch.stopped)
+        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=agree, stopped=watch.stopped)
     except KeyboardInterrupt:
         err("")  # the prompt's line is left open
         _tell(side, "Ctrl-C")

@@ -1,4 +1,4 @@
-"""The word-pair ceremony at a terminal, as two people on a call really do it (issue 18).
+"""The word-pair ceremony at a terminal, as two people on a call really do it.
 
 One misheard word used to end `gage pair`, and both people started over. Now a pair that
 does not match is asked again (with the nearest list words for a word that is not on the
