@@ -275,11 +275,10 @@ def test_a_store_with_no_room_names_the_cause_and_the_fix(make_home, gage, tmp_p
 
 
 def test_the_shared_reservation_is_the_invite_streams_size() -> None:
-    import inspect
-
     from gage.carriers.relay import people, rendezvous
 
-    assert f"max_bytes={people.SHARED_BYTES >> 20} << 20" in inspect.getsource(rendezvous.ensure_stream)
+    assert rendezvous.MAX_BYTES == people.SHARED_BYTES
+    assert rendezvous._config().max_bytes == people.SHARED_BYTES
     assert RelayError("x").exit_code == Exit.RELAY == 15
 
 

@@ -117,11 +117,11 @@ def test_an_invite_number_is_drawn_from_1_to_99_ten_times_then_from_1_to_9999(mo
     monkeypatch.setattr(invite.secrets, "randbelow", lambda n: (ranges.append(n) if n in (99, rendezvous.MAX_NAMEPLATE) else None) or real(n))
     held = {"left": 12}
 
-    async def last(_nc, _subject):
+    async def newest(_nc, _subject, _kinds, *, until):
         if held["left"] == 0:
-            return None
+            return None, []
         held["left"] -= 1
-        return rendezvous.Said(seq=1, time=_time.time(), body=invite._msg("offer", ttl=600))
+        return rendezvous.Said(seq=1, time=_time.time(), body=invite._msg("offer", ttl=600)), []
 
     async def say(_nc, _subject, _body):
         return 7
@@ -129,7 +129,7 @@ def test_an_invite_number_is_drawn_from_1_to_99_ten_times_then_from_1_to_9999(mo
     async def on_relay(_url, _creds, step):
         return await step(None)
 
-    monkeypatch.setattr(rendezvous, "last", last)
+    monkeypatch.setattr(rendezvous, "newest", newest)
     monkeypatch.setattr(rendezvous, "say", say)
     monkeypatch.setattr(invite, "_on_relay", on_relay)
     inv = invite.Inviter("nats://127.0.0.1:1", None, None, 600)
