@@ -2,7 +2,7 @@
 loads none of PyNaCl's bindings and no `cryptography`; the identity's Ed25519 signing key is made
 when something signs or the key is shown (`gage id`), and that is where the identity's key is held
 to its seed: no path signs with, shows or gives a key that is not its seed's. Nor do the small
-commands load `typing` (gage's own modules import it only for mypy), `dataclasses` or `tomllib`."""
+commands load `dataclasses` or `tomllib`."""
 
 from __future__ import annotations
 
@@ -56,22 +56,21 @@ def _signing_library(mods: set[str]) -> list[str]:
     return sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SIGNING_LIBRARY))
 
 
-# Modules the small commands do not load: typing about 2 ms (with its typing.io and typing.re),
-# dataclasses (records instead: docs/architecture.md) and tomllib (the settings and contacts are
-# read from their JSON memos: gage/home/tomlmemo.py).
-NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib")
+# Modules the small commands do not load: dataclasses (records instead: docs/architecture.md, the
+# start path) and tomllib (the settings and contacts are read from their JSON memos:
+# gage/home/tomlmemo.py).
+NOT_AT_START = ("dataclasses", "tomllib")
 
 
-def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) -> None:
+def test_small_commands_load_no_dataclasses_or_tomllib(tmp_path: Path) -> None:
     me, _them, m = small_home_with_a_bundle(tmp_path)
     _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
-    assert {"typing", "dataclasses", "tomllib"} <= first  # the probe sees them where a command loads them
+    assert {"dataclasses", "tomllib"} <= first  # the probe sees them where a command loads them
     _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
 
     for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):
         out, mods = _run(me.root, *argv)
-        # `gage id` shows the key, checked by making the signing key: PyNaCl imports typing.
-        assert sorted(mods & set(NOT_AT_START) - ({"typing", "typing.io", "typing.re"} if argv[0] == "id" else set())) == [], argv
+        assert sorted(mods & set(NOT_AT_START)) == [], argv
         assert m.id[:12] in out or argv[0] == "id", (argv, out)
     assert "VERIFIED" in out
 
