@@ -146,15 +146,13 @@ def _locked() -> PassphraseError:
 class Identity(Frozen):
     """This home's identity: its name, its secret, its retired keys.
 
-    Reading the file does not derive its public key from its seed: that needs PyNaCl's
-    bindings (8 to 11 ms to import) for the Ed25519 half and `cryptography` for the ML-DSA-65
-    half, and a command that only asks "is this key mine?" (`gage list`, `gage verdict`) must
-    not pay for it. So the key the file names is compared with its seed's where it matters:
-    the Ed25519 half when the signing key is made, which is when something signs and when the
-    key is shown or given (`key`, `key_text`); both halves when something signs (`secret`).
-    A file whose key is not its seed's key is refused then, as damaged. What is never checked
-    is `named_key`, the file's claim, used only to tell whether a key is this home's: a forged
-    claim there cannot sign anything, and whoever can write the identity file holds the seed.
+    Reading the file does not derive its key from its seed (PyNaCl's bindings, 8 to 11 ms to
+    import, and `cryptography` for ML-DSA-65), which `gage list` and `gage verdict` must not
+    pay to ask "is this key mine?". The key the file names is held to its seed where it
+    matters: the Ed25519 half when the signing key is made, that is when something signs or
+    the key is shown or given (`key`, `key_text`); both halves when something signs (`secret`);
+    a mismatch is refused then, as damage. `named_key`, the file's unchecked claim, only tells
+    whether a key is this home's: a forged claim signs nothing.
     """
 
     __slots__ = ("name", "ed25519_seed", "retired", "mldsa65_seed", "sealed", "seal_key", "public", "_secret", "_key", "_ed")
