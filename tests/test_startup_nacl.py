@@ -64,8 +64,8 @@ NOT_AT_START = ("dataclasses", "tomllib")
 
 def test_small_commands_load_no_dataclasses_or_tomllib(tmp_path: Path) -> None:
     me, _them, m = small_home_with_a_bundle(tmp_path)
-    _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
-    assert {"dataclasses", "tomllib"} <= first  # the probe sees them where a command loads them
+    _out, first = _run(me.root, "verify", str(tmp_path / "wire" / m.id))
+    assert "dataclasses" in first  # the probe sees it where a command loads it
     _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
 
     for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):
@@ -78,8 +78,8 @@ def test_small_commands_load_no_dataclasses_or_tomllib(tmp_path: Path) -> None:
 def test_small_commands_on_a_hybrid_home_load_no_signing_library_and_the_home_still_signs(tmp_path: Path) -> None:
     me, them, m = small_home_with_a_bundle(tmp_path)
     assert me.identity.hybrid and them.identity.hybrid
-    _out, first = _run(me.root, "list")  # checks the bundle once and keeps its check and row
-    assert "cryptography" in first  # the first listing verified the hybrid signature
+    _out, first = _run(me.root, "verify", str(tmp_path / "wire" / m.id))
+    assert "cryptography" in first  # the probe sees it where a hybrid signature is checked
     _out, first = _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
     assert "nacl.pwhash" in first
 
