@@ -58,8 +58,14 @@ def clean_install(work: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
     dist = work / "dist"
+    # Built from a copy, so no build/ is left in the tree and none left there (with modules since
+    # removed) gets into the wheel.
+    src = work / "src"
+    shutil.copytree(ROOT / "gage", src / "gage", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)], check=True, capture_output=True)
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)], check=True, capture_output=True)
     wheel = next(dist.glob("*.whl"))
     subprocess.run([*pip, "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
