@@ -135,9 +135,13 @@ def verdict_of(home: Home, ref: str) -> Verdict:
     return verdict_mod.compute(home, resolve(home, ref))
 
 
+# How an agent asks for a pending bundle's payload: the tools' argument, not the command line's flag.
+ASK_PENDING = "the same tool with pending=true"
+
+
 def frame_lines(v: Verdict, *, show_pending: bool, token: str | None = None) -> Iterator[str]:
-    """What `gage read` prints: the frame, then the fenced payload."""
-    return frame.render(v, show_pending=show_pending, token=token)
+    """What `gage read` prints: the frame, then the fenced payload (in the agent's terms)."""
+    return frame.render(v, show_pending=show_pending, token=token, ask=ASK_PENDING)
 
 
 def new_token() -> str:
@@ -146,7 +150,7 @@ def new_token() -> str:
 
 def payload_status(v: Verdict, *, show_pending: bool) -> tuple[bool, str]:
     """Whether `gage read` shows the payload, and why not."""
-    return frame.payload_status(v, show_pending=show_pending)
+    return frame.payload_status(v, show_pending=show_pending, ask=ASK_PENDING)
 
 
 def open_payload_file(v: Verdict, rel: str) -> tuple[int, os.stat_result]:
@@ -156,7 +160,7 @@ def open_payload_file(v: Verdict, rel: str) -> tuple[int, os.stat_result]:
 
 def read_json(v: Verdict, *, show_pending: bool) -> dict[str, Any]:
     """What `gage read --json` prints (gage.inbox.read_json, below both interfaces)."""
-    return inbox_read_json(v, show_pending=show_pending)
+    return inbox_read_json(v, show_pending=show_pending, ask=ASK_PENDING)
 
 
 def contact_rows(home: Home) -> list[dict[str, Any]]:
