@@ -75,6 +75,10 @@ def test_the_committed_man_page_is_current_and_renders() -> None:
         assert res.returncode == 0 and res.stderr == "", res.stderr
     text = MAN.read_text(encoding="utf-8")
     assert text.startswith(".TH GAGE 1 ") and ".SH EXIT STATUS" in text and ".SS gage extract" in text
+    # The page is read by someone who installed gage: it points at what they have, not at this repository.
+    see_also = text.split(".SH SEE ALSO\n", 1)[1]
+    assert "gage COMMAND \\-\\-help" in see_also and "gage completion" in see_also
+    assert not any(name in text for name in ("spec/", "docs/", ".md"))
 
 
 def test_the_reference_names_every_command_and_option() -> None:

@@ -87,7 +87,7 @@ EXAMPLES: dict[str, list[str]] = {
     "a2a card": ["gage a2a card --json", "gage a2a card --url http://127.0.0.1:8470/ --json"],
     "a2a serve": ["gage a2a serve --port 8470"],
     "a2a send": ["gage a2a send 3f2a91c0 http://127.0.0.1:8470/"],
-    "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client; see spec/mcp.md"],
+    "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client, from its configuration"],
     "relay": ["gage relay dev --port 4222"],
     "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --store ./relay-store"],
     "relay config": ["gage relay config people.toml > relay.conf", "gage relay config people.toml --name n1 --cluster gage --route nats-route://n2:6222"],
