@@ -207,9 +207,54 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+# `gage --help` lists the commands by task, as `git help` does; every command is in one group
+# (tests/test_cli_help.py), so a new command is placed here when it is added.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("start: a home, your identity, the interface", ("init", "id", "demo", "tui", "completion", "man")),
+    ("exchange: make, check and move bundles", ("bundle", "verify", "import", "forward", "deliver", "watch", "extract")),
+    ("review: what you hold, and what you decide about it", ("list", "verdict", "read", "accept", "reject", "journal")),
+    ("keys: whose key is whose", ("key", "pair", "contacts", "authority")),
+    ("relay: homes apart, through a mailbox relay (needs gage[relay])", ("relay", "mailbox", "directory", "invite", "join")),
+    ("agents: A2A and MCP", ("a2a", "mcp")),
+)
+
+
+class GroupedHelp(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, with the commands listed under GROUPS' headings (any command no
+    group names last, under "more"), each line as argparse lays it out."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not isinstance(action, argparse._SubParsersAction):
+            return super()._format_action(action)
+        rows = {row.dest: row for row in action._get_subactions()}
+        parts: list[str] = []
+        groups = [*GROUPS, ("more", tuple(n for n in rows if not any(n in names for _t, names in GROUPS)))]
+        for title, names in groups:
+            present = [rows[n] for n in names if n in rows]
+            if not present:
+                continue
+            parts.append(" " * self._current_indent + title + "\n")
+            self._indent()
+            parts += [super(GroupedHelp, self)._format_action(row) for row in present]
+            self._dedent()
+        return "".join(parts)
+
+
+def _sentence(summary: str) -> str:
+    return summary[:1].upper() + summary[1:] + ("" if summary.endswith(".") else ".")
+
+
 def attach(parser: argparse.ArgumentParser) -> None:
-    """Give every command's help its examples and the exit codes (after any epilog it has)."""
+    """Give every command's help its opening sentence (its summary), its examples and the exit
+    codes (after any epilog it has); the top level lists the commands by task."""
+    summaries: dict[str, str] = {}
     for path, p in walk(parser):
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                summaries.update((f"{path} {row.dest}".strip(), row.help or "") for row in action._get_subactions())
+        if path and summaries.get(path):
+            said = _sentence(summaries[path])
+            p.description = said if not p.description else f"{said}\n\n{p.description}"
         parts = [p.epilog.rstrip("\n")] if p.epilog else []
         if path in EXAMPLES and not (p.epilog and "examples:" in p.epilog):
             parts.append(examples_text(path))
@@ -219,4 +264,5 @@ def attach(parser: argparse.ArgumentParser) -> None:
         else:
             parts.append("Every command and exit code: `gage man`.")
         p.epilog = "\n\n".join(parts)
-        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        p.formatter_class = GroupedHelp if path == "" else argparse.RawDescriptionHelpFormatter
+    parser._positionals.title = "commands, by task"
