@@ -3,7 +3,7 @@
 `gage --version`, `--help` and completion need only the parser, and a command needs only
 its own module: the watcher (watchfiles), the A2A card fetcher (urllib, ssl), the
 interface (textual) and the signing library load when a command that uses them runs
-(issue 13: start-up). So this module imports nothing of gage's but `Lazy` targets by name.
+(the start path: docs/architecture.md). So this module imports nothing of gage's but `Lazy` targets by name.
 
 Kinds, states and reasons come from gage.format.vocab, which imports only `typing`. The A2A
 protocols are written out here, since importing them would load the A2A code;
@@ -41,12 +41,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _mcp(sub)
     if _builds(sub, RELAY_COMMANDS):
         from gage.cli import (
-            relay_args,  # the relay commands' parser (its own module, issue 20)
+            relay_args,  # the relay commands' parser, imported only when one of them is built
         )
 
         relay_args.register(sub)
     if _builds(sub, INVITE_COMMANDS):
-        from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
+        from gage.cli import invite_args  # `gage invite` / `gage join`, likewise
 
         invite_args.register(sub)
     _files(sub)

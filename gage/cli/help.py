@@ -105,7 +105,7 @@ EXAMPLES: dict[str, list[str]] = {
 
 
 # The codes each command can return besides OK, USAGE, IO (no home, a missing path) and 130,
-# which every command can (issue 18: `list --help` should not list A2A failures). A command
+# which every command can: `list --help` should not list failures it cannot have (A2A's). A command
 # group (`key`, `a2a`) shows the union of its actions'; `gage --help` shows every code.
 _E = Exit
 CODES: dict[str, frozenset[Exit]] = {
@@ -150,7 +150,7 @@ CODES: dict[str, frozenset[Exit]] = {
         "a2a serve": {_E.MALFORMED, _E.REFUSED},
         "a2a send": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT, _E.A2A_UNCONFIRMED},
         "mcp": {_E.MALFORMED},
-        # The relay's commands (issue 27: they listed all sixteen): spec/relay.md.
+        # The relay's commands, each with only its own codes (not all sixteen): spec/relay.md.
         "relay dev": {_E.RELAY},
         "relay config": {_E.MALFORMED},
         "mailbox create": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},

@@ -1,7 +1,7 @@
 """Everything gage/mcp takes from the rest of gage, in this one module.
 
 The tools must answer from the core, as the CLI does, while the core is being cut into
-layer packages (issue 17). So every name gage/mcp uses from outside itself is imported
+layer packages. So every name gage/mcp uses from outside itself is imported
 here, and each answer that must agree with a command (the rows of `gage list --json`, the
 verdict, the frame of `gage read`, `gage read --json`, `gage contacts --json`, `gage bundle
 --json`) is one function. Moving a module, or swapping in the core inbox read model, changes
@@ -86,7 +86,7 @@ __all__ = [
 LINE_PREFIX = frame.LINE_PREFIX
 
 
-# The server opens its home once (issue 28), not once per call: each call reconciles it again
+# The server opens its home once, not once per call (opening is most of a small call's time): each call reconciles it again
 # (which costs a few stats while nothing changed, gage/home/reconcilemark.py) and reopens it only
 # when its identity file is not the one read (a key retired or upgraded meanwhile).
 _opened: dict[str, tuple[tuple[int, int, int, int], Home]] = {}
@@ -119,7 +119,7 @@ def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
 def lean_row(row: dict[str, Any]) -> dict[str, Any]:
     """A `list_bundles` row: `gage list --json`'s, the sender named by its fingerprint without its key text
     (and a retirement's replacement by its fingerprint only). A hybrid key is 3,984 characters: 200 rows
-    would put 800 KB of keys in an agent's context (issue 27). `verdict` still gives the whole key."""
+    would put 800 KB of keys in an agent's context. `verdict` still gives the whole key."""
     sender = row.get("sender")
     if not isinstance(sender, dict):
         return row

@@ -26,7 +26,7 @@ from gage.format.sanitize import (
 from gage.format.signing import is_hybrid
 from gage.trust.verdict import NO_AUTHORITY, Verdict
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gage.format.vocab import Place, VerdictLevel
 

@@ -2,7 +2,7 @@
 
 Every file of the bundle, the manifest first, rides as its own bytes part, so no hop
 ever holds the manifest as JSON it could re-serialise: the bytes that were signed are
-the bytes that leave. Split out of `artifact` (issue 11): an exporter reads a bundle
+the bytes that leave. Apart from `artifact` because an exporter reads a bundle
 that is already on disk and checked, and shares nothing with the reader but the format
 (`wire`), so the two can be read, and reviewed, one at a time.
 """
