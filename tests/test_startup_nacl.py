@@ -189,3 +189,20 @@ def test_a_retired_key_is_a_frozen_record_with_the_dataclasss_equality_and_repla
     with pytest.raises(FrozenRecordError):
         r.reason = "compromised"  # type: ignore[misc]
     assert repr(r).startswith("RetiredKey(key=b'kkkk")
+
+
+def test_the_interface_does_not_open_on_an_identity_whose_key_is_not_its_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import gage.tui.app
+    from gage.cli.main import main
+
+    home = Home.init(tmp_path / "h", "alice", hybrid=False)
+    _with_another_ed25519_half(home)
+    opened: list[object] = []
+    monkeypatch.setattr(gage.tui.app, "run", lambda h, **_kw: opened.append(h) or 0)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["--home", str(home.root), "tui"]) == 3
+    assert opened == [] and "identity file is damaged" in capsys.readouterr().err
+    (tmp_path / "ok").mkdir()
+    good = Home.init(tmp_path / "ok" / "h", "bob", hybrid=False)
+    assert main(["--home", str(good.root), "tui"]) == 0 and len(opened) == 1
