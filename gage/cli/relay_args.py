@@ -66,7 +66,7 @@ people.toml (spec/relay.md section 8):
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "relay",
-        help="a local NATS JetStream relay for trying gage across homes (needs gage[relay] and nats-server)",
+        help="run a local NATS JetStream relay to try gage across homes (needs gage[relay] and nats-server)",
         epilog=RELAY_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -108,7 +108,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     nk.add_argument("file", metavar="FILE", help="the seed file to make (must not exist)")
     run_as(nk, "cmd_relay", "cmd_relay_nkey")
 
-    p = sub.add_parser("mailbox", help="this home's mailbox on a relay: create, fetch, show (needs gage[relay])", epilog=RELAY_EXAMPLES,
+    p = sub.add_parser("mailbox", help="create, fetch or show this home's mailbox on a relay (needs gage[relay])", epilog=RELAY_EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = p.add_subparsers(dest="mailbox_command", metavar="ACTION", required=True)
     c = msub.add_parser("create", help="make this home's mailbox on a relay and record the relay in settings.toml")
@@ -137,7 +137,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(f)
     json_option(f)
     run_as(f, "cmd_relay", "cmd_mailbox_fetch")
-    s = msub.add_parser("show", help="this home's mailbox address, relay and sealing key")
+    s = msub.add_parser("show", help="show this home's mailbox address, relay and sealing key")
     json_option(s)
     run_as(s, "cmd_relay", "cmd_mailbox_show")
 
@@ -160,7 +160,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(p)
     run_as(p, "cmd_relay", "cmd_deliver")
 
-    p = sub.add_parser("directory", help="a relay's directory: publish your handle, look one up (a claim; needs gage[relay])")
+    p = sub.add_parser("directory", help="publish your handle in a relay's directory, or look one up (a claim; needs gage[relay])")
     dsub = p.add_subparsers(dest="directory_command", metavar="ACTION", required=True)
     pub = dsub.add_parser("publish", help="publish a record signed by this home's key: handle -> mailbox, sealing key, signing key")
     pub.add_argument("--handle", required=True, metavar="NAME")
@@ -170,7 +170,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(pub)
     json_option(pub)
     run_as(pub, "cmd_relay", "cmd_directory_publish")
-    lk = dsub.add_parser("lookup", help="what the directory says for a handle, marked unconfirmed; kept as a candidate")
+    lk = dsub.add_parser("lookup", help="show what the directory says for a handle, marked unconfirmed; kept as a candidate")
     lk.add_argument("handle", metavar="NAME")
     lk.add_argument("--relay", metavar="URL", help="default: this home's relay")
     _creds(lk)
