@@ -1,13 +1,18 @@
-"""Benchmark: start-up of small commands, against starting Python and doing nothing.
+"""Benchmark: start-up of small commands, against a clean Python starting and doing nothing.
 
-`gage --version`, `gage list` on a small home and `gage verdict ID` are typed many times a
-day; most of their time is start-up, and most of that was importing modules the command
-never used (issue 13). This makes a small home (one identity, a confirmed contact, a few
-pending bundles), then runs each command as a new process in interleaved rounds beside
-`python -c pass` (same interpreter, same environment), and prints the median wall time of
-each and its ratio to bare Python. Then, with `python -X importtime`, the time each spends
-importing beyond what bare Python imports, its share of the command's wall time, and any
-heavy module (watchfiles, textual, rich, the A2A SDK, the card fetcher) it loaded.
+`gage --version`, `gage id`, `gage list` on a small home and `gage verdict ID` are typed many
+times a day; most of their time is start-up. This builds a wheel from the tree and installs it
+in a throwaway venv, as pipx or uv would (no editable install: its `.pth` finder imports
+pathlib, re and urllib into every process, `python -c pass` included, which doubles a bare
+start and flatters every ratio). The wheel's dependencies are read from this venv's
+site-packages as a plain directory on the path (a `.pth` line, which imports nothing; the
+editable finder's `.pth` there is not run). It makes a small home (one identity, a confirmed
+contact, a few pending bundles), then runs each command with the installed `gage` as a new
+process in interleaved rounds beside the clean venv's `python -c pass` (and, for comparison,
+this venv's), and prints the median wall time of each and its ratio to the clean one; the
+bound (docs/architecture.md, the start path) is `id`, `list` and `verdict` within 6x. Then,
+with `python -X importtime`, the time each spends importing beyond what bare Python imports,
+its share of the command's wall time, and any heavy module it loaded.
 
 Bytecode is cached in a temporary folder (PYTHONPYCACHEPREFIX) and warmed first, as an
 install by pip, pipx or uv leaves it; `--no-bytecode` measures compiling every module on
@@ -33,18 +38,43 @@ from pathlib import Path
 HEAVY = ("watchfiles", "textual", "rich", "a2a", "gage.carriers.a2a", "gage.carriers.watch", "gage.tui", "uvicorn", "httpx", "ssl")
 
 
-# Runs the gage package found in argv[1] (the editable install's finder removed, so it cannot
-# answer first), as the console script would: `python -c LAUNCH DIR ARGS...`.
+# Runs the gage package found in argv[1] (ahead of the installed one; an editable install's
+# finder removed, so it cannot answer first), as the console script would: `python -c LAUNCH DIR ARGS...`.
 LAUNCH = (
     "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
     " sys.path.insert(0, sys.argv.pop(1)); from gage.cli import main as m; sys.exit(getattr(m, 'run', m.main)(sys.argv[1:]))"
 )
 
 
-def _gage_argv() -> list[str]:
-    """The `gage` console script beside this Python, as an installed user runs it, else `-m gage`."""
-    script = Path(sys.executable).with_name("gage")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gage"]
+BOUND = 6.0  # id, list and verdict within this many times a clean `python -c pass`
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def clean_install(work: Path) -> Path:
+    """A throwaway venv with gage installed from a wheel built from this tree; its python."""
+    import sysconfig
+
+    venv = work / "clean"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    dist = work / "dist"
+    # Built from a copy, so no build/ is left in the tree and none left there (with modules since
+    # removed) gets into the wheel.
+    src = work / "src"
+    shutil.copytree(ROOT / "gage", src / "gage", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)], check=True, capture_output=True)
+    wheel = next(dist.glob("*.whl"))
+    subprocess.run([*pip, "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
+    (site / "gage_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    probe = "import sys, gage; print(gage.__file__); print(any('editable' in type(f).__module__ for f in sys.meta_path))"
+    where, editable = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, check=True, cwd=work).stdout.split()
+    if not where.startswith(str(site)) or editable != "False":
+        raise SystemExit(f"the throwaway venv does not run the installed wheel: {where}, editable finder {editable}")
+    return py
 
 
 def _env(pycache: Path | None) -> dict[str, str]:
@@ -58,8 +88,9 @@ def _env(pycache: Path | None) -> dict[str, str]:
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> float:
+    """The wall time of `cmd`, run in the home (not the tree, whose gage `-m` and `-c` would find first)."""
     start = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, env=env, check=False)
+    res = subprocess.run(cmd, capture_output=True, env=env, check=False, cwd=env["GAGE_HOME"])
     took = time.perf_counter() - start
     if res.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{res.stderr.decode(errors='replace')}")
@@ -91,7 +122,7 @@ def make_home(root: Path, pending: int) -> tuple[Path, str]:
 
 def _import_ms(argv: list[str], env: dict[str, str]) -> tuple[float, set[str]]:
     """Total import time of a process (the top-level modules' cumulative times), and the modules it imported."""
-    res = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=env["GAGE_HOME"])
     total = 0
     names = set()
     for line in res.stderr.splitlines():
@@ -124,16 +155,18 @@ def main(argv: list[str] | None = None) -> int:
         env = _env(pycache)
         home, bid = make_home(work, args.pending)
         env["GAGE_HOME"] = str(home)
-        gage = _gage_argv()
-        py = [sys.executable]
+        py = [str(clean_install(work))]
+        gage = [str(Path(py[0]).with_name("gage"))]
+        dev = [sys.executable]
         runs = {
             "python -c pass": (py + ["-c", "pass"], py + ["-X", "importtime", "-c", "pass"]),
+            "python -c pass [editable venv]": (dev + ["-c", "pass"], dev + ["-X", "importtime", "-c", "pass"]),
             "gage --version": (gage + ["--version"], py + ["-X", "importtime", "-m", "gage", "--version"]),
             f"gage list ({args.pending} pending)": (gage + ["list"], py + ["-X", "importtime", "-m", "gage", "list"]),
             "gage verdict ID": (gage + ["verdict", bid], py + ["-X", "importtime", "-m", "gage", "verdict", bid]),
             "gage id": (gage + ["id"], py + ["-X", "importtime", "-m", "gage", "id"]),
         }
-        own = list(runs.items())[1:]
+        own = list(runs.items())[2:]
         for compare in args.compare:
             src = str(Path(compare).resolve())
             for name, (cmd, _it) in own:
@@ -156,20 +189,24 @@ def main(argv: list[str] | None = None) -> int:
         base = statistics.median(wall["python -c pass"])
         base_imports = statistics.median(imports["python -c pass"])
         how = "no bytecode: every module compiled on every run" if args.no_bytecode else "bytecode cached, as after an install"
-        print(f"start-up, {args.rounds} interleaved rounds, medians ({how}); {os.cpu_count()} cores")
+        print(f"start-up, {args.rounds} interleaved rounds, medians ({how}); {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+        print("gage: a wheel of this tree in a throwaway venv; x python: against that venv's `python -c pass`")
         width = max(len(n) for n in runs) + 1
         print(f"{'':<{width}} {'wall':>9} {'x python':>9} {'imports':>9} {'share':>6}  heavy modules loaded")
         for name in runs:
             w = statistics.median(wall[name])
-            imp = statistics.median(imports[name]) - base_imports if name != "python -c pass" else base_imports
+            imp = statistics.median(imports[name]) - base_imports if not name.startswith("python") else statistics.median(imports[name])
             heavy = sorted(m for m in loaded[name] if m in HEAVY or m.split(".")[0] in HEAVY[:5])
             print(
                 f"{name:<{width}} {w * 1000:7.1f}ms {w / base:8.2f}x {imp:7.1f}ms {imp / (w * 1000):6.0%}  "
                 f"{', '.join(heavy) if heavy else 'none'}"
             )
-        print("imports: -X importtime, beyond what `python -c pass` imports (its own row: its total).")
+        print("imports: -X importtime, beyond what the clean `python -c pass` imports (the python rows: their totals).")
         worst = max(statistics.median(wall[n]) for n in runs if n.startswith("gage") and not n.endswith("]"))
         print(f"slowest small command / python: {worst / base:.2f}")
+        bounded = [n for n in runs if n.split(" ")[:2] in (["gage", "id"], ["gage", "list"], ["gage", "verdict"]) and not n.endswith("]")]
+        over = [n for n in bounded if statistics.median(wall[n]) / base > BOUND]
+        print(f"bound: id, list, verdict within {BOUND:g}x a clean `python -c pass`: {'met' if not over else 'NOT met: ' + ', '.join(over)}")
         for compare in args.compare:
             tag = f"[{Path(compare).name}]"
             theirs = max(statistics.median(wall[n]) for n in runs if n.endswith(tag) and "--version" not in n)

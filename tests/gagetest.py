@@ -108,15 +108,36 @@ def stop_process(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
 
 def small_home_with_a_bundle(tmp_path: Path) -> tuple[Home, Home, Manifest]:
     """A home (`me`) holding one pending bundle from another (`them`, unpaired), both made as
-    `gage init` makes them (hybrid keys), the bundle past the check cache's racy window
-    (gage/home/checkcache.py), as any bundle not just landed: what the start-up tests run
-    `id`, `list` and `verdict ID` on."""
-    import time
-
+    `gage init` makes them (hybrid keys), and listed once as if past the check cache's racy
+    window (gage/home/checkcache.py), so its check and row are kept as for any bundle not just
+    landed: what the start-up tests run `id`, `list` and `verdict ID` on."""
     me = Home.init(tmp_path / "me", "me")
     them = Home.init(tmp_path / "them", "them")
     (tmp_path / "note.txt").write_text("hello\n")
     m, _ = send.create(them, [tmp_path / "note.txt"], kind="share", copy_to=tmp_path / "wire")
     store.import_bundle(me, tmp_path / "wire" / m.id)
-    time.sleep(2.1)
+    listed_later(me)
     return me, them, m
+
+
+def later_clock() -> int:
+    """The check cache's clock moved on past its racy window: a tree written before now is
+    old enough to remember, as it would be after waiting RACY_NS (tests set it instead of sleeping)."""
+    import time
+
+    from gage.bundle.treestat import RACY_NS
+
+    return time.time_ns() + RACY_NS + 1_000_000
+
+
+def listed_later(home: Home) -> None:
+    """List `home` in this process as a listing after the racy window would: its checks and rows kept."""
+    from gage.home import checkcache
+    from gage.inbox.listed import listed_rows
+
+    real = checkcache.now_ns
+    checkcache.now_ns = later_clock
+    try:
+        listed_rows(home)
+    finally:
+        checkcache.now_ns = real

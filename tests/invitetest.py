@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from gage.format.hearing import closing_pair
 from gage.format.words import derive
 from gage.home.layout import Home
 
@@ -91,8 +92,14 @@ def pairs(home: Home) -> list[str]:
     return [f"{a} {b}" for a, b in derive(home.identity.key)]
 
 
+def closing(a_home: Home, b_home: Home) -> str:
+    """The closing pair both screens show (the same on both when each holds the other's key)."""
+    return " ".join(closing_pair(a_home.identity.key, b_home.identity.key))
+
+
 def ceremony(a: Term, a_home: Home, b: Term, b_home: Home, *, typed_by_a: list[str] | None = None, typed_by_b: list[str] | None = None) -> None:
-    """Both sides at once, pair by pair: each types what the other's screen reads (or what is given)."""
+    """Both sides at once, pair by pair: each types what the other's screen reads (or what is given), then
+    the closing pair, read before anything is confirmed."""
     heard_a = typed_by_a or pairs(b_home)
     heard_b = typed_by_b or pairs(a_home)
     for i in range(4):
@@ -100,3 +107,6 @@ def ceremony(a: Term, a_home: Home, b: Term, b_home: Home, *, typed_by_a: list[s
         b.expect(f"their pair {i + 1}: ".encode())
         a.send(heard_a[i])
         b.send(heard_b[i])
+    for term in (a, b):
+        term.expect(b"their closing pair: ")
+        term.send(closing(a_home, b_home))

@@ -83,7 +83,7 @@ def node_of(s: server.Server) -> relayconf.Node:
     cluster = s.cluster
     return relayconf.Node(
         name=s.name, listen=f"127.0.0.1:{s.port}", store=str(s.store), cluster=cluster,
-        cluster_listen=f"127.0.0.1:{s.cluster_port}", routes=[f"nats-route://127.0.0.1:{p}" for p in s.routes],
+        cluster_listen=f"127.0.0.1:{s.cluster_port}", routes=[f"nats-route://127.0.0.1:{p}" for p in s.routes], monitor=None,
     )
 
 

@@ -24,6 +24,19 @@ from gage.home import listing
 homes, serving = live.homes, live.serving
 
 
+def _held(srv: object) -> int:
+    """How many connections the server holds now (uvicorn's own count)."""
+    return len(srv._uvicorn.server_state.connections)  # type: ignore[attr-defined]
+
+
+def _until_held(srv: object, at_least: int) -> None:
+    """Wait until the server holds `at_least` connections: it has accepted them, not just the kernel."""
+    deadline = time.monotonic() + 60  # a cap for a busy machine, not a wait
+    while _held(srv) < at_least and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _held(srv) >= at_least, (_held(srv), at_least)
+
+
 class Tricklers:
     """`n` connections from 127.0.0.1 that each send a request head one byte at a time, for
     at most `seconds`, opening a new one whenever the server closes one (a bounded loop)."""
@@ -72,7 +85,9 @@ def test_300_trickling_connections_do_not_keep_a_delivery_out(homes, serving, tm
     srv, events = serving(bob)
     crowd = Tricklers(srv.port, 300)
     try:
-        time.sleep(1.0)  # the crowd is in and trickling
+        # The crowd is in: the server holds as many of them as it keeps (its cap, and one address's share).
+        kept = srv._uvicorn.config.http
+        _until_held(srv, min(300, kept.max_connections, kept.per_address))
         bid, out = bundle(alice, tmp_path)
         t0 = time.monotonic()
         result = client.send(alice, out, srv.url)
@@ -91,10 +106,10 @@ def test_at_the_cap_the_oldest_idle_connection_goes_first(homes, serving, tmp_pa
     srv, events = serving(bob)
     first = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     first.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")  # trickling: not a whole head
-    time.sleep(0.2)
+    _until_held(srv, 1)  # the first is the oldest
     rest = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(15)]
     try:
-        time.sleep(0.2)
+        _until_held(srv, 16)  # at the cap
         newest = socket.create_connection(("127.0.0.1", srv.port), timeout=10)  # one over the cap
         rest.append(newest)
         first.settimeout(5)

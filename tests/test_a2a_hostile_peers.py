@@ -404,7 +404,11 @@ def test_the_slot_is_held_for_the_whole_request(homes, serving, tmp_path: Path, 
         threads = [threading.Thread(target=lambda o=o: results.append(_try(alice, o, srv.url))) for o in outs[:2]]
         for t in threads:
             t.start()
-        time.sleep(1.0)  # both are now waiting for the lock, holding their slots
+        keeper = srv._uvicorn.config.app  # the gatekeeper, counting the requests in flight per peer
+        deadline = time.monotonic() + 60  # a cap for a busy machine, not a wait
+        while sum(keeper._per_peer.values()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sum(keeper._per_peer.values()) == 2  # both hold their slots, waiting for the lock
         third = _try(alice, outs[2], srv.url)
         for t in threads:
             t.join(30)

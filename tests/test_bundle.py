@@ -103,6 +103,7 @@ def test_create_then_verify(make_bundle: Callable[..., Path], alice: Identity) -
     assert strictjson.dumps(strictjson.loads(raw, limit=1 << 20)) == raw
 
 
+@pytest.mark.slow  # exhaustive: CI runs it, the edit loop may skip it (-m "not slow")
 def test_every_bit_of_the_manifest_is_covered(make_bundle: Callable[..., Path]) -> None:
     """Any change to the manifest is caught before the payload is trusted: malformed or signature."""
     root = make_bundle()
@@ -122,6 +123,7 @@ def test_every_bit_of_the_manifest_is_covered(make_bundle: Callable[..., Path]) 
     assert bundle_mod.check(root, expect_name=True).ok
 
 
+@pytest.mark.slow  # exhaustive: CI runs it, the edit loop may skip it (-m "not slow")
 def test_every_bit_of_the_signature_is_covered(make_bundle: Callable[..., Path]) -> None:
     root = make_bundle()
     path = root / "manifest.sig"

@@ -75,6 +75,10 @@ def test_the_committed_man_page_is_current_and_renders() -> None:
         assert res.returncode == 0 and res.stderr == "", res.stderr
     text = MAN.read_text(encoding="utf-8")
     assert text.startswith(".TH GAGE 1 ") and ".SH EXIT STATUS" in text and ".SS gage extract" in text
+    # The page is read by someone who installed gage: it points at what they have, not at this repository.
+    see_also = text.split(".SH SEE ALSO\n", 1)[1]
+    assert "gage COMMAND \\-\\-help" in see_also and "gage completion" in see_also
+    assert not any(name in text for name in ("spec/", "docs/", ".md"))
 
 
 def test_the_reference_names_every_command_and_option() -> None:
@@ -171,3 +175,41 @@ def test_completion_covers_every_command(gage) -> None:
         for path, _p in help.walk(parser):
             if path:
                 assert path.split()[-1] in text, (shell, path)
+
+
+def test_gage_help_lists_every_command_once_under_its_task() -> None:
+    parser = build_parser()
+    commands = list(help.subcommands(parser))
+    grouped = [name for _title, names in help.GROUPS for name in names]
+    assert sorted(grouped) == sorted(commands), "every command in exactly one group of gage/cli/help.py's GROUPS"
+    text = parser.format_help()
+    assert "commands, by task:" in text and "\n  more\n" not in text
+    at = [text.index(f"\n  {title}\n") for title, _names in help.GROUPS]
+    assert at == sorted(at) and [t.split(":")[0] for t, _n in help.GROUPS] == ["start", "exchange", "review", "keys", "relay", "agents"]
+    for (title, names), start, end in zip(help.GROUPS, at, [*at[1:], len(text)], strict=True):
+        section = text[start:end]
+        for name in names:
+            assert f"\n    {name} " in section or f"\n    {name}\n" in section, (title, name)
+
+
+def test_a_command_no_group_names_is_still_listed() -> None:
+    import argparse
+
+    from gage.cli.parser import GageParser
+
+    p = GageParser(prog="gage")
+    sub = p.add_subparsers(metavar="COMMAND")
+    sub.add_parser("list", help="list bundles in the home")
+    sub.add_parser("newcomer", help="a command added later")
+    p.formatter_class = help.GroupedHelp
+    text = p.format_help()
+    assert "\n  review: " in text and "\n  more\n    newcomer" in text and isinstance(p, argparse.ArgumentParser)
+
+
+def test_every_commands_help_opens_with_one_sentence_saying_what_it_does() -> None:
+    for path, p in help.walk(build_parser()):
+        if not path:
+            continue
+        opening = p.format_help().split("\n\n")[1]
+        assert opening.endswith(".") and opening[:1].isupper() and ". " not in opening, (path, opening)
+        assert opening.split()[0].lower() not in ("the", "a", "an", "this", "what"), (path, opening)  # says what it does

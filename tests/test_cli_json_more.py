@@ -197,7 +197,7 @@ def test_demo_json_gives_the_home(gage, tmp_path: Path) -> None:
 # interface, the ceremony (a person at a terminal), a script or a page, an A2A artifact
 # (JSON itself), the endpoint (a log), the MCP server (JSON-RPC on standard output itself), and a
 # relay's server configuration (a file for nats-server).
-NO_JSON = {"tui", "pair", "invite", "join", "completion", "man", "a2a export", "a2a serve", "mcp", "relay config"}
+NO_JSON = {"tui", "pair", "invite", "join", "completion", "man", "a2a export", "a2a serve", "mcp", "relay config", "relay nkey", "relay reload"}
 
 
 def test_every_command_that_reports_has_json() -> None:

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -305,15 +306,22 @@ def test_a_drop_folder_whose_name_is_not_utf8(two, tmp_path) -> None:  # noqa: A
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    said: list[bytes] = []
+    reader = threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     try:
-        time.sleep(1.0)
-        shutil.copytree(b, os.fsdecode(os.path.join(drop, os.fsencode(b.name))))
         deadline = time.monotonic() + 120  # a cap for a busy machine, not a wait
+        while time.monotonic() < deadline and not any(b"watching" in line for line in said):
+            time.sleep(0.02)  # until the watcher says it watches the folder
+        assert any(b"watching" in line for line in said), said
+        shutil.copytree(b, os.fsdecode(os.path.join(drop, os.fsencode(b.name))))
         while time.monotonic() < deadline and listing.find(me, b.name) is None:
             time.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        reader.join(30)
+        err = proc.stderr.read()  # type: ignore[union-attr]
     assert listing.find(me, b.name) is not None, err.decode(errors="replace")
     assert b"Traceback" not in err, err.decode(errors="replace")
     assert proc.returncode == 130  # stopped by Ctrl-C, as the exit-code table says (spec/cli.md)

@@ -92,15 +92,23 @@ def test_new_homes_are_hybrid_and_the_identity_file_keeps_both_seeds(make_home) 
     assert len(alice.identity.secret.seed_bytes) == 64
 
 
-def test_an_identity_file_whose_key_is_not_its_secrets_is_refused(make_home) -> None:
+def test_an_identity_file_whose_key_is_not_its_secrets_is_refused_when_it_signs_or_is_shown(make_home) -> None:
     from gage.format.errors import MalformedError
 
     alice = make_home("alice")
     obj = json.loads(alice.identity_path.read_text())
     obj["key"] = key_text(SecretKey.generate().public)
     alice.identity_path.write_text(json.dumps(obj))
+    read = load_identity(alice.identity_path)  # held to its seed when it signs or is shown
+    for use in (lambda: read.key, lambda: read.key_text, lambda: read.sign(b"{}")):
+        with pytest.raises(MalformedError, match="not the key of its secret"):
+            use()
+    # Only the ML-DSA-65 half named otherwise: shown, its Ed25519 half is the seed's; signing refuses it.
+    obj["key"] = key_text(alice.identity.key[:32] + SecretKey.generate().public[32:])
+    alice.identity_path.write_text(json.dumps(obj))
+    read = load_identity(alice.identity_path)
     with pytest.raises(MalformedError, match="not the key of its secret"):
-        load_identity(alice.identity_path)
+        read.sign(b"{}")
 
 
 def test_hybrid_key_text_round_trips_and_its_fingerprint_is_not_its_ed25519_halfs(hybrid: SecretKey) -> None:

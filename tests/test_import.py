@@ -161,7 +161,7 @@ def test_interrupted_import_leaves_nothing_under_the_final_name(
     """The copy fails after the first payload file: no entry in pending, no journal line, staging cleaned."""
     alice, bob = make_home("alice"), make_home("bob")
     src = _bundle_from(bob, tmp_path, {"d/a.txt": b"a" * 1000, "d/b.txt": b"b" * 1000, "d/c.txt": b"c" * 1000})
-    real = bundle_mod._copy_hashing
+    real = bundle_build._copy_hashing
     calls = []
 
     def failing(s: Path, d: Path, *, fd: int | None = None, limit: int | None = None) -> FileEntry:

@@ -30,7 +30,7 @@ def _claims(home: Home, url: str) -> invite.Claims:
     with home.lock():
         key = sealing.ensure(home.root, home.identity.secret)
     kf = KeyFile(key=home.identity.key, name=home.identity.name, sealing=key.binding.to_carried())
-    return invite.Claims(kf, sealing.mailbox_address(key.recipient), url)
+    return invite.Claims(kf, sealing.mailbox_address(key.recipient), url, home.identity.secret)
 
 
 def test_a_person_may_not_make_the_rendezvous_stream_and_is_told_who_does(shared) -> None:
@@ -67,3 +67,37 @@ def test_invite_and_join_need_only_what_every_person_may_do(shared) -> None:
     assert joiner.outcome(True) is None
     t.join(30)
     assert said == [None]
+
+
+def test_a_person_cannot_lift_the_rendezvous_limits_and_a_flood_stops_at_the_subjects_limit(shared) -> None:
+    async def make() -> None:
+        async with mailbox.connected(shared.url, shared.creds["operator"]) as nc:
+            await rendezvous.ensure_stream(nc)
+
+    mailbox.run(make())
+    subject = rendezvous.Code(77, ("tiger", "guitarist")).subject("j")
+
+    async def as_mallory() -> tuple[int, int, object]:
+        async with mailbox.connected(shared.url, shared.creds["mallory"]) as nc:
+            js = nc.jetstream()
+            lifted: object = None
+            try:
+                from nats.js import api
+
+                await js.update_stream(api.StreamConfig(name=rendezvous.STREAM, subjects=[rendezvous.SUBJECT_PREFIX + "*"],
+                                                        max_msgs_per_subject=-1, discard_new_per_subject=False))
+                lifted = "updated"
+            except Exception as exc:  # noqa: BLE001 - whatever refusal the account gives
+                lifted = exc
+            kept = refused = 0
+            for _ in range(rendezvous.PER_SUBJECT + 10):
+                try:
+                    await rendezvous.say(nc, subject, {"junk": 1})
+                    kept += 1
+                except rendezvous.Full:
+                    refused += 1
+            return kept, refused, lifted
+
+    kept, refused, lifted = mailbox.run(as_mallory())
+    assert lifted != "updated", lifted
+    assert kept <= rendezvous.PER_SUBJECT and refused >= 10, (kept, refused)

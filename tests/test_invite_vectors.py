@@ -39,6 +39,10 @@ def test_spake2_identities_and_the_boxes_each_side_seals() -> None:
     sp = V["spake2"]
     assert (invite.ID_A.decode(), invite.ID_B.decode()) == (sp["idA"], sp["idB"])
     b = V["boxes"]
+    # Each side's box key is HKDF-SHA256 of the SPAKE2 key (spec/relay.md section 10), not a bare hash.
+    assert invite.box_key(bytes.fromhex(b["key"]), "i").hex() == b["box_key_i"]
+    assert invite.box_key(bytes.fromhex(b["key"]), "j").hex() == b["box_key_j"]
+    assert invite.session_id(bytes.fromhex(sp["msg_a"]), bytes.fromhex(sp["msg_b"])).hex() == V["route"]["session"]
     joiner = invite.Session(bytes.fromhex(b["key"]), "j")
     assert joiner.open(b["sealed_by_i"]) == json.loads(b["plaintext"])
     # What the joiner seals, the inviter opens; a wrong code's key opens neither.
@@ -48,3 +52,18 @@ def test_spake2_identities_and_the_boxes_each_side_seals() -> None:
         inviter.open(b["sealed_by_i"])  # its own box is not the other side's: no reflection
     with pytest.raises(MalformedError):
         invite.Session(bytes.fromhex(sp["key_wrong"]), "j").open(b["sealed_by_i"])
+
+
+def test_the_route_is_signed_for_one_exchange_and_one_relay() -> None:
+    from gage.format import signing
+    from gage.format.keys import parse_key
+
+    r = V["route"]
+    key, sig = parse_key(r["signing_key"]), bytes.fromhex(r["signature"])
+    session = bytes.fromhex(r["session"])
+    signed = invite.route_bytes(session, r["mailbox"], r["relay"])
+    assert signed.hex() == r["signed_bytes"]
+    assert signing.verifies(key, invite.ROUTE_CONTEXT, signed, sig)
+    # Another relay, or the same route in another exchange (someone in the middle runs two), does not verify.
+    assert not signing.verifies(key, invite.ROUTE_CONTEXT, invite.route_bytes(session, r["mailbox"], r["swapped_relay"]), sig)
+    assert not signing.verifies(key, invite.ROUTE_CONTEXT, invite.route_bytes(bytes.fromhex(r["session_other"]), r["mailbox"], r["relay"]), sig)

@@ -1,65 +1,100 @@
-"""The core must not depend on any interface: the CLI and the TUI sit on top of it.
-
-Checked by parsing every core module's imports (not by importing them), so a lazy
-import inside a function is caught too.
+"""Which package may import what: import-linter's contracts in pyproject.toml (the layers, the
+libraries each extra brings, the carriers' independence), checked by `lint-imports` on every
+import, lazy ones and those under TYPE_CHECKING included. These run it, show that each contract
+can fail on a probe package, and check what no import contract says.
 """
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import gage
 
 ROOT = Path(gage.__file__).parent
-UI_PACKAGES = ("textual", "rich", "gage.tui", "gage.cli")
-# `python -m gage` (gage/__main__.py) is an entry point like the `gage` script, not core;
-# gage/mcp is an interface too (for agents), and answers from what the CLI prints.
-CORE = [p for p in ROOT.rglob("*.py") if not {"tui", "cli", "mcp"} & set(p.relative_to(ROOT).parts) and p.name != "__main__.py"]
+LINT = Path(sys.executable).with_name("lint-imports")
 
 
-def _imports(path: Path, pkg: str | None = None) -> list[str]:
-    """Absolute names of everything `path` imports; `pkg` is the package it belongs to."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: list[str] = []
-    if pkg is None:
-        pkg = ".".join(["gage", *path.relative_to(ROOT).parts[:-1]])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.rstrip(".").split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-                names.append(mod)
-                names += [f"{mod}.{a.name}" for a in node.names]
-            else:
-                names.append(node.module or "")
-    return names
+def contracts() -> list[dict[str, object]]:
+    config = tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    found: list[dict[str, object]] = config["contracts"]
+    return found
 
 
-def test_core_modules_exist() -> None:
-    names = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in CORE}
-    assert {"bundle.__init__", "format.manifest", "format.keys", "format.words", "trust.verdict", "home.journal.log", "inbox.store", "trust.ceremony"} <= names
+def lint(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(cwd), "HOME": str(cwd)}
+    return subprocess.run([str(LINT), "--no-cache", *argv], cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_no_core_module_imports_a_ui() -> None:
-    offenders = []
-    for path in CORE:
-        for name in _imports(path):
-            if any(name == ui or name.startswith(ui + ".") for ui in UI_PACKAGES):
-                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
-    assert not offenders, "core modules must not import UI code:\n" + "\n".join(offenders)
+def test_every_contract_is_kept() -> None:
+    done = lint(ROOT.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Contracts: {len(contracts())} kept, 0 broken." in done.stdout, done.stdout
+    kinds = sorted(str(c["type"]) for c in contracts())
+    assert kinds == ["forbidden"] * 6 + ["independence", "layers"]
 
 
-def test_the_check_catches_a_ui_import(tmp_path: Path) -> None:
-    """The rule above must be able to fail: a lazy textual import and a relative gage.tui import."""
-    probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    from textual.app import App\n    from .tui import app\n    return App, app\n")
-    names = _imports(probe, pkg="gage")
-    assert "textual.app" in names
-    assert "gage.tui" in names
+# A package named gage, beside the tree, that breaks each contract once: a lazy import, an import
+# under TYPE_CHECKING, a sideways one between carriers, a human act reached from the MCP server.
+PROBE = {
+    "__init__.py": "",
+    "format/__init__.py": "",
+    "format/bad.py": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    import rich\n\n\ndef f():\n    import textual\n",
+    "bundle/__init__.py": "",
+    "home/__init__.py": "",
+    "trust/__init__.py": "",
+    "trust/ceremony.py": "",
+    "trust/retirement.py": "",
+    "inbox/__init__.py": "def f():\n    import nats\n    from mcp import server\n    import uvicorn\n",
+    "inbox/gate.py": "",
+    "inbox/ownkey.py": "",
+    "carriers/__init__.py": "",
+    "carriers/watch.py": "def f():\n    from gage.carriers.a2a import server\n",
+    "carriers/a2a/__init__.py": "",
+    "carriers/a2a/server.py": "import uvicorn\nimport a2a\nimport pydantic\nimport starlette\nimport httpx\nimport sse_starlette\nimport google.protobuf\n",
+    "carriers/a2a/client.py": "import httpx\n",
+    "carriers/a2a/fetching.py": "import httpx\n",
+    "carriers/a2a/connections.py": "import uvicorn\n",
+    "carriers/relay/__init__.py": "",
+    "carriers/relay/follow.py": "import nats\nimport pyrage\nfrom gage.carriers.watch import f\n",
+    "mcp/__init__.py": "",
+    "mcp/seams.py": "from gage.inbox import gate\n",
+    "mcp/server.py": "import mcp\nimport pydantic\n",
+    "mcp/shapes.py": "import pydantic\n",
+    "mcp/answers.py": "from gage.format import bad\n",
+    "cli/__init__.py": "",
+    "tui/__init__.py": "",
+}
+
+
+def test_each_contract_can_fail(tmp_path: Path) -> None:
+    for name, text in PROBE.items():
+        path = tmp_path / "gage" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    import tomli_w
+
+    wanted = [c for c in contracts() if c["type"] != "layers"]
+    (tmp_path / ".importlinter.toml").write_bytes(
+        tomli_w.dumps({"tool": {"importlinter": {"root_package": "gage", "include_external_packages": True, "contracts": wanted}}}).encode()
+    )
+    done = lint(tmp_path, "--config", ".importlinter.toml")
+    said = done.stdout
+    assert done.returncode == 1, said + done.stderr
+    assert f"Contracts: 0 kept, {len(wanted)} broken." in said, said
+    for edge in (
+        "gage.format.bad -> textual",
+        "gage.format.bad -> rich",
+        "gage.inbox -> nats",
+        "gage.inbox -> mcp",
+        "gage.inbox -> uvicorn",
+        "gage.mcp.answers -> gage.format.bad",
+        "gage.mcp.seams -> gage.inbox.gate",
+        "gage.carriers.watch -> gage.carriers.a2a.server",
+    ):
+        assert edge in said, (edge, said)
 
 
 def test_nothing_but_the_ceremony_confirms_a_key() -> None:
@@ -72,32 +107,8 @@ def test_nothing_but_the_ceremony_confirms_a_key() -> None:
     assert not callers, f"only the ceremony may confirm a key; also found in {callers}"
 
 
-SDK_PACKAGES = ("a2a", "starlette", "uvicorn", "httpx", "sse_starlette", "google.protobuf", "pydantic")
-# The modules that may load the optional A2A extra; the CLI imports them only inside serve and send.
-SDK_USERS = {ROOT / "carriers" / "a2a" / n for n in ("server.py", "client.py", "fetching.py", "connections.py")}
-# pydantic comes with the MCP extra too: the MCP server's schemas (spec/mcp.md section 2) use it, loaded only by `gage mcp`.
-MCP_PYDANTIC = {ROOT / "mcp" / "server.py", ROOT / "mcp" / "shapes.py"}
-
-
-def test_only_the_live_transport_imports_the_a2a_sdk() -> None:
-    """The SDK is an optional extra: every module but the live server and client must work without it."""
-    offenders = []
-    for path in ROOT.rglob("*.py"):
-        if path in SDK_USERS:
-            continue
-        for name in _imports(path):
-            if path in MCP_PYDANTIC and (name == "pydantic" or name.startswith("pydantic.")):
-                continue
-            if any(name == sdk or name.startswith(sdk + ".") for sdk in SDK_PACKAGES):
-                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
-    assert not offenders, "only gage/carriers/a2a/server.py and client.py may import the A2A SDK or its server:\n" + "\n".join(offenders)
-
-
 def test_the_cli_loads_without_the_sdk() -> None:
     """`gage --help` and every other command start without the extra: nothing imports live at load time."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "class Block:\n"

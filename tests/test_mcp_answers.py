@@ -155,3 +155,24 @@ def test_list_bundles_names_senders_by_fingerprint_and_200_hybrid_rows_stay_smal
     assert bob.identity.key.hex()[:32] not in texts[0]
     full = json.loads(answers.verdict(me, ids[0]))["sender"]
     assert full["key"] == bob.identity.key_text and full["fingerprint"] == fingerprint(bob.identity.key)
+
+
+def test_a_pending_bundle_is_shown_in_the_agents_terms_not_the_command_lines(homes, tmp_path: Path) -> None:
+    """An agent asks with the tool's argument (pending=true), not the command line's `--pending`; the
+    command line keeps its own words."""
+    import json
+
+    from gage.inbox.read_json import read_json
+    from gage.mcp.seams import verdict_of
+    from gage.trust import frame
+
+    me, bob = homes
+    bid = _deliver(me, bob, tmp_path, {"a.txt": b"a"})
+    for said in (answers.read(me, bid), answers.read_file(me, bid, "a.txt"), json.loads(answers.list_files(me, bid))["payload"]["why"]):
+        assert "not shown: the bundle is pending (not accepted); the same tool with pending=true shows it" in said, said
+        assert "--pending" not in said and "gage read" not in said, said
+    v = verdict_of(me, bid)
+    assert v.state == "pending"
+    cli = "\n".join(frame.render(v))
+    assert "`gage read ID --pending` shows it without accepting" in cli and "pending=true" not in cli
+    assert "`gage read ID --pending` shows it" in read_json(v, show_pending=False)["payload"]["why"]

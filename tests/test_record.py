@@ -1,4 +1,5 @@
-"""gage.format.record behaves as the dataclasses it replaces on the start-up path (issue 28)."""
+"""gage.format.record behaves as the dataclasses it replaces on the start path, at run time and
+for mypy (a frozen record's field cannot be assigned in either)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import dataclasses
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from gage.bundle.problems import Problem
+from gage.format.keys import RetiredKey
 from gage.format.record import Frozen, FrozenRecordError, Record, replace, set_field
 
 
@@ -132,3 +136,33 @@ def test_importing_records_loads_no_dataclasses() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "False"]
+
+
+SNIPPET = """\
+from gage.bundle.problems import Problem
+from gage.format.keys import RetiredKey
+
+
+def change(r: RetiredKey, p: Problem) -> None:
+    r.reason = "compromised"
+    p.stage = "name"
+"""
+
+
+def test_mypy_refuses_an_assignment_to_a_frozen_records_field_and_allows_a_mutable_ones(tmp_path: Path) -> None:
+    api = pytest.importorskip("mypy.api")
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(SNIPPET)
+    out, err, code = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache"), str(snippet)])
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert code == 1, (out, err)
+    assert errors == [f'{snippet}:6: error: Property "reason" defined in "RetiredKey" is read-only  [misc]'], out
+
+
+def test_a_frozen_records_field_is_refused_at_run_time_too() -> None:
+    r = RetiredKey(key=b"k" * 32, name="a", secret=None, reason="superseded", retired_at="t", replacement=None, statement="{}", origin="this home")
+    with pytest.raises(FrozenRecordError):
+        r.reason = "compromised"  # type: ignore[misc]
+    p = Problem(stage="malformed", message="m", path=None)
+    p.stage = "name"
+    assert p.stage == "name"

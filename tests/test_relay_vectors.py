@@ -133,3 +133,34 @@ def test_a_protected_sealing_file_opens_with_the_binders_key(tmp_path: Path) -> 
     assert locked is not None and locked.sealed and locked.recipient == k["recipient"]
     opened = sealing.unlock(tmp_path, me)
     assert opened is not None and opened.secret.hex() == k["x25519_secret"] and opened.identity == k["identity"]
+
+
+def test_a_big_envelopes_message_and_the_meta_its_reader_takes() -> None:
+    """spec/relay.md section 4: the message fixes the object (name, size, SHA-256); the reader takes the
+    first meta under the name that says the same, and what gage writes is that meta, byte for byte."""
+    from gage.carriers.relay import objects, objread
+
+    big = V["big_envelope"]
+    headers = big["message"]["headers"]
+    named = objread.named(headers)
+    assert (named.name, named.size, named.sha256.hex() if named.sha256 else None) == (headers["Gage-Object"], big["envelope"]["size"], big["envelope"]["sha256"])
+    metas = [base64.b64decode(m["data_b64"]) for m in big["metas"]]
+    taken = [i for i, raw in enumerate(metas) if objread.matches(raw, i + 1, big["bucket"], named, 1 << 30) is not None]
+    assert taken[0] == big["taken"]
+    sender = json.loads(metas[big["taken"]])
+    assert objects.meta(big["bucket"], named.name, sender["nuid"], named.size, len(big["chunk_sizes"]), named.sha256, objects.CHUNK) == sender
+    assert objects.meta_subject(big["bucket"], named.name) == big["meta_subject"]
+    assert objects.chunk_subject(big["bucket"], sender["nuid"]) == big["chunk_subject"]
+    assert [min(objects.CHUNK, named.size - i) for i in range(0, named.size, objects.CHUNK)] == big["chunk_sizes"]
+    older = objread.named(big["older_message"]["headers"])
+    assert older.size is None and older.sha256 is None
+    first = objread.check_meta(metas[big["older_message"]["taken"]], big["bucket"], older.name, 1, 1 << 30)
+    assert first.size == json.loads(metas[0])["size"]
+
+
+@pytest.mark.parametrize("r", V["big_envelope"]["refused_headers"], ids=lambda r: r["why"])
+def test_a_message_naming_its_object_wrongly_is_dropped_unread(r: dict[str, Any]) -> None:
+    from gage.carriers.relay import objread
+
+    with pytest.raises(objread.ObjectError):
+        objread.named(r["headers"])

@@ -10,6 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a soak: CI runs it, the edit loop may skip it (-m "not slow")
+
+
 SOAK = Path(__file__).resolve().parent.parent / "bench" / "soak.py"
 
 

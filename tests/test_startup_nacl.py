@@ -1,11 +1,11 @@
-"""Start-up (issue 28): a small command that signs and checks nothing loads none of PyNaCl's
-bindings; the identity's Ed25519 signing key is made when something signs, and reading the
-identity file still checks its key against its seed. Nor do they load `typing` (gage's own
-modules import it only for mypy), `dataclasses` or `tomllib`."""
+"""Start-up: a small command that signs, checks and shows no key (`gage list`, `gage verdict`)
+loads none of PyNaCl's bindings and no `cryptography`; the identity's Ed25519 signing key is made
+when something signs or the key is shown (`gage id`), and that is where the identity's key is held
+to its seed: no path signs with, shows or gives a key that is not its seed's. Nor do the small
+commands load `dataclasses` or `tomllib`."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -16,16 +16,21 @@ import nacl.signing
 import pytest
 from gagetest import small_home_with_a_bundle
 
-from gage.format import ed25519
 from gage.format.errors import MalformedError, PassphraseError
-from gage.format.keys import Identity, RetiredKey, key_text, verify_manifest_signature
+from gage.format.keys import (
+    Identity,
+    RetiredKey,
+    key_text,
+    short_fingerprint,
+    verify_manifest_signature,
+)
 from gage.format.record import FrozenRecordError, replace
 from gage.home.identity import load_identity
 from gage.home.layout import Home
 
 # What `import nacl.signing` (or any public PyNaCl module) brings: every libsodium binding, 8 to
-# 11 ms. `nacl._sodium`, the compiled module under them, is what reading an identity may use.
-SIGNING_LIBRARY = ("nacl.signing", "nacl.bindings", "nacl.public", "nacl.pwhash", "nacl.secret", "cryptography")
+# 11 ms; and the ML-DSA-65 library.
+SIGNING_LIBRARY = ("nacl", "cryptography")
 
 PROBE = (
     "import contextlib, io, json, sys\n"
@@ -51,16 +56,16 @@ def _signing_library(mods: set[str]) -> list[str]:
     return sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SIGNING_LIBRARY))
 
 
-# Modules the small commands no longer load (issue 28): typing about 2 ms (with its typing.io
-# and typing.re), dataclasses and tomllib (the settings and contacts are read from their
-# JSON memos: gage/home/tomlmemo.py), and hashlib with OpenSSL's libcrypto (gage/format/sha256.py).
-NOT_AT_START = ("typing", "typing.io", "typing.re", "dataclasses", "tomllib", "hashlib", "_hashlib")
+# Modules the small commands do not load: dataclasses (records instead: docs/architecture.md, the
+# start path) and tomllib (the settings and contacts are read from their JSON memos:
+# gage/home/tomlmemo.py).
+NOT_AT_START = ("dataclasses", "tomllib")
 
 
-def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) -> None:
+def test_small_commands_load_no_dataclasses_or_tomllib(tmp_path: Path) -> None:
     me, _them, m = small_home_with_a_bundle(tmp_path)
-    _out, first = _run(me.root, "list")  # the first listing checks the bundle and keeps its row
-    assert {"typing", "dataclasses", "tomllib", "hashlib"} <= first  # the probe sees them where a command loads them
+    _out, first = _run(me.root, "verify", str(tmp_path / "wire" / m.id))
+    assert "dataclasses" in first  # the probe sees it where a command loads it
     _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
 
     for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):
@@ -73,17 +78,22 @@ def test_small_commands_load_no_typing_dataclasses_or_tomllib(tmp_path: Path) ->
 def test_small_commands_on_a_hybrid_home_load_no_signing_library_and_the_home_still_signs(tmp_path: Path) -> None:
     me, them, m = small_home_with_a_bundle(tmp_path)
     assert me.identity.hybrid and them.identity.hybrid
-    _out, first = _run(me.root, "list")  # checks the bundle once and keeps its check and row
-    assert "cryptography" in first  # the first listing verified the hybrid signature
+    _out, first = _run(me.root, "verify", str(tmp_path / "wire" / m.id))
+    assert "cryptography" in first  # the probe sees it where a hybrid signature is checked
     _out, first = _run(me.root, "id")  # stretches the key's words once and keeps them, as `gage init` does
     assert "nacl.pwhash" in first
 
-    for argv in (["id"], ["id", "--json"], ["list"], ["list", "--json"], ["verdict", m.id[:12]]):
+    for argv in (["list"], ["list", "--json"], ["verdict", m.id[:12]]):
         out, mods = _run(me.root, *argv)
         assert _signing_library(mods) == [], (argv, _signing_library(mods))
-        assert m.id[:12] in out or argv[0] == "id", (argv, out)
+        assert m.id[:12] in out, (argv, out)
     assert "VERIFIED" in out  # the verdict, from the kept check
-    assert "nacl._sodium" in _run(me.root, "id")[1]  # the identity's key was compared with its seed's
+    for argv in (["id"], ["id", "--json"]):
+        out, mods = _run(me.root, *argv)
+        # The key shown is held to its seed (the Ed25519 half, by making the signing key); the
+        # ML-DSA-65 half waits for something to sign.
+        assert "nacl.signing" in mods and "cryptography" not in mods, argv
+        assert me.identity.key_text[:40] in out or short_fingerprint(me.identity.key) in out, (argv, out)
 
     # The same home signs: the key is made when asked for, and its bundle verifies.
     out, mods = _run(me.root, "bundle", str(tmp_path / "note.txt"), "-o", str(tmp_path / "out"), "--json")
@@ -93,31 +103,6 @@ def test_small_commands_on_a_hybrid_home_load_no_signing_library_and_the_home_st
     verify_manifest_signature(me.identity.key, (folder / "manifest.json").read_bytes(), (folder / "manifest.sig").read_bytes())
     out, _mods = _run(me.root, "verify", str(folder), "--json")
     assert json.loads(out)["ok"] is True
-
-
-@pytest.mark.parametrize("seed", [bytes(32), b"\xff" * 32, bytes(range(32)), hashlib.sha256(b"a seed").digest()], ids=["zero", "ones", "range", "hashed"])
-def test_the_one_call_derivation_is_pynacls(seed: bytes) -> None:
-    want = bytes(nacl.signing.SigningKey(seed).verify_key)
-    assert ed25519.public_of(seed) == ed25519.bindings_public_of(seed) == want
-
-
-@pytest.mark.parametrize("seed", [b"", bytes(31), bytes(33), "00" * 32], ids=["empty", "31", "33", "text"])
-def test_a_seed_of_the_wrong_size_or_type_is_refused(seed: bytes) -> None:
-    with pytest.raises(ValueError, match="32 bytes"):
-        ed25519.public_of(seed)
-
-
-def test_without_pynacls_compiled_module_as_expected_it_takes_the_public_binding(monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
-
-    seed = hashlib.sha256(b"fallback").digest()
-    want = bytes(nacl.signing.SigningKey(seed).verify_key)
-    taken: list[bytes] = []
-    real = ed25519.bindings_public_of
-    monkeypatch.setattr(ed25519, "bindings_public_of", lambda s: taken.append(s) or real(s))
-    assert ed25519.public_of(seed) == want and taken == []
-    monkeypatch.setitem(sys.modules, "nacl._sodium", types.ModuleType("nacl._sodium"))  # no ffi, no lib
-    assert ed25519.public_of(seed) == want and taken == [seed]
 
 
 def test_a_read_identity_makes_its_signing_key_when_first_asked_for(tmp_path: Path) -> None:
@@ -131,14 +116,41 @@ def test_a_read_identity_makes_its_signing_key_when_first_asked_for(tmp_path: Pa
     verify_manifest_signature(ident.key, b"{}", sig)
 
 
-def test_an_identity_whose_ed25519_half_is_not_its_seeds_is_refused_when_read(tmp_path: Path) -> None:
-    home = Home.init(tmp_path / "h", "alice", hybrid=False)
+def _with_another_ed25519_half(home: Home) -> bytes:
+    """Rewrite `home`'s identity file to name a key whose Ed25519 half is not its seed's; that key."""
     obj = json.loads(home.identity_path.read_text())
-    obj["key"] = key_text(bytes(nacl.signing.SigningKey(bytes(32)).verify_key))
+    other = bytes(nacl.signing.SigningKey(bytes(32)).verify_key)
+    claimed = other + home.identity.key[32:]  # a hybrid key keeps its ML-DSA-65 half
+    obj["key"] = key_text(claimed)
     home.identity_path.write_text(json.dumps(obj))
-    with pytest.raises(MalformedError, match="identity file is damaged: its key is not the key of its secret") as info:
-        load_identity(home.identity_path)
-    assert info.value.path == str(home.identity_path)
+    return claimed
+
+
+@pytest.mark.parametrize("hybrid", [False, True], ids=["classical", "hybrid"])
+def test_an_identity_whose_ed25519_half_is_not_its_seeds_is_refused_when_it_signs_or_is_shown(tmp_path: Path, hybrid: bool) -> None:
+    home = Home.init(tmp_path / "h", "alice", hybrid=hybrid)
+    claimed = _with_another_ed25519_half(home)
+    ident = load_identity(home.identity_path)  # read, not yet held to its seed
+    assert ident.named_key == claimed and ident.owns(claimed) and ident.hybrid == hybrid
+    damaged = "identity file is damaged: its key is not the key of its secret"
+    for use in (lambda: ident.key, lambda: ident.key_text, lambda: ident.signing_key, lambda: ident.secret, lambda: ident.sign(b"{}"), ident.to_bytes):
+        with pytest.raises(MalformedError, match=damaged):
+            use()
+    assert ident._ed is None and ident._secret is None  # nothing was kept to sign with
+
+
+@pytest.mark.parametrize("argv", [["id"], ["id", "--json"], ["key", "export"], ["bundle", "NOTE", "-o", "OUT"]])
+def test_no_command_shows_or_signs_with_a_key_that_is_not_its_seeds(tmp_path: Path, argv: list[str]) -> None:
+    home = Home.init(tmp_path / "h", "alice", hybrid=False)
+    claimed = _with_another_ed25519_half(home)
+    (tmp_path / "note.txt").write_text("a note\n")
+    argv = [str(tmp_path / "note.txt") if a == "NOTE" else str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    res = subprocess.run([sys.executable, "-m", "gage", *argv], capture_output=True, text=True, timeout=120, env={**os.environ, "GAGE_HOME": str(home.root)})
+    assert res.returncode != 0, res.stdout
+    said = res.stdout if "--json" in argv else res.stderr  # a JSON error is printed as the output
+    assert "identity file is damaged" in said and "Traceback" not in res.stderr, res.stderr
+    assert key_text(claimed) not in res.stdout and short_fingerprint(claimed) not in res.stdout
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
 def test_the_identity_record_keeps_its_secrets_out_of_its_repr_and_refuses_changes(tmp_path: Path) -> None:
@@ -177,3 +189,20 @@ def test_a_retired_key_is_a_frozen_record_with_the_dataclasss_equality_and_repla
     with pytest.raises(FrozenRecordError):
         r.reason = "compromised"  # type: ignore[misc]
     assert repr(r).startswith("RetiredKey(key=b'kkkk")
+
+
+def test_the_interface_does_not_open_on_an_identity_whose_key_is_not_its_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import gage.tui.app
+    from gage.cli.main import main
+
+    home = Home.init(tmp_path / "h", "alice", hybrid=False)
+    _with_another_ed25519_half(home)
+    opened: list[object] = []
+    monkeypatch.setattr(gage.tui.app, "run", lambda h, **_kw: opened.append(h) or 0)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["--home", str(home.root), "tui"]) == 3
+    assert opened == [] and "identity file is damaged" in capsys.readouterr().err
+    (tmp_path / "ok").mkdir()
+    good = Home.init(tmp_path / "ok" / "h", "bob", hybrid=False)
+    assert main(["--home", str(good.root), "tui"]) == 0 and len(opened) == 1

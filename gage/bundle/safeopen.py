@@ -158,7 +158,7 @@ def hash_fd(fd: int, *, limit: int | None = None, on_bytes: Callable[[int], None
 
     Large reads let hashlib release the GIL, so several files hash at once on several cores.
     """
-    import hashlib  # OpenSSL's, for a payload (gage.format.sha256 says why not at start-up)
+    import hashlib
 
     h = hashlib.sha256()
     size = 0

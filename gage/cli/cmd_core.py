@@ -382,4 +382,6 @@ def cmd_tui(args: Any) -> int:
     except ImportError:
         err("gage: the interface is not available in this build; see `gage --help`")
         return int(Exit.USAGE)
-    return run_tui(open_home(args))
+    home = open_home(args)
+    home.identity.key  # noqa: B018 - the interface shows it: held to its seed first, so a damaged file is an error here
+    return run_tui(home)

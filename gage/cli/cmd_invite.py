@@ -1,23 +1,26 @@
-"""`gage invite` and `gage join`: two people, one command each, then the ceremony (issue 30).
+"""`gage invite` and `gage join`: two people, one command each, then the ceremony.
 
 Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's; the ceremony is
 `pair --mutual`'s own code (gage.cli.pairing), told to confirm nothing unless the other side
-matched too. What arrives through the relay is filed as a claim (a candidate and its
-whereabouts) before any word is read, and stays one if the ceremony does not confirm it.
+matched too. What arrives through the relay is kept nowhere until the ceremony confirms the key:
+then, and only then, its route goes into `where.json`, as `gage pair` keeps a key file's. A
+failed, refused or abandoned invite leaves the contacts and routes as they were.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from typing import Any
 
 from gage.cli.cmd_relay import _checked_url, _creds, _relay, _sealing_key
 from gage.cli.output import err, open_home, out, show
+from gage.format import relayurl
 from gage.format.errors import GageError, RefusedError, UsageError
 from gage.format.keyfile import KeyFile
-from gage.format.keys import check_local_name, short_fingerprint
-from gage.home import sealing, whereabouts
+from gage.format.keys import check_local_name, key_text, short_fingerprint
+from gage.home import sealing, unlock, whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.trust import ceremony
@@ -37,8 +40,11 @@ def _url(home: Home, args: Any) -> str:
 
 
 def _own_claims(home: Home, url: str, creds: Any) -> Any:
-    """This home's key file, mailbox and relay, making the mailbox first if it has none (as `gage mailbox create`)."""
+    """This home's key file, mailbox and relay, making the mailbox first if it has none (as `gage mailbox create`).
+
+    Unlocked here, before any code is made or spent: the key signs the route it claims."""
     config, mailbox, invite = _relay("config"), _relay("mailbox"), _relay("invite")
+    signer = unlock.signing_identity(home).secret
     key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     if key is not None and key.binding.signing_key != home.identity.key:
         key = _sealing_key(home)  # the same sealing key, bound again by the current key after a rotation
@@ -53,7 +59,7 @@ def _own_claims(home: Home, url: str, creds: Any) -> Any:
         relay = url
         err(f"made this home's mailbox {address} on {show(url)} (recorded in settings.toml)")
     kf = KeyFile(key=home.identity.key, name=home.identity.name, sealing=key.binding.to_carried())
-    return invite.Claims(kf, sealing.mailbox_address(key.recipient), relay)
+    return invite.Claims(kf, sealing.mailbox_address(key.recipient), relayurl.public(relay), signer)
 
 
 def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
@@ -76,7 +82,7 @@ def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
 
 
 def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int:
-    """File their claims as claims, then the mutual ceremony; the other side hears how ours ended."""
+    """The mutual ceremony; the other side hears how ours ended. Their route is kept only once confirmed."""
     from gage.cli import pairing
 
     key = theirs.keyfile.key
@@ -86,26 +92,71 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
         down = ceremony.downgrade(home, key)
         if down is not None:
             raise RefusedError(ceremony.mismatch_message(down))
-        ceremony.add_candidate(home, key, theirs.keyfile.name, source)
-        whereabouts.remember(home, theirs.where(source))
-        out(f"Their key {short_fingerprint(key)} claims the name \"{show(theirs.keyfile.name)}\" (a claim, not a fact);")
-        out(f"kept as a candidate with their mailbox on {show(theirs.relay)}, until the words confirm it.")
+        out(f"Their key {short_fingerprint(key)} claims the name \"{show(theirs.keyfile.name)}\" (a claim, not a fact),")
+        out(f"with a mailbox on {show(relayurl.public(theirs.relay))}, signed by that key: kept only if the words confirm it.")
         name = _name(home, args, key, theirs.keyfile.name)
     except (GageError, KeyboardInterrupt):
-        _tell(side, "the other side stopped before the ceremony")
+        _tell(side, "stopped before the ceremony")
         raise
     out("")
     out("The word-pair ceremony, both ways at once. Stay on the call (a channel neither machine controls).")
     out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
     out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
+    watch = _Watch(side)
+
+    def agree(matched: bool, why: str) -> str | None:
+        watch.stop()  # this side's typing is over: from here it waits for their outcome itself
+        result: str | None = side.outcome(matched, why)
+        return result
+
     try:
-        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=side.outcome)
-        if code == 0:
-            out(f"Mail now flows: `gage deliver ID --to {show(name)}`; `gage watch` (or an open `gage`) fetches what they send.")
-        return code
+        code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=agree, stopped=watch.stopped)
     except KeyboardInterrupt:
-        _tell(side, "the other side stopped (Ctrl-C)")
+        err("")  # the prompt's line is left open
+        _tell(side, "Ctrl-C")
+        _how_to_finish(key, name)
         raise
+    except GageError:
+        _how_to_finish(key, name)
+        raise
+    finally:
+        watch.stop()
+    if code == 0:
+        whereabouts.remember(home, theirs.where(source))
+        out(f"Mail now flows: `gage deliver ID --to {show(name)}`; `gage watch` (or an open `gage`) fetches what they send.")
+    return code
+
+
+class _Watch:
+    """Looks on the relay, in the background, for the other side saying it stopped, while this side types."""
+
+    def __init__(self, side: Any) -> None:
+        self.side, self.why, self.done = side, None, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(1.0):
+            try:
+                why = self.side.stopped()
+            except Exception:  # noqa: BLE001 - the relay gone or slow: this side finds out when it says its own outcome
+                return
+            if why is not None:
+                self.why = why
+                return
+
+    def stopped(self) -> str | None:
+        return self.why
+
+    def stop(self) -> None:
+        self.done.set()
+
+
+def _how_to_finish(key: bytes, name: str) -> None:
+    """An interrupted ceremony can be finished without the relay: `pair --mutual` on both sides."""
+    err("To finish without the relay, both run `gage pair KEY --name NAME --mutual` on a call; here:")
+    err(f"  gage pair {key_text(key)} --name {show(name)} --mutual")
+    err("(their mailbox is then set from their key file, `gage key export`, or a new `gage invite`).")
 
 
 def _tell(side: Any, why: str) -> None:
@@ -116,29 +167,35 @@ def _tell(side: Any, why: str) -> None:
 
 def cmd_invite(args: Any) -> int:
     invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    expires = rendezvous.parse_duration(args.expires)  # a malformed code or duration is exit 2, before anything else
+    chosen = rendezvous.parse_code(args.code) if args.code else None
     home = open_home(args)
     _terminal()
-    expires = rendezvous.parse_duration(args.expires)
-    chosen = rendezvous.parse_code(args.code) if args.code else None
     url, creds = _url(home, args), _creds(home, args)
     mine = _own_claims(home, url, creds)
     side = invite.Inviter(url, creds, chosen, expires)
     code = side.open()
     out(f"code: {code.text}")
-    minutes = f"{expires / 60:g} minute" + ("" if expires == 60 else "s")
-    out(f"Read this code to them; they run: gage join {code.text} --relay {show(url)}")
-    out(f"It works once, for {minutes}. Waiting for them to join...")
-    theirs = side.wait_join(mine)
-    return _ceremony(home, args, side, theirs, f"gage invite on {url}")
+    out(f"Read this code to them; they run: gage join {code.text} --relay {show(relayurl.public(url))}")
+    out(f"It works once, for {rendezvous.say_duration(expires)}. Waiting for them to join...")
+    try:
+        theirs = side.wait_join(mine, lambda n: err(f"   a join came with a wrong code ({n} of {invite.MAX_TRIES}); still waiting..."))
+    except KeyboardInterrupt:
+        with contextlib.suppress(GageError, KeyboardInterrupt):
+            side.withdraw()  # a join is told at once that the code is gone
+        err("gage: the code is withdrawn; nothing was swapped.")
+        raise
+    return _ceremony(home, args, side, theirs, f"gage invite on {relayurl.public(url)}")
 
 
 def cmd_join(args: Any) -> int:
     invite, rendezvous = _relay("invite"), _relay("rendezvous")
+    code = rendezvous.parse_code(args.code)  # a malformed code is exit 2, before anything else
     home = open_home(args)
     _terminal()
-    code = rendezvous.parse_code(args.code)
     url, creds = _url(home, args), _creds(home, args)
     mine = _own_claims(home, url, creds)
     side = invite.Joiner(url, creds, code)
+    out(f"Joining {code.text} on {show(relayurl.public(url))}: waiting for the inviter...")
     theirs = side.meet(mine)
-    return _ceremony(home, args, side, theirs, f"gage join on {url}")
+    return _ceremony(home, args, side, theirs, f"gage join on {relayurl.public(url)}")

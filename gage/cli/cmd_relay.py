@@ -77,26 +77,81 @@ def _creds(home: Home, args: Any) -> Any:
 
 
 def cmd_relay_config(args: Any) -> int:
-    """`gage relay config PEOPLE`: the server's configuration on stdout (gage.carriers.relay.relayconf)."""
+    """`gage relay config PEOPLE`: the server's configuration (JSON) on stdout or into `-o FILE`
+    (gage.carriers.relay.relayconf); a bad people file or flag writes nothing."""
     relayconf = _relay("relayconf")
-    if args.cluster is None and args.route:
-        raise UsageError("--route needs --cluster NAME: routes join this node to the other nodes of a cluster")
+    if args.cluster is None and (args.route or args.cluster_listen is not None):
+        raise UsageError("--route and --cluster-listen need --cluster NAME: they join this node to the other nodes of a cluster")
     if args.cluster is not None and not args.route:
-        raise UsageError("--cluster needs a --route for each other node (nats-route://HOST:PORT)")
+        raise UsageError("--cluster needs a --route for each other node (nats-route://HOST:PORT); a relay of one node needs no --cluster")
+    if args.cluster is not None and args.cluster_listen is None:
+        raise UsageError(
+            "--cluster needs --cluster-listen HOST:PORT, where the other nodes connect: routes carry every account's traffic, "
+            "so give an address only the other nodes reach (a private network)"
+        )
     for r in args.route:
         if not r.startswith("nats-route://") or "@" in r:
             raise UsageError(f"--route {r!r}: give it as nats-route://HOST:PORT")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together: the certificate file and its key file")
     people = relayconf.load_people(args.people)
     node = relayconf.Node(
         name=args.name, listen=args.listen, store=args.store, cluster=args.cluster,
-        cluster_listen=args.cluster_listen, routes=list(args.route),
+        cluster_listen=args.cluster_listen or "", routes=list(args.route),
+        tls=(args.tls_cert, args.tls_key) if args.tls_cert else None, plain=args.plain_network, monitor=args.monitor,
+        pid_file=args.pid_file,
     )
-    out(relayconf.render(people, node).rstrip("\n"))
-    err(
-        f"gage relay config: {len(people.persons)} people, each in an account of their own; every mailbox in account MAIL. "
-        "Start it with nats-server -c FILE, then make each mailbox as the operator: "
-        "gage mailbox create --relay URL --address ADDRESS --nkey operator.nk (spec/relay.md section 8)"
-    )
+    text = relayconf.render(people, node)
+    sums, fits = relayconf.arithmetic(people)
+    if not fits:
+        from gage.format.errors import MalformedError
+
+        raise MalformedError(f"the mailboxes do not fit the store: {sums}; give smaller [limits] mailbox_bytes or a bigger store", path=args.people, field="limits")
+    if args.output:
+        from gage.bundle import atomic
+
+        # Password hashes can be attacked offline: a file holding any is its owner's alone.
+        hashed = people.operator.password_hash is not None or any(p.login.password_hash for p in people.persons)
+        atomic.write_bytes(Path(args.output), text.encode("utf-8"), mode=0o600 if hashed else 0o644)
+    else:
+        out(text.rstrip("\n"))
+    conf = args.output or "relay.conf"
+    scheme = "tls" if node.tls else "nats"
+    host = relayconf.host_of(node.listen)
+    url = f"{scheme}://{host if relayconf.is_loopback(node.listen) or host not in ('0.0.0.0', '::', '') else 'THIS-HOST'}:{node.listen.rsplit(':', 1)[-1]}"
+    err(f"gage relay config: {len(people.persons)} people, each in an account of their own; every mailbox in account MAIL.")
+    err(f"store: {sums}")
+    err(f"Start it: nats-server -c {conf}")
+    err(f"Then make every mailbox, as the operator (login name {relayconf.OPERATOR_USER}):")
+    err(f"  gage mailbox create --relay {url} --people {args.people} {_operator_login(people.operator)}")
+    err(f"After a change to the people file: gage relay config {args.people} -o {conf} && gage relay reload {conf} (spec/relay.md section 8.4)")
+    return 0
+
+
+def _operator_login(login: Any) -> str:
+    """The credential options the operator logs in with, as the people file says."""
+    if login.nkey is not None:
+        return f"--nkey SEED-FILE   (the seed of {login.nkey[:8]}...; made by `gage relay nkey FILE`)"
+    if login.password_file is not None:
+        return f"--user gage-operator --password-file {login.password_file}"
+    return "--user gage-operator --password-file FILE   (the password whose bcrypt hash the people file gives)"
+
+
+def cmd_relay_reload(args: Any) -> int:
+    """`gage relay reload CONF`: reload until every person's account answers (gage.carriers.relay.reload)."""
+    reload = _relay("reload")
+    done = reload.reload(args.conf, tries=args.tries, say=err)
+    out(f"reloaded {args.conf}: {len(done.accounts)} people answer ({done.reloads} reload{'s' if done.reloads != 1 else ''})")
+    return 0
+
+
+def cmd_relay_nkey(args: Any) -> int:
+    """`gage relay nkey FILE`: a new user nkey, its seed into FILE (0600, new), its public key printed."""
+    from gage.carriers.relay.creds import make_nkey
+
+    out(make_nkey(args.file))
+    err(f"seed written to {args.file} (0600: keep it secret; log in with --nkey {args.file}); "
+        "the public key above goes into the people file (nkey = \"U...\")")
     return 0
 
 
@@ -147,7 +202,12 @@ def cmd_mailbox_create(args: Any) -> int:
     mailbox = _relay("mailbox")
     url = _checked_url(args.relay)
     cred = _given_creds(args)
-    limits = {"max_msgs": args.max_msgs, "max_bytes": args.max_bytes, "replicas": args.replicas, "ack_wait": float(args.ack_wait)}
+    limits = {"max_msgs": args.max_msgs or mailbox.DEFAULT_MAX_MSGS, "max_bytes": args.max_bytes or mailbox.DEFAULT_MAX_BYTES,
+              "replicas": args.replicas, "ack_wait": float(args.ack_wait)}
+    if args.people is not None:  # the operator, for everyone in the people file, with its limits
+        if args.address is not None:
+            raise UsageError("give --people (every person's mailbox) or --address (one), not both")
+        return _made_for_people(args, mailbox, url, cred, limits)
     if args.address is not None:  # the operator, for a person: nothing of this home's is read or written
         if not sealing.is_mailbox_address(args.address):
             raise UsageError(f"--address {args.address!r} is not a mailbox address (what `gage mailbox show` prints)")
@@ -161,6 +221,27 @@ def cmd_mailbox_create(args: Any) -> int:
     box = mailbox.run(mailbox.create(url, address, creds=cred, **limits))
     _relay("config").record(home, url, cred)
     return _made(args, box, home, key)
+
+
+def _made_for_people(args: Any, mailbox: Any, url: str, cred: Any, limits: dict[str, Any]) -> int:
+    """Each person's mailbox, with the people file's limits unless a flag says otherwise."""
+    people = _relay("people").load_people(args.people, read_password=lambda _p: "")  # no password is needed here
+    lim = people.limits
+    limits = {**limits, "max_msgs": args.max_msgs or lim.mailbox_msgs, "max_bytes": args.max_bytes or lim.mailbox_bytes}
+    made = []
+    for p in people.persons:
+        box = mailbox.run(mailbox.create(url, p.mailbox, creds=cred, directory=True, **limits))
+        made.append(box)
+        if not args.json:
+            out(f"{p.name}: {box.address}")
+            for k in box.kept:
+                err(f"note ({p.name}): {show(k)}")
+    if args.json:
+        emit_json({"relay": relayurl.public(url), "made": [{"name": p.name, **b.to_json()} for p, b in zip(people.persons, made, strict=True)]})
+        return 0
+    err(f"{len(made)} mailboxes on {show(relayurl.public(url))}, each at most {limits['max_msgs']:,} envelopes, {rounded(limits['max_bytes'])} "
+        "(and a bucket the same); nothing recorded in this home.")
+    return 0
 
 
 def _made(args: Any, box: Any, home: Home | None, key: sealing.SealingKey | None) -> int:
@@ -187,12 +268,18 @@ def _signing(home: Any) -> dict[str, str]:
 
 
 def cmd_mailbox_show(args: Any) -> int:
+    """This home's mailbox address, relay and sealing key. A home with no sealing key yet gets one
+    here, so a person has the address a relay's operator asks for before any relay exists."""
     from gage.home import unlock
 
     home = open_home(args)
     key = unlock.sealing_key(home, opened=False)
+    made = False
     if key is None:
-        raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
+        if home.identity.current_retirement is not None:
+            raise UsageError("this home's key is retired; it has no mailbox and opens no new one")
+        key = _sealing_key(home)
+        made = True
     url = _relay("config").relay_url(home)
     info = {"address": sealing.mailbox_address(key.recipient), "relay": relayurl.public(url) if url else None, "sealing_key": key.recipient, **_signing(home)}
     if args.json:
@@ -201,7 +288,11 @@ def cmd_mailbox_show(args: Any) -> int:
     # The signing key by its fingerprint, as every screen names a key (issue 27); the whole key is in --json.
     shown = {k: v for k, v in info.items() if k != "signing_key"}
     for k, v in shown.items():
-        out(f"{k.replace('_fingerprint', '') + ':':<13}{show(v or '(none)')}")
+        out(f"{k.replace('_fingerprint', '') + ':':<13}{show(v or '(none yet)')}")
+    if made:
+        err(f"made this home's sealing key, bound by your key {short_fingerprint(home.identity.key)}.")
+    if url is None:
+        err("No relay yet: give the address to the relay's operator (the people file's mailbox), then: gage mailbox create --relay URL")
     return 0
 
 

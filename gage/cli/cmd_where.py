@@ -15,7 +15,14 @@ from typing import Any
 
 from gage.cli.output import emit_json, open_home, out, show
 from gage.format.errors import GageIOError, RefusedError, UnknownKeyError, UsageError
-from gage.format.keys import key_text, matches_ref, ref_digits, short_fingerprint
+from gage.format.keys import (
+    HYBRID_PREFIX,
+    KEY_PREFIX,
+    key_text,
+    matches_ref,
+    ref_digits,
+    short_fingerprint,
+)
 from gage.home import whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
@@ -27,7 +34,11 @@ def _key_of(home: Home, name: str) -> tuple[bytes, str]:
     c = contacts.by_name(name)
     if c is not None:
         return c.key, c.name
-    if len(name.replace("-", "").replace(":", "")) < 8 or any(ch not in "0123456789abcdef:-ed" for ch in name.lower()):
+    # Read as a key only when it is one as a person types it: key text (either kind), or a fingerprint
+    # or hex of 8 digits or more. Anything else (`abcd12` too) is a name, and unknown: exit 6.
+    digits = ref_digits(name)
+    typed_key = name.strip().lower().startswith((KEY_PREFIX, HYBRID_PREFIX))
+    if not typed_key and (len(digits) < 8 or any(ch not in "0123456789abcdef" for ch in digits)):
         raise UnknownKeyError(f"no contact named {name!r} (a candidate is named by its key: as `gage contacts` shows it)")
     return candidate_key(contacts, name), f"candidate {name}"
 

@@ -3,7 +3,7 @@
 `gage --version`, `--help` and completion need only the parser, and a command needs only
 its own module: the watcher (watchfiles), the A2A card fetcher (urllib, ssl), the
 interface (textual) and the signing library load when a command that uses them runs
-(issue 13: start-up). So this module imports nothing of gage's but `Lazy` targets by name.
+(the start path: docs/architecture.md). So this module imports nothing of gage's but `Lazy` targets by name.
 
 Kinds, states and reasons come from gage.format.vocab, which imports only `typing`. The A2A
 protocols are written out here, since importing them would load the A2A code;
@@ -41,12 +41,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _mcp(sub)
     if _builds(sub, RELAY_COMMANDS):
         from gage.cli import (
-            relay_args,  # the relay commands' parser (its own module, issue 20)
+            relay_args,  # the relay commands' parser, imported only when one of them is built
         )
 
         relay_args.register(sub)
     if _builds(sub, INVITE_COMMANDS):
-        from gage.cli import invite_args  # `gage invite` / `gage join` (issue 30)
+        from gage.cli import invite_args  # `gage invite` / `gage join`, likewise
 
         invite_args.register(sub)
     _files(sub)
@@ -81,7 +81,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(p)
     run_as(p, "cmd_core", "cmd_id")
 
-    p = sub.add_parser("key", help="public key files")
+    p = sub.add_parser("key", help="export, retire, upgrade or protect this home's key")
     ksub = p.add_subparsers(dest="key_command", metavar="ACTION", required=True)
     k = ksub.add_parser("export", help="write my public key file, to start a pairing from")
     k.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
@@ -211,7 +211,7 @@ def _keys(ksub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("pair", help="the word-pair ceremony: confirm someone's key by reading words aloud")
+    p = sub.add_parser("pair", help="confirm someone's key by reading word-pairs aloud with them (the ceremony)")
     p.add_argument(
         "source", metavar="KEYFILE", nargs="?", help="their key file (or a key ed25519:..., the id of a bundle they signed, or a candidate's fingerprint)"
     )
@@ -225,8 +225,8 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "contacts",
-        help="confirmed contacts and candidates; `contacts remove NAME` unpairs; `contacts forget KEY` drops a candidate;"
-        " `contacts where NAME` shows or sets where they are (a claim)",
+        help="list confirmed contacts and candidates; `contacts remove NAME` unpairs, `contacts forget KEY` drops a"
+        " candidate, `contacts where NAME` shows or sets where they are (a claim)",
     )
     p.add_argument("action", nargs="?", choices=("list", "remove", "forget", "where"), default="list")
     p.add_argument(
@@ -243,7 +243,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(p)
     run_as(p, "cmd_trust", "cmd_contacts")
 
-    p = sub.add_parser("journal", help="the append-only journal")
+    p = sub.add_parser("journal", help="check or print the append-only journal")
     jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
     j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
     json_option(j)
@@ -253,12 +253,12 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_show")
 
-    p = sub.add_parser("verdict", help="what this home computes about a bundle")
+    p = sub.add_parser("verdict", help="show what this home computes about a bundle: its verdict")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     json_option(p)
     run_as(p, "cmd_trust", "cmd_verdict")
 
-    p = sub.add_parser("authority", help="the authority file")
+    p = sub.add_parser("authority", help="check or start the authority file (what agents may do with whose bundles)")
     asub = p.add_subparsers(dest="authority_command", metavar="ACTION", required=True)
     a = asub.add_parser("check", help="validate authority.toml")
     json_option(a, 'print {"path", "exists", "ok", "errors", "grants"}')
@@ -280,7 +280,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(p)
     run_as(p, "cmd_trust", "cmd_forward")
 
-    p = sub.add_parser("read", help="the frame, then the payload: what an agent should read")
+    p = sub.add_parser("read", help="print a bundle's frame, then its payload: what an agent should read")
     p.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
     p.add_argument("--pending", action="store_true", help="show a pending bundle's payload (it stays pending)")
     json_option(p, "the frame's fields and a description of each payload file")
@@ -341,7 +341,7 @@ examples:
 def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "a2a",
-        help="A2A: export and import bundles as artifacts, this home's agent card, serve and send",
+        help="move bundles over A2A: export and import artifacts, show the agent card, serve and send",
         description="Bundles over A2A. The bundle travels byte for byte; nothing A2A says is consent or trust.",
         epilog=A2A_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -363,12 +363,12 @@ def _a2a(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(i)
     run_as(i, "cmd_a2a", "cmd_import")
 
-    c = asub.add_parser("card", help="this home's gage extension entry for an agent card, or a whole card with --url")
+    c = asub.add_parser("card", help="print this home's gage extension entry for an agent card, or a whole card with --url")
     c.add_argument("--url", metavar="URL", help="the URL the agent is served at: print a whole agent card")
     json_option(c)
     run_as(c, "cmd_a2a", "cmd_card")
 
-    s = asub.add_parser("serve", help="an A2A agent that lands received bundles in pending (needs the a2a extra; see the README)")
+    s = asub.add_parser("serve", help="run an A2A agent that lands received bundles in pending (needs the a2a extra; see the README)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=port, default=8470, help="port (default 8470; 0 picks a free one)")
     s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")

@@ -88,10 +88,12 @@ EXAMPLES: dict[str, list[str]] = {
     "a2a card": ["gage a2a card --json", "gage a2a card --url http://127.0.0.1:8470/ --json"],
     "a2a serve": ["gage a2a serve --port 8470"],
     "a2a send": ["gage a2a send 3f2a91c0 http://127.0.0.1:8470/"],
-    "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client; see spec/mcp.md"],
+    "mcp": ["gage --home ~/.local/share/gage mcp    # run by an MCP client, from its configuration"],
     "relay": ["gage relay dev --port 4222"],
     "relay dev": ["gage relay dev --port 4222", "gage relay dev --port 0 --store ./relay-store"],
-    "relay config": ["gage relay config people.toml > relay.conf", "gage relay config people.toml --name n1 --cluster gage --route nats-route://n2:6222"],
+    "relay config": ["gage relay config people.toml -o relay.conf", "gage relay config people.toml -o n1.conf --name n1 --cluster gage --cluster-listen 10.0.0.1:6222 --route nats-route://n2:6222"],
+    "relay reload": ["gage relay reload relay.conf"],
+    "relay nkey": ["gage relay nkey operator.nk"],
     "invite": ["gage invite --relay nats://127.0.0.1:4222", "gage invite --name bob --expires 5m"],
     "join": ["gage join 7-tiger-guitarist --relay nats://127.0.0.1:4222", "gage join 7-tiger-guitarist --name alice"],
     "mailbox": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox fetch"],
@@ -109,7 +111,7 @@ EXAMPLES: dict[str, list[str]] = {
 
 
 # The codes each command can return besides OK, USAGE, IO (no home, a missing path) and 130,
-# which every command can (issue 18: `list --help` should not list A2A failures). A command
+# which every command can: `list --help` should not list failures it cannot have (A2A's). A command
 # group (`key`, `a2a`) shows the union of its actions'; `gage --help` shows every code.
 _E = Exit
 CODES: dict[str, frozenset[Exit]] = {
@@ -154,12 +156,14 @@ CODES: dict[str, frozenset[Exit]] = {
         "a2a serve": {_E.MALFORMED, _E.REFUSED},
         "a2a send": {_E.MALFORMED, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT, _E.A2A_UNCONFIRMED},
         "mcp": {_E.MALFORMED},
-        # The relay's commands (issue 27: they listed all sixteen): spec/relay.md.
+        # The relay's commands, each with only its own codes (not all sixteen): spec/relay.md.
         "relay dev": {_E.RELAY},
         "relay config": {_E.MALFORMED},
+        "relay reload": {_E.MALFORMED, _E.RELAY},
+        "relay nkey": set(),
+        "mailbox show": {_E.MALFORMED, _E.PASSPHRASE},
         "mailbox create": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
         "mailbox fetch": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
-        "mailbox show": {_E.MALFORMED},
         "directory publish": {_E.MALFORMED, _E.REFUSED, _E.PASSPHRASE, _E.RELAY},
         "directory lookup": {_E.MALFORMED, _E.REFUSED, _E.RELAY},
         "deliver": {
@@ -215,9 +219,54 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+# `gage --help` lists the commands by task, as `git help` does; every command is in one group
+# (tests/test_cli_help.py), so a new command is placed here when it is added.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("start: a home, your identity, the interface", ("init", "id", "demo", "tui", "completion", "man")),
+    ("exchange: make, check and move bundles", ("bundle", "verify", "import", "forward", "deliver", "outbox", "watch", "extract")),
+    ("review: what you hold, and what you decide about it", ("list", "verdict", "read", "accept", "reject", "journal")),
+    ("keys: whose key is whose", ("key", "pair", "contacts", "authority")),
+    ("relay: homes apart, through a mailbox relay (needs gage[relay])", ("relay", "mailbox", "directory", "invite", "join")),
+    ("agents: A2A and MCP", ("a2a", "mcp")),
+)
+
+
+class GroupedHelp(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, with the commands listed under GROUPS' headings (any command no
+    group names last, under "more"), each line as argparse lays it out."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not isinstance(action, argparse._SubParsersAction):
+            return super()._format_action(action)
+        rows = {row.dest: row for row in action._get_subactions()}
+        parts: list[str] = []
+        groups = [*GROUPS, ("more", tuple(n for n in rows if not any(n in names for _t, names in GROUPS)))]
+        for title, names in groups:
+            present = [rows[n] for n in names if n in rows]
+            if not present:
+                continue
+            parts.append(" " * self._current_indent + title + "\n")
+            self._indent()
+            parts += [super(GroupedHelp, self)._format_action(row) for row in present]
+            self._dedent()
+        return "".join(parts)
+
+
+def _sentence(summary: str) -> str:
+    return summary[:1].upper() + summary[1:] + ("" if summary.endswith(".") else ".")
+
+
 def attach(parser: argparse.ArgumentParser) -> None:
-    """Give every command's help its examples and the exit codes (after any epilog it has)."""
+    """Give every command's help its opening sentence (its summary), its examples and the exit
+    codes (after any epilog it has); the top level lists the commands by task."""
+    summaries: dict[str, str] = {}
     for path, p in walk(parser):
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                summaries.update((f"{path} {row.dest}".strip(), row.help or "") for row in action._get_subactions())
+        if path and summaries.get(path):
+            said = _sentence(summaries[path])
+            p.description = said if not p.description else f"{said}\n\n{p.description}"
         parts = [p.epilog.rstrip("\n")] if p.epilog else []
         if path in EXAMPLES and not (p.epilog and "examples:" in p.epilog):
             parts.append(examples_text(path))
@@ -227,4 +276,5 @@ def attach(parser: argparse.ArgumentParser) -> None:
         else:
             parts.append("Every command and exit code: `gage man`.")
         p.epilog = "\n\n".join(parts)
-        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        p.formatter_class = GroupedHelp if path == "" else argparse.RawDescriptionHelpFormatter
+    parser._positionals.title = "commands, by task"

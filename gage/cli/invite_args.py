@@ -9,6 +9,7 @@ import argparse
 
 from gage.cli import relay_args
 from gage.cli.argtypes import run_as
+from gage.cli.passphrase import add_options as add_passphrase_options
 
 INVITE_EXAMPLES = """\
 examples:
@@ -28,9 +29,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--relay", metavar="URL", help="the relay to meet on (default: this home's; its mailbox is made there if it has none)")
     p.add_argument("--code", metavar="CODE", help="use this code (a number and two list words) instead of a random one")
-    p.add_argument("--expires", default="10m", metavar="DURATION", help="how long the code waits for them (default 10m; at most 1h)")
+    p.add_argument("--expires", default="10m", metavar="DURATION", help="how long the code waits for them: 90s, 10m, 1m30s, 1h or seconds (default 10m; at most 1h)")
     p.add_argument("--name", metavar="NAME", help="the name they will be known by here (default: asked, their claim offered)")
     relay_args._creds(p)
+    add_passphrase_options(p)  # a protected key signs the route it claims
     run_as(p, "cmd_invite", "cmd_invite")
 
     p = sub.add_parser(
@@ -43,4 +45,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--relay", metavar="URL", help="the relay they invited you on (default: this home's)")
     p.add_argument("--name", metavar="NAME", help="the name they will be known by here (default: asked, their claim offered)")
     relay_args._creds(p)
+    add_passphrase_options(p)
     run_as(p, "cmd_invite", "cmd_join")

@@ -1,4 +1,4 @@
-"""The word-pair ceremony at a terminal, as two people on a call really do it (issue 18).
+"""The word-pair ceremony at a terminal, as two people on a call really do it.
 
 One misheard word used to end `gage pair`, and both people started over. Now a pair that
 does not match is asked again (with the nearest list words for a word that is not on the
@@ -10,6 +10,8 @@ only by `ceremony.confirm` over all eight words typed, derived afresh (spec/cere
 
 from __future__ import annotations
 
+import select
+import sys
 from collections.abc import Callable
 
 from gage.cli.output import err, out, show
@@ -28,11 +30,33 @@ class GaveUp(Exception):
     """The person ended the ceremony on purpose (`give up`, or end of input)."""
 
 
-def _ask(prompt: str) -> str:
-    try:
-        line = input(prompt)
-    except EOFError:
-        raise GaveUp("end of input") from None
+class TheyStopped(Exception):
+    """The other side of an invite said, while this side typed, that its ceremony ended without a match."""
+
+
+# `gage invite`/`join`: asked while this side waits for a line, it answers why the other side
+# stopped (its `outcome` came), or None while it goes on.
+Stopped = Callable[[], "str | None"]
+
+
+def _ask(prompt: str, stopped: Stopped | None = None) -> str:
+    if stopped is None:
+        try:
+            line = input(prompt)
+        except EOFError:
+            raise GaveUp("end of input") from None
+    else:
+        # A terminal gives a whole line at once; until one comes, the other side may say it stopped.
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        while not select.select([sys.stdin], [], [], 0.25)[0]:
+            why = stopped()
+            if why is not None:
+                sys.stdout.write("\n")
+                raise TheyStopped(why)
+        line = sys.stdin.readline()
+        if not line:
+            raise GaveUp("end of input")
     if hearing.is_give_up(line):
         raise GaveUp("gave up")
     return line
@@ -48,12 +72,12 @@ def _explain(check: hearing.PairCheck) -> None:
             err(f"     {show(word)!r} is not on the list, nor close to a word on it.")
 
 
-def _settle(expected: WordPairs, index: int, tried: set[int]) -> list[str]:
+def _settle(expected: WordPairs, index: int, tried: set[int], stopped: Stopped | None = None) -> list[str]:
     """Pair `index`, asked until it matches exactly (`tried`: the pairs typed at least once)."""
     while True:
         again = index in tried
         prompt = f"   their pair {index + 1} again, as they read it (or `give up`): " if again else f"   their pair {index + 1}: "
-        typed = hearing.words_of(_ask(prompt))
+        typed = hearing.words_of(_ask(prompt, stopped))
         tried.add(index)
         check = hearing.check_pair(expected, index, typed)
         if check.ok:
@@ -103,27 +127,50 @@ def one_way(home: Home, name: str, key: bytes) -> int:
 Agree = Callable[[bool, str], "str | None"]
 
 
-def mutual(home: Home, name: str, key: bytes, mine: WordPairs, *, agree: Agree | None = None) -> int:
+def _closing(home: Home, key: bytes, stopped: Stopped | None) -> None:
+    """The closing pair, read to each other and typed before anything is confirmed (an invite's flow)."""
+    c1, c2 = hearing.closing_pair(home.identity.key, key)
+    out("")
+    out(f" Last, read each other the closing pair:  {pair_text(c1, c2)}")
+    out("   It is the same on both screens only if each of you holds the other's key.")
+    again = False
+    while True:
+        prompt = "   their closing pair again, as they read it (or `give up`): " if again else "   their closing pair: "
+        check = hearing.check_pair(((c1, c2),), 0, hearing.words_of(_ask(prompt, stopped)))
+        if check.ok:
+            return
+        again = True
+        err(f"   closing pair: {show(' '.join(check.typed) or '(nothing)')!r}: {check.why}")
+
+
+def mutual(home: Home, name: str, key: bytes, mine: WordPairs, *, agree: Agree | None = None, stopped: Stopped | None = None) -> int:
     """Both directions in one flow: for each pair, read mine, then type theirs.
 
-    With `agree` (an invite), nothing is confirmed unless the other side's ceremony matched too."""
+    With `agree` (an invite), the closing pair is read and typed before anything is confirmed, and
+    nothing is confirmed unless the other side's ceremony matched too; `stopped` tells, while a line
+    is awaited, that the other side ended theirs."""
     expected = derive(key)
     got: list[list[str] | None] = [None] * PAIRS
     tried: set[int] = set()
     try:
         for i, (a, b) in enumerate(mine):
             out(f" {i + 1}. Read YOUR pair {i + 1}:  {pair_text(a, b)}")
-            got[i] = _settle(expected, i, tried)
+            got[i] = _settle(expected, i, tried, stopped)
+        if agree is not None:
+            _closing(home, key, stopped)
     except GaveUp as why:
         if agree is not None:
             agree(False, str(why))
         return _not_confirmed(got, tried, str(why))
+    except TheyStopped as why:
+        return _not_confirmed(got, tried, f"the other side stopped ({why})")
     if agree is not None:
         out("   Your side matched. Waiting for theirs (nothing is confirmed until both sides match)...")
         held = agree(True, "")
         if held is not None:
             err(f"gage: NOT confirmed: {show(held)}. Nothing was confirmed on this side either.")
             return int(Exit.REFUSED)
+        return _finish(home, name, key, got, MUTUAL_METHOD)
     code = _finish(home, name, key, got, MUTUAL_METHOD)
     if code == 0:
         c1, c2 = hearing.closing_pair(home.identity.key, key)

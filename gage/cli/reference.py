@@ -145,7 +145,7 @@ def man(parser: argparse.ArgumentParser) -> str:
         "[\\-\\-home DIR] COMMAND [options]",
         ".SH DESCRIPTION",
         _roff("Every command takes --home DIR (before or after the command; else $GAGE_HOME, else ~/.local/share/gage)."),
-        _roff("What each command guarantees is in spec/cli.md; the same reference as Markdown is docs/cli-reference.md."),
+        _roff("gage COMMAND --help shows one command with its examples and the exit codes it can return."),
         ".SH COMMANDS",
     ]
     parents: dict[str, argparse.ArgumentParser] = {}
@@ -173,7 +173,8 @@ def man(parser: argparse.ArgumentParser) -> str:
         out += [".TP", f".B {int(code)}", _roff(f"{code.name}: {EXIT_MEANING[code]}")]
     out += [".TP", f".B {INTERRUPTED}", "INTERRUPTED: stopped by Ctrl\\-C"]
     out += [".SH EXAMPLES", ".nf", ".RS 4", *(_roff(e) for e in EXAMPLES[""]), ".RE", ".fi"]
-    out += [".SH SEE ALSO", _roff("spec/cli.md, docs/cli-reference.md, gage completion bash|zsh|fish")]
+    # What someone who installed gage has (with pipx, uv or pip): the command's own help, not a repository file.
+    out += [".SH SEE ALSO", _roff("gage --help, gage COMMAND --help, gage completion bash|zsh|fish, gage demo (a throwaway home to try gage on)")]
     return "\n".join(out) + "\n"
 
 

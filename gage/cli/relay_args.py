@@ -50,15 +50,22 @@ def _creds(p: argparse.ArgumentParser) -> None:
 
 CONFIG_EXAMPLES = """\
 examples:
-  gage relay config people.toml > relay.conf && nats-server -c relay.conf     # one node
-  gage relay config people.toml --name n1 --cluster gage \\
-      --route nats-route://n2:6222 --route nats-route://n3:6222 > n1.conf      # a node of a three-node cluster
+  gage relay nkey operator.nk                                               # the operator's login (prints its public key)
+  gage relay config people.toml -o relay.conf && nats-server -c relay.conf  # one node, this machine only
+  gage relay config people.toml -o relay.conf --listen 0.0.0.0:4222 \\
+      --tls-cert cert.pem --tls-key key.pem                                 # reached over a network
+  gage relay reload relay.conf                                              # after the people file changed
+  gage relay config people.toml -o n1.conf --name n1 --cluster gage --cluster-listen 10.0.0.1:6222 \\
+      --route nats-route://n2:6222 --route nats-route://n3:6222             # a node of a three-node cluster
 people.toml (spec/relay.md section 8):
   [operator]
-  nkey = "U..."                   # or password_file = "operator.pw"
+  nkey = "U..."                   # or password_file = "operator.pw"; it logs in as gage-operator
+  [limits]                        # optional
+  mailbox_bytes = "256 MiB"       # each mailbox, and its bucket the same (JetStream reserves both)
+  store = "100 GiB"               # the store's size: relay config checks people x limits against it
   [[person]]
   name = "bob"
-  mailbox = "mb..."               # what `gage mailbox show` prints on bob's home
+  mailbox = "mb..."               # what `gage mailbox show` prints on bob's home (no relay needed)
   handle = "bob"
   nkey = "U..."                   # bob's public nkey, or password_file = "bob.pw" (0600)
 """
@@ -67,7 +74,7 @@ people.toml (spec/relay.md section 8):
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "relay",
-        help="a local NATS JetStream relay for trying gage across homes (needs gage[relay] and nats-server)",
+        help="run a local NATS JetStream relay to try gage across homes (needs gage[relay] and nats-server)",
         epilog=RELAY_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -84,16 +91,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=CONFIG_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    cf.add_argument("people", metavar="PEOPLE", help="the people file (TOML): the operator and each person's name, mailbox, handle and login")
+    cf.add_argument("people", metavar="PEOPLE", help="the people file (TOML): the operator, the limits, and each person's name, mailbox, handle and login")
+    cf.add_argument("-o", "--output", metavar="FILE", help="write the configuration to FILE (whole, or not at all) instead of stdout")
     cf.add_argument("--name", default="gage-relay", metavar="NAME", help="this server's name (each node of a cluster its own; default gage-relay)")
-    cf.add_argument("--listen", default="0.0.0.0:4222", metavar="HOST:PORT", help="where clients connect (default 0.0.0.0:4222)")
+    cf.add_argument("--listen", default="127.0.0.1:4222", metavar="HOST:PORT",
+                    help="where clients connect (default 127.0.0.1:4222, this machine only; off loopback it needs --tls-cert/--tls-key or --plain-network)")
+    cf.add_argument("--tls-cert", metavar="FILE", help="the server's TLS certificate (PEM), with --tls-key: clients connect with tls://")
+    cf.add_argument("--tls-key", metavar="FILE", help="the TLS certificate's private key (PEM)")
+    cf.add_argument("--plain-network", action="store_true",
+                    help="listen on a network without TLS, on purpose (something in front of the relay, a tunnel or a VPN, encrypts it)")
     cf.add_argument("--store", default="/var/lib/gage-relay", metavar="DIR", help="JetStream's store folder (default /var/lib/gage-relay)")
+    cf.add_argument("--monitor", default="127.0.0.1:8222", metavar="HOST:PORT",
+                    help="nats-server's monitoring port, loopback only, which `gage relay reload` asks (default 127.0.0.1:8222)")
+    cf.add_argument("--pid-file", metavar="FILE", help="where nats-server writes its process id, which `gage relay reload` signals (default: STORE.pid)")
     cf.add_argument("--cluster", metavar="NAME", help="make this one node of a cluster of that name (with --route for each other node)")
-    cf.add_argument("--cluster-listen", default="0.0.0.0:6222", metavar="HOST:PORT", help="with --cluster: where the other nodes connect (default 0.0.0.0:6222)")
+    cf.add_argument("--cluster-listen", metavar="HOST:PORT", help="with --cluster (and needed by it): where the other nodes connect, an address only they reach")
     cf.add_argument("--route", action="append", default=[], metavar="URL", help="with --cluster: another node, nats-route://HOST:PORT (repeatable)")
     run_as(cf, "cmd_relay", "cmd_relay_config")
+    rl = rsub.add_parser("reload", help="make the running nats-server read CONF again, until every person's account answers")
+    rl.add_argument("conf", metavar="CONF", help="the configuration `gage relay config -o CONF` wrote (and nats-server runs)")
+    rl.add_argument("--tries", type=positive, default=5, metavar="N", help="reloads at most (default 5)")
+    run_as(rl, "cmd_relay", "cmd_relay_reload")
+    nk = rsub.add_parser("nkey", help="make a user nkey: its seed into FILE (0600), its public key printed for the people file")
+    nk.add_argument("file", metavar="FILE", help="the seed file to make (must not exist)")
+    run_as(nk, "cmd_relay", "cmd_relay_nkey")
 
-    p = sub.add_parser("mailbox", help="this home's mailbox on a relay: create, fetch, show (needs gage[relay])", epilog=RELAY_EXAMPLES,
+    p = sub.add_parser("mailbox", help="create, fetch or show this home's mailbox on a relay (needs gage[relay])", epilog=RELAY_EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = p.add_subparsers(dest="mailbox_command", metavar="ACTION", required=True)
     c = msub.add_parser("create", help="make this home's mailbox on a relay and record the relay in settings.toml")
@@ -103,8 +126,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--address", metavar="ADDRESS",
         help="the relay's operator: make the mailbox at a person's ADDRESS (from the people file) instead of this home's; records nothing",
     )
-    c.add_argument("--max-msgs", type=positive, default=10_000, metavar="N", help="envelopes the mailbox holds at most (default 10000)")
-    c.add_argument("--max-bytes", type=positive, default=1 << 30, metavar="N", help="bytes the mailbox holds at most (default 1 GiB)")
+    c.add_argument(
+        "--people", metavar="PEOPLE",
+        help="the relay's operator: make every person's mailbox in the people file, with its [limits]; records nothing",
+    )
+    c.add_argument("--max-msgs", type=positive, metavar="N", help="envelopes the mailbox holds at most (default 10000, or the people file's)")
+    c.add_argument("--max-bytes", type=positive, metavar="N",
+                   help="bytes the mailbox holds at most, and its bucket for big envelopes the same (default 256 MiB, or the people file's)")
     c.add_argument("--replicas", type=positive, default=1, metavar="N", help="copies the relay keeps (a JetStream cluster; default 1)")
     c.add_argument("--ack-wait", type=positive, default=120, metavar="SECONDS", help="how long a fetched envelope waits for its acknowledgement before it is delivered again (default 120)")
     add_passphrase_options(c)
@@ -117,7 +145,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(f)
     json_option(f)
     run_as(f, "cmd_relay", "cmd_mailbox_fetch")
-    s = msub.add_parser("show", help="this home's mailbox address, relay and sealing key")
+    s = msub.add_parser("show", help="show this home's mailbox address, relay and sealing key")
     json_option(s)
     run_as(s, "cmd_relay", "cmd_mailbox_show")
 
@@ -146,7 +174,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "outbox",
-        help="deliveries waiting for their way (a relay down, an agent asleep, a folder missing): list, send now, cancel",
+        help="list, send now or cancel the deliveries waiting for their way (a relay down, an agent asleep, a folder missing)",
         epilog=OUTBOX_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -156,7 +184,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     json_option(p)
     run_as(p, "cmd_outbox", "cmd_outbox")
 
-    p = sub.add_parser("directory", help="a relay's directory: publish your handle, look one up (a claim; needs gage[relay])")
+    p = sub.add_parser("directory", help="publish your handle in a relay's directory, or look one up (a claim; needs gage[relay])")
     dsub = p.add_subparsers(dest="directory_command", metavar="ACTION", required=True)
     pub = dsub.add_parser("publish", help="publish a record signed by this home's key: handle -> mailbox, sealing key, signing key")
     pub.add_argument("--handle", required=True, metavar="NAME")
@@ -166,7 +194,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_passphrase_options(pub)
     json_option(pub)
     run_as(pub, "cmd_relay", "cmd_directory_publish")
-    lk = dsub.add_parser("lookup", help="what the directory says for a handle, marked unconfirmed; kept as a candidate")
+    lk = dsub.add_parser("lookup", help="show what the directory says for a handle, marked unconfirmed; kept as a candidate")
     lk.add_argument("handle", metavar="NAME")
     lk.add_argument("--relay", metavar="URL", help="default: this home's relay")
     _creds(lk)

@@ -9,7 +9,7 @@ gage/format/signing.py's, shared by every signed object.
 
 from __future__ import annotations
 
-from gage.format import ed25519, signing, strictjson
+from gage.format import signing, strictjson
 from gage.format.errors import (
     BadSignatureError,
     GageError,
@@ -31,15 +31,13 @@ from gage.format.keytext import ref_digits as ref_digits
 from gage.format.keytext import short_fingerprint as short_fingerprint
 from gage.format.record import Frozen, replace, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    import nacl.signing  # imported where a key signs (it loads every libsodium binding: issue 28)
+    import nacl.signing
 
-    from gage.format import (
-        keyseal,  # imported where a key is sealed or opened (argon2 and secrets cost start-up)
-    )
+    from gage.format import keyseal
 
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
 SIGNATURE_LEN = signing.ED25519_SIG_LEN  # a classical signature; a hybrid one is HYBRID_SIGNATURE_LEN
@@ -148,10 +146,13 @@ def _locked() -> PassphraseError:
 class Identity(Frozen):
     """This home's identity: its name, its secret, its retired keys.
 
-    The Ed25519 signing key (`signing_key`, PyNaCl's) is made from its seed when first asked
-    for, that is when something signs: importing `nacl.signing` loads every libsodium binding,
-    8 to 11 ms, and a command that signs nothing (`gage id`, `gage list`) must not pay it
-    (issue 28). Reading the file still compares its key with its seed's (gage.format.ed25519).
+    Reading the file does not derive its key from its seed (PyNaCl's bindings, 8 to 11 ms to
+    import, and `cryptography` for ML-DSA-65), which `gage list` and `gage verdict` must not
+    pay to ask "is this key mine?". The key the file names is held to its seed where it
+    matters: the Ed25519 half when the signing key is made, that is when something signs or
+    the key is shown or given (`key`, `key_text`); both halves when something signs (`secret`);
+    a mismatch is refused then, as damage. `named_key`, the file's unchecked claim, only tells
+    whether a key is this home's: a forged claim signs nothing.
     """
 
     __slots__ = ("name", "ed25519_seed", "retired", "mldsa65_seed", "sealed", "seal_key", "public", "_secret", "_key", "_ed")
@@ -172,11 +173,8 @@ class Identity(Frozen):
     # the key that opened it, so a rewrite seals again. Both None for a plain identity.
     sealed: keyseal.Sealed | None
     seal_key: keyseal.SealKey | None
-    # The public key the identity file names, when read from one (or of a locked identity): a
-    # hybrid identity's ML-DSA-65 key is then derived from its seed (which needs `cryptography`,
-    # the costliest import gage has) only when it first signs, and compared with this then
-    # (issue 28: a command that signs nothing never loads it). The Ed25519 half is compared
-    # when the file is read.
+    # The public key the identity file names, when read from one (or of a locked identity),
+    # compared with the seed's as the class docstring says.
     public: bytes | None
     # Made once: an ML-DSA key is derived from its seed, and `key` is asked for per bundle.
     # None while locked (there is nothing to sign with), or not derived yet.
@@ -201,28 +199,41 @@ class Identity(Frozen):
         set_field(self, "sealed", sealed)
         set_field(self, "seal_key", seal_key)
         set_field(self, "public", public)
-        set_field(self, "_ed", signing_key)
+        set_field(self, "_ed", None)
         set_field(self, "_secret", None)
         if public is not None:
             set_field(self, "_key", public)
+            if signing_key is not None:
+                self._keep_ed(signing_key)
         elif ed25519_seed is None:
             raise TypeError("an identity without its seed (locked) needs its public key")
-        else:
-            secret = signing.SecretKey(self.signing_key, mldsa65_seed)
+        else:  # no key named: it is the seed's
+            if signing_key is None:
+                import nacl.signing
+
+                signing_key = nacl.signing.SigningKey(ed25519_seed)
+            set_field(self, "_ed", signing_key)
+            secret = signing.SecretKey(signing_key, mldsa65_seed)
             set_field(self, "_secret", secret)
             set_field(self, "_key", secret.public)
 
     @property
     def signing_key(self) -> nacl.signing.SigningKey:
-        """The Ed25519 signing key (PassphraseError while locked), made when first asked for."""
+        """The Ed25519 signing key (PassphraseError while locked), made when first asked for,
+        and refused (MalformedError) unless its public key is the Ed25519 half of `key`."""
         if self.ed25519_seed is None:
             raise _locked()
         ed = self._ed
         if ed is None:
             import nacl.signing
 
-            ed = nacl.signing.SigningKey(self.ed25519_seed)
-            set_field(self, "_ed", ed)
+            ed = self._keep_ed(nacl.signing.SigningKey(self.ed25519_seed))
+        return ed
+
+    def _keep_ed(self, ed: nacl.signing.SigningKey) -> nacl.signing.SigningKey:
+        if bytes(ed.verify_key) != signing.ed25519_half(self._key):
+            raise MalformedError("identity file is damaged: its key is not the key of its secret")
+        set_field(self, "_ed", ed)
         return ed
 
     @property
@@ -240,7 +251,7 @@ class Identity(Frozen):
 
     @property
     def hybrid(self) -> bool:
-        return signing.is_hybrid(self.key)
+        return signing.is_hybrid(self._key)  # the file's claim, held to its seeds when read
 
     @property
     def protected(self) -> bool:
@@ -287,6 +298,16 @@ class Identity(Frozen):
 
     @property
     def key(self) -> bytes:
+        """This home's public key, to show, give or sign under: its Ed25519 half checked
+        against the seed first (MalformedError if the file is damaged), unless locked."""
+        if self._ed is None and self.ed25519_seed is not None:
+            self.signing_key  # noqa: B018 - makes the signing key, which checks it
+        return self._key
+
+    @property
+    def named_key(self) -> bytes:
+        """The public key the identity file names, unchecked: only to tell whether a key is
+        this home's (a damaged file's claim signs nothing)."""
         return self._key
 
     @property
@@ -296,7 +317,7 @@ class Identity(Frozen):
     @property
     def current_retirement(self) -> RetiredKey | None:
         """The statement that retired the current key, if one did: then nothing is signed with it."""
-        return self.retirement_of(self.key)
+        return self.retirement_of(self._key)
 
     def retirement_of(self, key: bytes) -> RetiredKey | None:
         for r in reversed(self.retired):
@@ -306,7 +327,7 @@ class Identity(Frozen):
 
     def owns(self, key: bytes) -> bool:
         """The current key, or one of this home's retired keys: a key that is "me"."""
-        return key == self.key or self.retirement_of(key) is not None
+        return key == self._key or self.retirement_of(key) is not None
 
     @classmethod
     def generate(cls, name: str, *, hybrid: bool = True) -> Identity:
@@ -382,9 +403,9 @@ class Identity(Frozen):
             public = parse_key(obj["key"])
             ed25519_seed = seeds[: signing.SEED_LEN]
             mldsa65_seed = seeds[signing.SEED_LEN :] or None
-            # The Ed25519 half here (one libsodium call, not nacl.signing: gage.format.ed25519); a
-            # hybrid key's ML-DSA-65 half when it first signs (`secret`).
-            if ed25519.public_of(ed25519_seed) != signing.ed25519_half(public) or signing.is_hybrid(public) != (mldsa65_seed is not None):
+            # Only the key's kind here: its halves are held to the seeds when the key is
+            # shown or signs (the class docstring).
+            if signing.is_hybrid(public) != (mldsa65_seed is not None):
                 raise ValueError("its key is not the key of its secret")
         name = obj["name"]
         if not isinstance(name, str):

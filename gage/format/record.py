@@ -1,11 +1,13 @@
 """Records: value classes whose methods are compiled once, into the module's bytecode.
 
-Why not `dataclasses` for the classes every command loads: `@dataclass` writes each class's
-`__init__`, `__repr__` and `__eq__` (and for a frozen one `__setattr__`, `__delattr__` and
-`__hash__`) as source text and compiles it at import, in every process: about 0.6 ms a
-frozen class on a quiet 2-core machine, and importing `dataclasses` loads `inspect`, `ast`,
-`dis` and `tokenize` (8 to 9 ms more). The 33 classes on the path of `gage verdict ID` were
-about a third of its start-up (issue 28, bench/bench_startup.py). A record's `__init__` is
+Why not `dataclasses` for the classes on the start path (docs/architecture.md says which those
+are): `@dataclass` writes each class's `__init__`, `__repr__` and `__eq__` (and for a frozen
+one `__setattr__`, `__delattr__` and `__hash__`) as source text and compiles it at import, in
+every process: about 0.6 ms a frozen class on a quiet 2-core machine, and importing
+`dataclasses` loads `inspect`, `ast`, `dis` and `tokenize` (8 to 9 ms more). The 33 classes on
+the path of `gage verdict ID` were about a third of its start-up (bench/bench_startup.py).
+mypy checks a record as the dataclass it mirrors (`dataclass_transform`): a frozen record's
+field cannot be assigned, in the type check as at run time. A record's `__init__` is
 written out in its own class, so it is compiled once, into the `.pyc`; what every record
 shares (equality, hash, repr, refusing a change) is written here once, driven by the class's
 `__slots__`.
@@ -32,9 +34,15 @@ from operator import attrgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, TypeVar
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
 
-    R = TypeVar("R", bound="Record")
+    R = TypeVar("R", bound="Fields")
+else:
+    # mypy alone needs the marker: it then checks a record as a dataclass (its fields, and a
+    # frozen record's refusal of an assignment) while the class keeps the __init__ it writes.
+
+    def dataclass_transform(**_options: object) -> object:
+        return lambda cls: cls
 
 set_field = object.__setattr__
 
@@ -47,8 +55,8 @@ def _no_fields(_record: object) -> tuple[()]:
     return ()
 
 
-class Record:
-    """A mutable record: equality and repr by field, unhashable."""
+class Fields:
+    """What every record shares: its fields read from its slots, equality and repr by field."""
 
     __slots__ = ()
 
@@ -99,7 +107,15 @@ class Record:
         return f"{type(self).__qualname__}({shown})"
 
 
-class Frozen(Record):
+@dataclass_transform(eq_default=True)
+class Record(Fields):
+    """A mutable record: equality and repr by field, unhashable."""
+
+    __slots__ = ()
+
+
+@dataclass_transform(eq_default=True, frozen_default=True)
+class Frozen(Fields):
     """An immutable record: hashable by its compared fields, and refusing any change."""
 
     __slots__ = ()

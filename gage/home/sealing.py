@@ -116,7 +116,10 @@ def parse_binding_statement(raw: bytes) -> tuple[bytes, str, str]:
     """(signing key, sealing key, bound_at) from the exact statement bytes; closed schema."""
     if len(raw) > BINDING_LIMIT:
         raise MalformedError(f"a binding is at most {BINDING_LIMIT} bytes", field="binding")
-    obj = strictjson.loads(raw, limit=BINDING_LIMIT, what="binding")
+    try:
+        obj = strictjson.loads(raw, limit=BINDING_LIMIT, what="binding")
+    except MalformedError as exc:  # not JSON names the binding, as a binding of the wrong shape does
+        raise MalformedError(exc.message, field=exc.field or "binding") from None
     if not isinstance(obj, dict):
         raise MalformedError("a binding is a JSON object", field="binding")
     v = obj.get("gage-sealing-binding")
@@ -133,23 +136,26 @@ def parse_binding_statement(raw: bytes) -> tuple[bytes, str, str]:
     return signer, str(obj["sealing_key"]), str(obj["bound_at"])
 
 
-def parse_carried(obj: Any, *, field: str = "sealing") -> Binding:
-    """A binding as carried in a key file, card or record. Checks the format, not the signature."""
+def parse_carried(obj: Any, *, field: str = "sealing", members: tuple[str, str] | None = None) -> Binding:
+    """A binding as carried in a key file, card or record. Checks the format, not the signature. Errors
+    name the path into the input (`<field>.binding.sealing_key`); `members`, where a card keeps the two."""
+    binding_at, signature_at = members or (f"{field}.binding", f"{field}.signature")
     if not isinstance(obj, dict) or set(obj) != CARRIED_FIELDS:
         raise MalformedError(f"must be an object with exactly {sorted(CARRIED_FIELDS)}", field=field)
     text, sig = obj["binding"], obj["signature"]
     if not isinstance(text, str):
-        raise MalformedError("must be the binding's exact text", field=f"{field}.binding")
+        raise MalformedError("must be the binding's exact text", field=binding_at)
     if not isinstance(sig, str) or len(sig) not in SIGNATURE_HEX or any(c not in "0123456789abcdef" for c in sig):
         raise MalformedError(
             f"must be {2 * signing.ED25519_SIG_LEN} (Ed25519) or {2 * signing.HYBRID_SIG_LEN} (hybrid) lower-case hex digits",
-            field=f"{field}.signature",
+            field=signature_at,
         )
     raw = text.encode("utf-8")
     try:
         signer_key, sealing, bound_at = parse_binding_statement(raw)
-    except MalformedError as exc:
-        raise MalformedError(exc.message, field=f"{field}.{exc.field}" if exc.field else field) from exc
+    except MalformedError as exc:  # the statement's fields are "binding" or "binding.<name>": under binding_at
+        inner = (exc.field or "binding").removeprefix("binding")
+        raise MalformedError(exc.message, field=binding_at + inner) from exc
     return Binding(raw=raw, signing_key=signer_key, sealing_key=sealing, bound_at=bound_at, signature=bytes.fromhex(sig))
 
 

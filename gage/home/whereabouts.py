@@ -19,7 +19,7 @@ from typing import Any
 from gage.bundle import atomic
 from gage.format import relayurl, strictjson
 from gage.format.errors import MalformedError
-from gage.format.keys import key_text, parse_key
+from gage.format.keys import key_text, parse_key, short_fingerprint
 from gage.format.manifest import now_text
 from gage.home import homefile, sealing
 from gage.home.layout import Home
@@ -88,6 +88,7 @@ class Where:
     def to_json(self) -> dict[str, Any]:
         return {
             "key": key_text(self.key),
+            "fingerprint": short_fingerprint(self.key),  # beside every key in JSON (spec/cli.md)
             "status": "claim",
             "mailbox": self.mailbox,
             "relay": relayurl.public(self.relay) if self.relay else None,

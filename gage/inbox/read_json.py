@@ -32,8 +32,8 @@ def _kind(v: Verdict, rel: str, size: int) -> str:
     return "binary" if looks_binary(sample[:TEXT_SAMPLE], more=size > TEXT_SAMPLE) else "text"
 
 
-def read_json(v: Verdict, *, show_pending: bool) -> dict[str, Any]:
-    shown, why = frame.payload_status(v, show_pending=show_pending)
+def read_json(v: Verdict, *, show_pending: bool, ask: str = frame.ASK_PENDING) -> dict[str, Any]:
+    shown, why = frame.payload_status(v, show_pending=show_pending, ask=ask)
     files = []
     for entry in v.manifest.files if v.manifest is not None else []:
         row: dict[str, Any] = {"path": entry.path, "size": entry.size, "sha256": entry.sha256}

@@ -1,7 +1,7 @@
 """Everything gage/mcp takes from the rest of gage, in this one module.
 
 The tools must answer from the core, as the CLI does, while the core is being cut into
-layer packages (issue 17). So every name gage/mcp uses from outside itself is imported
+layer packages. So every name gage/mcp uses from outside itself is imported
 here, and each answer that must agree with a command (the rows of `gage list --json`, the
 verdict, the frame of `gage read`, `gage read --json`, `gage contacts --json`, `gage bundle
 --json`) is one function. Moving a module, or swapping in the core inbox read model, changes
@@ -87,7 +87,7 @@ __all__ = [
 LINE_PREFIX = frame.LINE_PREFIX
 
 
-# The server opens its home once (issue 28), not once per call: each call reconciles it again
+# The server opens its home once, not once per call (opening is most of a small call's time): each call reconciles it again
 # (which costs a few stats while nothing changed, gage/home/reconcilemark.py) and reopens it only
 # when its identity file is not the one read (a key retired or upgraded meanwhile).
 _opened: dict[str, tuple[tuple[int, int, int, int], Home]] = {}
@@ -120,7 +120,7 @@ def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
 def lean_row(row: dict[str, Any]) -> dict[str, Any]:
     """A `list_bundles` row: `gage list --json`'s, the sender named by its fingerprint without its key text
     (and a retirement's replacement by its fingerprint only). A hybrid key is 3,984 characters: 200 rows
-    would put 800 KB of keys in an agent's context (issue 27). `verdict` still gives the whole key."""
+    would put 800 KB of keys in an agent's context. `verdict` still gives the whole key."""
     sender = row.get("sender")
     if not isinstance(sender, dict):
         return row
@@ -136,9 +136,13 @@ def verdict_of(home: Home, ref: str) -> Verdict:
     return verdict_mod.compute(home, resolve(home, ref))
 
 
+# How an agent asks for a pending bundle's payload: the tools' argument, not the command line's flag.
+ASK_PENDING = "the same tool with pending=true"
+
+
 def frame_lines(v: Verdict, *, show_pending: bool, token: str | None = None) -> Iterator[str]:
-    """What `gage read` prints: the frame, then the fenced payload."""
-    return frame.render(v, show_pending=show_pending, token=token)
+    """What `gage read` prints: the frame, then the fenced payload (in the agent's terms)."""
+    return frame.render(v, show_pending=show_pending, token=token, ask=ASK_PENDING)
 
 
 def new_token() -> str:
@@ -147,7 +151,7 @@ def new_token() -> str:
 
 def payload_status(v: Verdict, *, show_pending: bool) -> tuple[bool, str]:
     """Whether `gage read` shows the payload, and why not."""
-    return frame.payload_status(v, show_pending=show_pending)
+    return frame.payload_status(v, show_pending=show_pending, ask=ASK_PENDING)
 
 
 def open_payload_file(v: Verdict, rel: str) -> tuple[int, os.stat_result]:
@@ -157,7 +161,7 @@ def open_payload_file(v: Verdict, rel: str) -> tuple[int, os.stat_result]:
 
 def read_json(v: Verdict, *, show_pending: bool) -> dict[str, Any]:
     """What `gage read --json` prints (gage.inbox.read_json, below both interfaces)."""
-    return inbox_read_json(v, show_pending=show_pending)
+    return inbox_read_json(v, show_pending=show_pending, ask=ASK_PENDING)
 
 
 def contact_rows(home: Home) -> list[dict[str, Any]]:

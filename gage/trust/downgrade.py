@@ -50,7 +50,7 @@ def hybrid_keys(contacts: Contacts, me: Identity | None) -> dict[bytes, tuple[by
             if is_hybrid(k):
                 out.setdefault(ed25519_half(k), (k, c.name))
     if me is not None:
-        for k in (me.key, *(r.key for r in me.retired)):
+        for k in (me.named_key, *(r.key for r in me.retired)):
             if is_hybrid(k):
                 out.setdefault(ed25519_half(k), (k, None))
     return out

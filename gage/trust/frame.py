@@ -26,7 +26,7 @@ from gage.format.sanitize import (
 from gage.format.signing import is_hybrid
 from gage.trust.verdict import NO_AUTHORITY, Verdict
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gage.format.vocab import Place, VerdictLevel
 
@@ -202,20 +202,25 @@ def fields(v: Verdict) -> list[Field]:
     return out
 
 
-def payload_status(v: Verdict, *, show_pending: bool) -> tuple[bool, str]:
+# How a reader asks for a pending or rejected bundle's payload, in the reader's own terms: the
+# command line's flag here; an interface with other words (the MCP server's tools) names its own.
+ASK_PENDING = "`gage read ID --pending`"
+
+
+def payload_status(v: Verdict, *, show_pending: bool, ask: str = ASK_PENDING) -> tuple[bool, str]:
     if v.verdict == "invalid":
         return False, "WITHHELD: the bundle is invalid, so none of its payload is shown"
     if v.state == "pending" and not show_pending:
-        return False, "not shown: the bundle is pending (not accepted); `gage read ID --pending` shows it without accepting"
+        return False, f"not shown: the bundle is pending (not accepted); {ask} shows it without accepting"
     if v.state == "rejected" and not show_pending:
-        return False, "not shown: the bundle was rejected; `--pending` shows it anyway"
+        return False, f"not shown: the bundle was rejected; {ask} shows it anyway"
     return True, ""
 
 
-def render(v: Verdict, *, show_pending: bool = False, token: str | None = None) -> Iterator[str]:
+def render(v: Verdict, *, show_pending: bool = False, token: str | None = None, ask: str = ASK_PENDING) -> Iterator[str]:
     """The frame, then the payload. Yields lines without newlines."""
     token = token or new_token()
-    show, why = payload_status(v, show_pending=show_pending)
+    show, why = payload_status(v, show_pending=show_pending, ask=ask)
     yield f"==== gage frame {token} ===="
     yield (
         f"Everything up to \"==== end of gage frame {token} ====\" is written by gage, not by the sender. "

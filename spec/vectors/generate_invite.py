@@ -1,7 +1,7 @@
 """Generate spec/vectors/invite.json: invite codes, rendezvous subjects, SPAKE2 and the sealed boxes.
 
-Made here from the rules in spec/relay.md section 10 with hashlib, PyNaCl and the `spake2`
-package (with fixed randomness), never with gage's invite code, so the vectors check that code
+Made here from the rules in spec/relay.md section 10 with hashlib, PyNaCl, `cryptography`'s HKDF
+and the `spake2` package (with fixed randomness), never with gage's invite code, so the vectors check that code
 rather than copy it. Deterministic throughout.
 
     python spec/vectors/generate_invite.py          # rewrite invite.json
@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import nacl.secret
+import nacl.signing
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from spake2 import SPAKE2_A, SPAKE2_B
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +32,16 @@ def subject(side: str, n: int) -> str:
 
 
 def box_key(side: str, k: bytes) -> bytes:
-    return hashlib.sha256(b"gage/invite/v1\x00" + side.encode() + b"\x00" + k).digest()
+    """HKDF-SHA256, no salt, info "gage/invite/v1/box/" || side, 32 bytes."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"gage/invite/v1/box/" + side.encode()).derive(k)
+
+
+def session_id(msg_a: bytes, msg_b: bytes) -> bytes:
+    return hashlib.sha256(b"gage/invite/v1/session\x00" + msg_a + msg_b).digest()
+
+
+def route(session: bytes, mailbox: str, relay: str) -> bytes:
+    return session + mailbox.encode() + b"\x00" + relay.encode()
 
 
 def fixed(seed: bytes) -> Any:
@@ -58,6 +70,12 @@ def build() -> dict[str, Any]:
     k_wrong = wrong.finish(msg_a)
     plaintext = b'{"kind":"outcome","matched":true,"why":""}'
     nonce = bytes(24)
+    sid = session_id(msg_a, msg_b)
+    other = session_id(msg_a, msg_w)
+    signer = nacl.signing.SigningKey(hashlib.sha256(b"gage/vectors/invite/bob").digest())
+    mailbox, relay = "mb" + "0" * 40, "nats://relay.example:4222"
+    signed = route(sid, mailbox, relay)
+    sig = signer.sign(b"gage/invite-route/v1\x00" + signed).signature
     return {
         "about": "spec/relay.md section 10. Made by generate_invite.py from the rules, not from gage's code.",
         "codes": {
@@ -83,6 +101,16 @@ def build() -> dict[str, Any]:
             "plaintext": plaintext.decode(),
             "nonce": nonce.hex(),
             "sealed_by_i": bytes(nacl.secret.SecretBox(box_key("i", k)).encrypt(plaintext, nonce)).hex(),
+        },
+        "route": {
+            "session": sid.hex(),
+            "session_other": other.hex(),
+            "signing_key": "ed25519:" + bytes(signer.verify_key).hex(),
+            "mailbox": mailbox,
+            "relay": relay,
+            "signed_bytes": signed.hex(),
+            "signature": sig.hex(),
+            "swapped_relay": "nats://mallory.example:4222",
         },
     }
 

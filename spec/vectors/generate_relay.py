@@ -169,6 +169,60 @@ def sealing_file(name: str) -> dict[str, Any]:
     return {"of": name, "file_key": file_key.hex(), "file": canonical(doc).decode("ascii")}
 
 
+def big_envelope() -> dict[str, Any]:
+    """A big envelope's mailbox message and metas (spec/relay.md section 4), from the rules alone."""
+    size, chunk = 300_000, 131072
+    stream = b"".join(hashlib.sha256(b"gage/vector/big-envelope" + struct.pack(">I", i)).digest() for i in range(size // 32 + 1))[:size]
+    name = hashlib.sha256(b"gage/vector/object-name").hexdigest()[:32]
+    nuid = hashlib.sha256(b"gage/vector/nuid").hexdigest()[:32]
+    bucket = "GAGE_OB_" + address(x25519("bob")[1])
+    digest = "SHA-256=" + base64.urlsafe_b64encode(hashlib.sha256(stream).digest()).decode()
+    chunks = -(-size // chunk)
+
+    def meta(**over: Any) -> dict[str, Any]:
+        m = {"name": name, "bucket": bucket, "nuid": nuid, "size": size, "chunks": chunks, "digest": digest,
+             "deleted": False, "options": {"max_chunk_size": chunk}}
+        return {**m, **over}
+
+    other = "SHA-256=" + base64.urlsafe_b64encode(bytes(32)).decode()
+    metas = [
+        ("another size", canonical(meta(size=size - 1))),
+        ("another digest", canonical(meta(digest=other, nuid="mallory"))),
+        ("not JSON", b"{"),
+        ("the sender's", canonical(meta())),
+        ("a later one that says the same (never read)", canonical(meta(nuid="later"))),
+    ]
+    headers = {"Gage-Envelope": "1", "Nats-Msg-Id": hashlib.sha256(b"gage/vector/msg-id").hexdigest()[:32],
+               "Gage-Object": name, "Gage-Object-Size": str(size), "Gage-Object-Digest": digest}
+    bad = [
+        ("name-short", {"Gage-Object": name[:31]}),
+        ("name-upper", {"Gage-Object": name.upper()}),
+        ("size-leading-zero", {"Gage-Object-Size": "0" + str(size)}),
+        ("size-negative", {"Gage-Object-Size": "-1"}),
+        ("size-without-digest", {"Gage-Object-Digest": None}),
+        ("digest-without-size", {"Gage-Object-Size": None}),
+        ("digest-unpadded", {"Gage-Object-Digest": digest.rstrip("=")}),
+        ("digest-hex", {"Gage-Object-Digest": "SHA-256=" + hashlib.sha256(stream).hexdigest()}),
+    ]
+    refused = []
+    for why, edit in bad:
+        h = {**headers, **edit}
+        refused.append({"why": why, "headers": {k: v for k, v in h.items() if v is not None}})
+    return {
+        "envelope": {"rule": "SHA-256(\"gage/vector/big-envelope\" || u32 i) for i = 0, 1, ... concatenated, cut to size",
+                     "size": size, "sha256": hashlib.sha256(stream).hexdigest()},
+        "bucket": bucket,
+        "message": {"subject": "gage.mb." + address(x25519("bob")[1]), "body_b64": "", "headers": headers},
+        "chunk_subject": f"$O.{bucket}.C.{nuid}",
+        "chunk_sizes": [min(chunk, size - i) for i in range(0, size, chunk)],
+        "meta_subject": f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}",
+        "metas": [{"what": w, "data_b64": b64(d)} for w, d in metas],
+        "taken": 3,
+        "older_message": {"headers": {"Gage-Envelope": "1", "Nats-Msg-Id": name, "Gage-Object": name}, "taken": 0},
+        "refused_headers": refused,
+    }
+
+
 def build(old: dict[str, Any] | None) -> dict[str, Any]:
     raw, sig, files = the_bundle()
     good = plaintext(raw, sig, [entry(p, d) for p, d in files])
@@ -229,7 +283,12 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
             "refused (well-formed, does not hold together) or malformed. `replays`: a reader that has seen the valid record "
             "`seen` for `handle` and then reads `then` (valid on its own, by the same key) refuses it when it was published "
             "before the newest record it has seen for that handle and key. `sealing_file`: a protected home's sealing.json, "
-            "whose `box` opens under `file_key` (from the binder's seed) to that person's `x25519_secret`."
+            "whose `box` opens under `file_key` (from the binder's seed) to that person's `x25519_secret`. `big_envelope`: "
+            "the mailbox message of an envelope sent by the object store (its headers name the object, its size and its "
+            "SHA-256), the metas stored under the object's name in order, and the one a reader takes (`taken`, an index: "
+            "the first that is well-formed and says the message's size and digest); an `older_message` names the object "
+            "alone, and its reader takes the first meta under the name whatever it says (index `taken`), checked alone; "
+            "`refused_headers` are messages dropped before anything is read."
         ),
         "contexts": {"binding": BINDING.decode("ascii"), "record": RECORD.decode("ascii"), "mailbox": MAILBOX.decode("ascii")},
         "keys": {
@@ -268,6 +327,7 @@ def build(old: dict[str, Any] | None) -> dict[str, Any]:
             *({"name": n, "handle": "bob", "expect": e, "data_b64": b64(d)} for n, e, d in hostile),
         ],
         "sealing_file": sealing_file("bob"),
+        "big_envelope": big_envelope(),
         "replays": [
             {"name": n, "handle": "bob", "expect": e,
              "seen_b64": b64(signed_record(record_raw("bob", "bob", published_at=T2), "bob")),

@@ -364,3 +364,60 @@ async def test_unattended_accepts_are_marked_in_the_list_and_the_view(world: Wor
         await pilot.press("enter")
         await pilot.pause()
         assert "UNATTENDED" not in str(app.screen.query_one("#verdict-bar").content)
+
+
+def _regex_time(text: str | None) -> object:
+    """What parse_time answered when it read times with a pattern: the reference it must agree with."""
+    import re
+    from datetime import UTC, datetime
+
+    found = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z", text or "")
+    if found is None:
+        return None
+    try:
+        return datetime(*map(int, found.groups()), tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+TIMES = [
+    None, "", "Z", "2026-03-14T15:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0000-01-01T00:00:00Z",
+    "2026-02-29T00:00:00Z", "2028-02-29T00:00:00Z", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z",
+    "2026-03-14T24:00:00Z", "2026-03-14T23:59:60Z", "2026-03-14T15:60:00Z",
+    "2026-03-14t15:00:00Z", "2026-03-14T15:00:00z", "2026-03-14 15:00:00Z", "2026-03-14X15:00:00Z",
+    "2026-03-14T15:00:00", "2026-03-14T15:00:00+00:00", "2026-03-14T15:00:00+01:00Z", "2026-03-14T15:00:00.000Z",
+    "2026-03-14T15:00:00.5Z", "2026-03-14T15:00Z", "2026-03-14T15Z", "2026-03-14Z", "2026-03-14",
+    "20260314T150000Z", "2026-03-14T150000Z", "2026-W11-6T15:00:00Z", "2026-073T15:00:00Z", "2026-03-14T150000.5Z",
+    " 2026-03-14T15:00:00Z", "2026-03-14T15:00:00Z ", "2026-03-14T15:00:00Z\n", "+2026-03-14T15:00:00Z",
+    "２０２６-03-14T15:00:00Z", "٢٠٢٦-03-14T15:00:00Z", "2026-03-14T15:00:00ZZ", "2026-03-14T15:00:00-00:00",
+]
+
+
+@pytest.mark.parametrize("text", TIMES)
+def test_parse_time_reads_what_the_pattern_read(text: str | None) -> None:
+    from gage.tui.rows import parse_time
+
+    got, want = parse_time(text), _regex_time(text)
+    assert got == want, (text, got, want)
+    assert got is None or got.tzinfo is not None and got.utcoffset() == want.utcoffset()  # type: ignore[union-attr]
+
+
+def test_parse_time_agrees_with_the_pattern_on_generated_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from gage.tui.rows import parse_time
+
+    shaped = st.builds(
+        lambda y, mo, d, sep, h, mi, s, tail: f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}:{s:02d}{tail}",
+        st.integers(0, 9999), st.integers(0, 14), st.integers(0, 32), st.sampled_from("T t:"),
+        st.integers(0, 25), st.integers(0, 61), st.integers(0, 61), st.sampled_from(["Z", "z", "", "+00:00", ".0Z", "Z\n"]),
+    )
+    loose = st.text(alphabet="0123456789-:TZW.+ ", max_size=24)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.one_of(shaped, loose))
+    def agree(text: str) -> None:
+        assert parse_time(text) == _regex_time(text), text
+
+    agree()

@@ -232,7 +232,8 @@ def parse_card(data: bytes, source: str) -> CardClaim:
         from gage.home import sealing
 
         carried = {"binding": params.get("sealing_binding"), "signature": params.get("sealing_signature")}
-        b = sealing.parse_carried(carried, field="capabilities.extensions.params.sealing")
+        at = "capabilities.extensions.params"
+        b = sealing.parse_carried(carried, field=at, members=(f"{at}.sealing_binding", f"{at}.sealing_signature"))
         sealing_obj = b.to_carried()
     relay = params.get("relay")
     if relay is not None and (not isinstance(relay, str) or len(relay) > 2000):

@@ -2,7 +2,7 @@
 
 Every file of the bundle, the manifest first, rides as its own bytes part, so no hop
 ever holds the manifest as JSON it could re-serialise: the bytes that were signed are
-the bytes that leave. Split out of `artifact` (issue 11): an exporter reads a bundle
+the bytes that leave. Apart from `artifact` because an exporter reads a bundle
 that is already on disk and checked, and shares nothing with the reader but the format
 (`wire`), so the two can be read, and reviewed, one at a time.
 """
@@ -96,7 +96,7 @@ def hold(bundle_dir: Path, *, limits: Limits | None = None) -> Held:
         raw, _again = bundle_mod.read_manifest(bundle_dir)
         if raw != m.raw:
             raise TamperedError("changed while being exported; nothing was written", path=MANIFEST_PART)
-        sig = bundle_mod._read_small(bundle_dir / SIGNATURE_PART, SIGNATURE_LIMIT)
+        sig = bundle_mod.read_small(bundle_dir / SIGNATURE_PART, SIGNATURE_LIMIT)
         files = [(f.path, _read_declared(bundle_dir, f.path, f.size, f.sha256)) for f in m.files]
     except OSError as exc:
         raise GageIOError(f"cannot read the bundle: {exc.strerror or exc}", path=str(bundle_dir)) from exc

@@ -18,11 +18,13 @@ from nats.aio.client import Client
 
 from gage.carriers.relay.creds import Creds, as_credentials, check_url
 from gage.carriers.relay.errors import (
+    AUTHORIZATION,
     PERMISSIONS,
     REFUSED_MSG,
     RelayError,
     RelayUnreachable,
     refusal_text,
+    refused_login,
 )
 
 CONNECT_TIMEOUT = 1.0  # a relay that does not answer within this is down: said within 2 s (issue 30)
@@ -71,6 +73,8 @@ async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
     try:
         nc = await nats.connect(servers=servers, **kwargs)
     except (TimeoutError, OSError, nats.errors.Error) as exc:
+        if AUTHORIZATION in str(exc).lower():  # reached, and it said no to who we are
+            raise RelayError(refused_login(url, as_credentials(creds))) from None
         raise RelayUnreachable(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
         await _api_prefix(nc)

@@ -152,3 +152,21 @@ def read_password(path: str) -> str:
     if not password:
         raise UsageError(f"--password-file {path}: empty; it holds the password on its first line")
     return password
+
+
+def make_nkey(path: str) -> str:
+    """A new user nkey: its seed written to `path` (0600, a new file, never one overwritten); its public key."""
+    _need_nkeys("gage relay nkey")
+    import nkeys  # type: ignore[import-untyped]
+
+    from gage.bundle import atomic
+
+    seed: bytes = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    public: str = nkeys.from_seed(bytearray(seed)).public_key.decode()
+    try:
+        atomic.write_new(Path(path), seed + b"\n", mode=0o600)
+    except FileExistsError:
+        raise UsageError(f"{path} exists: an nkey seed is never overwritten; give a new file name") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    return public

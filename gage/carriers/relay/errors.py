@@ -27,6 +27,7 @@ class RelayUnreachable(RelayError):
 
 
 PERMISSIONS = "permissions violation"
+AUTHORIZATION = "authorization violation"
 REFUSED_MSG = "gage: the relay refused a permission"
 
 
@@ -52,4 +53,16 @@ def refusal_text(server_says: str) -> str:
     return (
         f"the relay refused: this user has no permission for {what} (the relay says: {text}); "
         "its configuration decides who may do what (spec/relay.md section 8)"
+    )
+
+
+def refused_login(url: str, creds: object) -> str:
+    """A relay that was reached and refused the login, in words, with the fix (exit 15)."""
+    files: list[tuple[str, str]] = getattr(creds, "files", list)()
+    given = ", ".join(f"{opt} {path}" for opt, path in files) or "no credential"
+    return (
+        f"the relay at {url} refused this login (it says: Authorization Violation): it was reached, and {given} is not a login "
+        "its configuration knows. Check the file (--nkey FILE, --creds FILE, or --user NAME with --password-file FILE; "
+        "without them, settings.toml's [relay]) or ask the relay's operator which login the people file gives you "
+        "(spec/relay.md section 8.5)"
     )

@@ -2,46 +2,54 @@
 
 The code's words are the password of SPAKE2 (the PAKE magic-wormhole uses): both sides get
 one shared key only if they typed the same code, and everything after the first message is
-sealed with it (NaCl secretbox, a key per direction). So the relay and anyone watching it
-learn neither who pairs nor their keys; a wrong code is found before any word is read (the
-inviter cannot open the joiner's claims, and says so); and a relay that does not know the
-code cannot swap a claim without the box failing. One join is taken per code, right or
-wrong, so a guesser has one try at 1 in 65,536 (spec/relay.md section 10).
+sealed with it (NaCl secretbox, a key per direction, each drawn from the shared key by HKDF as
+magic-wormhole draws its own). So the relay and anyone watching it learn neither who pairs nor
+their keys; a wrong code is found before any word is read (the inviter cannot open the joiner's
+claims, and says so); and a relay that does not know the code cannot swap a claim without the
+box failing. A code takes a few wrong tries at most (spec/relay.md section 10), and what is not
+a well-formed join takes none.
 
 What comes through is still only a claim. Whoever learned the code in time (the relay
 included) can run the PAKE with each side and hand each their own key: the word-pair
 ceremony that follows, and only it, confirms a key, and that is what catches them. The
-ceremony's outcome travels here too, so that neither side confirms unless both matched.
+route each side claims (its mailbox and relay) is signed by its key over this exchange's two
+SPAKE2 messages, so someone in the middle cannot pass both real keys through and swap only the
+relay: each side's exchange with them has messages of its own. The ceremony's outcome travels
+here too, so that neither side confirms unless both matched.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import nacl.exceptions
-import nacl.secret
 import nats.errors
 from nats.aio.client import Client
-from spake2 import SPAKE2_A, SPAKE2_B, SPAKEError
+from spake2 import SPAKE2_A, SPAKE2_B
 
 from gage.carriers.relay import mailbox, rendezvous
 from gage.carriers.relay.errors import RelayError
+from gage.carriers.relay.inviteclaims import ROUTE_CONTEXT as ROUTE_CONTEXT
+from gage.carriers.relay.inviteclaims import Claims as Claims
+from gage.carriers.relay.inviteclaims import Session as Session
+from gage.carriers.relay.inviteclaims import box_key as box_key
+from gage.carriers.relay.inviteclaims import parse_claims as parse_claims
+from gage.carriers.relay.inviteclaims import route_bytes as route_bytes
+from gage.carriers.relay.inviteclaims import session_id as session_id
 from gage.carriers.relay.rendezvous import Code, Said
-from gage.format import strictjson
 from gage.format.errors import MalformedError, RefusedError
-from gage.format.keyfile import KeyFile
-from gage.home import sealing, whereabouts
 
-VERSION = 1
+VERSION = rendezvous.VERSION
 ID_A, ID_B = b"gage/invite/v1/inviter", b"gage/invite/v1/joiner"
 ANSWER_WAIT = 30.0  # a joiner waits this long for the inviter's answer
 OUTCOME_WAIT = 1800.0  # and each side this long for the other's ceremony to end
+LOOKUP_WAIT = 10.0  # reading a subject through (at most rendezvous.PER_SUBJECT messages)
+MAX_TRIES = 3  # wrong codes an invite takes before it closes: a guesser's odds are 3 in 65,536
+# Why a `refused` was sent: the box did not open, or it opened and what was in it was refused.
+WRONG_CODE, CLAIMS_REFUSED = "wrong code", "claims refused"
 T = TypeVar("T")
 
 
@@ -49,77 +57,31 @@ class InviteRefused(RefusedError):
     """The code was used, expired, wrong, or never made: nothing was swapped (exit 9)."""
 
 
-@dataclass(frozen=True)
-class Claims:
-    """What one home says about itself: its key file (with the sealing binding), mailbox and relay. Claims only."""
-
-    keyfile: KeyFile
-    mailbox: str
-    relay: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "claims", "keyfile": self.keyfile.to_bytes().decode("utf-8"), "mailbox": self.mailbox, "relay": self.relay}
-
-    def where(self, source: str) -> whereabouts.Where:
-        assert self.keyfile.sealing is not None
-        return whereabouts.from_binding(sealing.parse_carried(self.keyfile.sealing), relay=self.relay, source=source)
-
-
-def parse_claims(body: Any) -> Claims:
-    """Their claims, refused unless the sealing binding is by their key and the mailbox is its own."""
-    if not isinstance(body, dict) or body.get("kind") != "claims" or set(body) != {"kind", "keyfile", "mailbox", "relay"}:
-        raise MalformedError("the other side's claims are not in gage's form")
-    kf_text, mb, relay = body["keyfile"], body["mailbox"], body["relay"]
-    if not all(isinstance(v, str) for v in (kf_text, mb, relay)):
-        raise MalformedError("the other side's claims are not in gage's form")
-    kf = KeyFile.parse(kf_text.encode("utf-8"))
-    if kf.sealing is None:
-        raise MalformedError("the other side's key file carries no sealing binding (no mailbox)")
-    binding = sealing.parse_carried(kf.sealing)
-    if binding.signing_key != kf.key or not binding.verifies():
-        raise MalformedError("the other side's sealing binding is not signed by their key")
-    if mb != sealing.mailbox_address(binding.sealing_key):
-        raise MalformedError("the other side's mailbox is not the one their sealing key derives")
-    if not relay or len(relay) > whereabouts.MAX_TEXT or any(ord(c) < 32 for c in relay):
-        raise MalformedError("the other side's relay is not one line of text")
-    return Claims(kf, mb, relay)
-
-
-class Session:
-    """The shared key, once the PAKE finished: a box each way."""
-
-    def __init__(self, key: bytes, mine: str) -> None:
-        def sub(side: str) -> nacl.secret.SecretBox:
-            return nacl.secret.SecretBox(hashlib.sha256(b"gage/invite/v1\x00" + side.encode() + b"\x00" + key).digest())
-
-        self._mine, self._theirs = sub(mine), sub("j" if mine == "i" else "i")
-
-    def seal(self, body: dict[str, Any]) -> str:
-        return bytes(self._mine.encrypt(strictjson.dumps(body))).hex()
-
-    def open(self, box: object) -> Any:
-        """Their sealed JSON; MalformedError if it does not open with the shared key."""
-        try:
-            if not isinstance(box, str):
-                raise ValueError
-            return strictjson.loads(self._theirs.decrypt(bytes.fromhex(box)), limit=rendezvous.MAX_MESSAGE, what="invite box")
-        except (ValueError, nacl.exceptions.CryptoError):
-            raise MalformedError("it does not open with the key the code gives") from None
-
-
 def _msg(kind: str, **fields: Any) -> dict[str, Any]:
     return {"gage-invite": VERSION, "kind": kind, **fields}
 
 
 def _is(s: Said, *kinds: str) -> bool:
-    return s.body.get("gage-invite") == VERSION and s.body.get("kind") in kinds
+    return s.kind() in kinds
 
 
-def _live_offer(s: Said | None) -> bool:
-    if s is None or not _is(s, "offer"):
+def _live(offer: Said | None, later: list[str]) -> bool:
+    """An offer within its `ttl` (the relay's time of it) that nothing closed since."""
+    if offer is None or any(k in ("answer", "closed") for k in later):
         return False
-    ttl = s.body.get("ttl")
-    return isinstance(ttl, int) and s.time + ttl > time.time()
+    ttl = offer.body.get("ttl")
+    return type(ttl) is int and offer.time + ttl > time.time()
+
+
+def _pake_message(s: Said) -> bytes | None:
+    """A SPAKE2 message as hex, 33 bytes (the side's byte and a group element), else None."""
+    text = s.body.get("pake")
+    if not isinstance(text, str) or len(text) != 66:
+        return None
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        return None
 
 
 async def _on_relay(url: str, creds: str | None, step: Callable[[Client], Awaitable[T]]) -> T:
@@ -148,6 +110,36 @@ class _Side:
         result: T = mailbox.run(_on_relay(self.url, self.creds, step))
         return result
 
+    def _their_outcome(self, s: Said) -> dict[str, Any] | None:
+        """Their `outcome`, if `s` is one that opens with the shared key (anyone may publish here)."""
+        if self.session is None or not _is(s, "outcome"):
+            return None
+        try:
+            o = self.session.open(s.body.get("box"))
+        except MalformedError:
+            return None
+        if isinstance(o, dict) and o.get("kind") == "outcome" and isinstance(o.get("matched"), bool):
+            return o
+        return None
+
+    def stopped(self) -> str | None:
+        """Whether the other side has said it stopped (`outcome`, not matched): why, or None. One look."""
+        heard: list[dict[str, Any]] = []
+
+        async def step(nc: Client) -> str | None:
+            until = asyncio.get_running_loop().time() + LOOKUP_WAIT
+            async for s in rendezvous.messages(nc, self.theirs, self.seen, until=until):
+                o = self._their_outcome(s)
+                if o is not None:
+                    heard.append(o)
+                    break
+            if heard and not heard[0]["matched"]:
+                said = heard[0].get("why")
+                return said if isinstance(said, str) and said else "they gave up"
+            return None
+
+        return self._run(step)
+
     def outcome(self, matched: bool, why: str = "") -> str | None:
         """Say how our ceremony ended; if it matched, wait for theirs. None: both matched; else why not."""
         assert self.session is not None
@@ -158,19 +150,13 @@ class _Side:
             await rendezvous.say(nc, self.mine, body)
             if not matched:
                 return why
-            heard: list[Any] = []
+            heard: list[dict[str, Any]] = []
 
             def theirs(s: Said) -> bool:
-                if not _is(s, "outcome"):
-                    return False
-                try:
-                    o = session.open(s.body.get("box"))
-                except MalformedError:
-                    return False  # not theirs: anyone may publish here
-                if isinstance(o, dict) and o.get("kind") == "outcome" and isinstance(o.get("matched"), bool):
+                o = self._their_outcome(s)
+                if o is not None:
                     heard.append(o)
-                    return True
-                return False
+                return o is not None
 
             until = asyncio.get_running_loop().time() + OUTCOME_WAIT
             try:
@@ -187,64 +173,104 @@ class _Side:
 
 
 class Inviter(_Side):
-    """`gage invite`: make the offer, take one join, answer it."""
+    """`gage invite`: make the offer, take the first join that opens, answer it."""
 
     def __init__(self, url: str, creds: str | None, code: Code | None, expires: float) -> None:
         self.chosen = code is not None
         super().__init__(url, creds, code or rendezvous.new_code(), "i")
         self.expires = expires
-        self.pake = SPAKE2_A(b"", idA=ID_A, idB=ID_B)
         self.offer_seq = 0
         self.deadline = 0.0
+        self._start()
+
+    def _start(self) -> None:
+        """SPAKE2 as A with the code's text as its password; kept so that each try finishes afresh."""
+        pake = SPAKE2_A(self.code.text.encode(), idA=ID_A, idB=ID_B)
+        self.msg_a = pake.start()
+        self._pake = pake.serialize()
 
     def open(self) -> Code:
         """Publish the offer under a number nobody's live offer holds; the code to read to them."""
 
         async def step(nc: Client) -> Code:
             for tries in range(40):
-                if not _live_offer(await rendezvous.last(nc, self.code.subject("i"))):
-                    break
-                if self.chosen:
+                until = asyncio.get_running_loop().time() + LOOKUP_WAIT
+                offer, later = await rendezvous.newest(nc, self.code.subject("i"), ("offer",), until=until)
+                if not _live(offer, later):
+                    self.mine, self.theirs = self.code.subject("i"), self.code.subject("j")
+                    self._start()
+                    offer_body = _msg("offer", pake=self.msg_a.hex(), ttl=int(self.expires))
+                    try:
+                        self.offer_seq = await rendezvous.say(nc, self.mine, offer_body)
+                        break
+                    except rendezvous.Full:
+                        if self.chosen:
+                            raise InviteRefused(f"the code number {self.code.nameplate} is full on this relay (used often, or flooded): choose another") from None
+                elif self.chosen:
                     raise InviteRefused(f"the code number {self.code.nameplate} is in use by another invite on this relay: choose another")
                 # Short numbers first; a busy relay gets longer ones.
                 self.code = rendezvous.new_code(secrets.randbelow(99 if tries < 10 else rendezvous.MAX_NAMEPLATE) + 1)
             else:
                 raise RelayError("no free invite number on this relay: try again in a minute")
-            self.mine, self.theirs = self.code.subject("i"), self.code.subject("j")
-            self.pake = SPAKE2_A(self.code.text.encode(), idA=ID_A, idB=ID_B)
-            offer = _msg("offer", pake=self.pake.start().hex(), ttl=int(self.expires))
-            self.offer_seq = await rendezvous.say(nc, self.mine, offer)
             self.seen = self.offer_seq
             self.deadline = time.time() + self.expires
             return self.code
 
         return self._run(step)
 
-    def wait_join(self, mine: Claims) -> Claims:
-        """The first join after the offer, and only it: the code is spent whichever way it goes."""
+    def withdraw(self, why: str = "withdrawn") -> None:
+        """Close the code (Ctrl-C, or given up before anyone joined), so a join is told at once."""
+        self._run(lambda nc: rendezvous.say(nc, self.mine, _msg("closed", why=why)))
+
+    def wait_join(self, mine: Claims, wrong_code: Callable[[int], None] | None = None) -> Claims:
+        """The first join after the offer that opens with the code's key; a wrong code costs one of MAX_TRIES.
+
+        What is not a well-formed join (not gage's, no SPAKE2 message that finishes) costs nothing: a
+        stranger without the words cannot spend the code by writing junk."""
 
         async def step(nc: Client) -> Claims:
+            wrong = 0
             until = asyncio.get_running_loop().time() + max(0.0, self.deadline - time.time())
-            try:
-                join = await rendezvous.wait_for(nc, self.theirs, self.seen, lambda s: _is(s, "join"), until=until, what="a join")
-            except rendezvous.Waited:
-                await rendezvous.say(nc, self.mine, _msg("closed", why="expired"))
-                raise InviteRefused("the code expired before anyone joined: nothing was swapped (run `gage invite` again)") from None
-            self.seen = join.seq
-            try:
-                pake = join.body.get("pake")
-                if not isinstance(pake, str):
-                    raise ValueError
-                self.session = Session(self.pake.finish(bytes.fromhex(pake)), "i")
-                theirs = parse_claims(self.session.open(join.body.get("box")))
-            except (ValueError, SPAKEError, MalformedError) as exc:
-                await rendezvous.say(nc, self.mine, _msg("refused", to=join.seq, why="wrong code"))
-                raise InviteRefused(
-                    f"someone joined with a wrong code ({exc}): the code is spent and nothing was swapped; "
-                    "if it was them, check the code together and run `gage invite` again"
-                ) from None
-            await rendezvous.say(nc, self.mine, _msg("answer", to=join.seq, box=self.session.seal(mine.to_json())))
-            return theirs
+            while True:
+                try:
+                    join = await rendezvous.wait_for(nc, self.theirs, self.seen, lambda s: _is(s, "join"), until=until, what="a join")
+                except rendezvous.Waited:
+                    await rendezvous.say(nc, self.mine, _msg("closed", why="expired"))
+                    tried = f" ({wrong} wrong code{'s' if wrong != 1 else ''} tried)" if wrong else ""
+                    raise InviteRefused(f"the code expired before anyone joined{tried}: nothing was swapped (run `gage invite` again)") from None
+                self.seen = join.seq
+                msg_b = _pake_message(join)
+                if msg_b is None:
+                    continue
+                try:
+                    shared = SPAKE2_A.from_serialized(self._pake).finish(msg_b)
+                except Exception:  # spake2 raises several kinds for a message that is no group element  # noqa: BLE001
+                    continue
+                session = Session(shared, "i", session_id(self.msg_a, msg_b))
+                try:
+                    body = session.open(join.body.get("box"))
+                except MalformedError:
+                    wrong += 1
+                    await rendezvous.say(nc, self.mine, _msg("refused", to=join.seq, why=WRONG_CODE))
+                    if wrong < MAX_TRIES:
+                        if wrong_code is not None:
+                            wrong_code(wrong)
+                        continue
+                    await rendezvous.say(nc, self.mine, _msg("closed", why="too many wrong codes"))
+                    raise InviteRefused(
+                        f"{MAX_TRIES} joins came with a wrong code: the code is closed and nothing was swapped; "
+                        "if it was them, check the code together and run `gage invite` again"
+                    ) from None
+                try:
+                    theirs = parse_claims(body, session.id)
+                except MalformedError as exc:
+                    await rendezvous.say(nc, self.mine, _msg("refused", to=join.seq, why=CLAIMS_REFUSED))
+                    raise InviteRefused(
+                        f"someone joined with the right code but claims refused ({exc}): the code is spent and nothing was swapped"
+                    ) from None
+                self.session = session
+                await rendezvous.say(nc, self.mine, _msg("answer", to=join.seq, box=session.seal(mine.to_json(session.id))))
+                return theirs
 
         return self._run(step)
 
@@ -257,32 +283,46 @@ class Joiner(_Side):
 
     def meet(self, mine: Claims) -> Claims:
         async def step(nc: Client) -> Claims:
-            offer = await rendezvous.last(nc, self.theirs)
-            if offer is None or not _is(offer, "offer", "answer", "refused", "closed", "outcome"):
+            until = asyncio.get_running_loop().time() + LOOKUP_WAIT
+            offer, later = await rendezvous.newest(nc, self.theirs, ("offer",), until=until)
+            if offer is None:
                 raise InviteRefused("no invite with this code on this relay (it expired, or was never made: check the number and the relay)")
-            if not _is(offer, "offer"):
-                why = "it expired" if offer.body.get("kind") == "closed" else "it was already used (a code is good once)"
+            if "closed" in later or "answer" in later:
+                why = "it was already used (a code is good once)" if "closed" not in later else "it was closed (expired, withdrawn, or too many wrong codes)"
                 raise InviteRefused(f"this code is refused: {why}. Ask them for a new one (`gage invite`); nothing was swapped")
-            if not _live_offer(offer):
+            if not _live(offer, later):
                 raise InviteRefused("this code has expired: ask them for a new one (`gage invite`); nothing was swapped")
-            pake_text = offer.body.get("pake")
+            msg_a = _pake_message(offer)
             pake = SPAKE2_B(self.code.text.encode(), idA=ID_A, idB=ID_B)
-            start = pake.start()
+            msg_b = pake.start()
             try:
-                if not isinstance(pake_text, str):
+                if msg_a is None:
                     raise ValueError
-                self.session = Session(pake.finish(bytes.fromhex(pake_text)), "j")
-            except (ValueError, SPAKEError):
+                shared = pake.finish(msg_a)
+            except Exception:  # spake2 raises several kinds for a message that is no group element  # noqa: BLE001
                 raise InviteRefused("the invite under this code is not one gage made: nothing was swapped") from None
-            join_seq = await rendezvous.say(nc, self.mine, _msg("join", pake=start.hex(), box=self.session.seal(mine.to_json())))
+            self.session = session = Session(shared, "j", session_id(msg_a, msg_b))
+            box = session.seal(mine.to_json(session.id))
+            try:
+                join_seq = await rendezvous.say(nc, self.mine, _msg("join", pake=msg_b.hex(), box=box))
+            except rendezvous.Full:
+                raise InviteRefused("this code's number is full on the relay (someone filled it): ask them for a new code; nothing was swapped") from None
             self.seen = offer.seq
 
             def answer(s: Said) -> bool:
-                if _is(s, "answer", "refused", "closed") and s.body.get("to") != join_seq:
-                    # Another join came first (one join per code), or the inviter gave up waiting.
+                if _is(s, "answer") and s.body.get("to") != join_seq:
                     raise InviteRefused("this code was used by someone else just before you (a code is good once): "
                                         "nothing was swapped. Tell them, and ask for a new one")
-                return _is(s, "answer", "refused")
+                if _is(s, "closed"):
+                    raise InviteRefused(f"the inviter closed this code ({s.body.get('why') if isinstance(s.body.get('why'), str) else 'closed'}): "
+                                        "nothing was swapped. Ask them for a new one")
+                if _is(s, "answer"):
+                    try:  # ours only if it opens: anyone may publish an `answer` to our join
+                        session.open(s.body.get("box"))
+                    except MalformedError:
+                        return False
+                    return True
+                return _is(s, "refused") and s.body.get("to") == join_seq
 
             until = asyncio.get_running_loop().time() + ANSWER_WAIT
             try:
@@ -291,10 +331,13 @@ class Joiner(_Side):
                 raise RelayError("the inviter did not answer (is their `gage invite` still running?): nothing was confirmed") from None
             self.seen = got.seq
             if _is(got, "refused"):
-                raise InviteRefused("the code did not match: the inviter's side could not open what we sent (a wrong code); "
-                                    "the code is spent and nothing was swapped. Check the code together; they run `gage invite` again")
+                if got.body.get("why") == CLAIMS_REFUSED:
+                    raise InviteRefused("the inviter's side refused what we sent (the code was right, our claims were not taken): "
+                                        "nothing was swapped")
+                raise InviteRefused("the code did not match: the inviter's side could not open what we sent (a wrong code). "
+                                    "Check the code together and run `gage join` again (an invite takes a few tries); nothing was swapped")
             try:
-                return parse_claims(self.session.open(got.body.get("box")))
+                return parse_claims(self.session.open(got.body.get("box")), self.session.id)
             except MalformedError as exc:
                 raise InviteRefused(f"the answer under this code is not the inviter's ({exc}): nothing was confirmed") from None
 

@@ -30,7 +30,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from gage.carriers.relay import landing, objects, rendezvous, streams, taking
+from gage.carriers.relay import landing, objects, pull, rendezvous, streams, taking
 from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, connected
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
@@ -46,12 +46,12 @@ STREAM_PREFIX = streams.STREAM_PREFIX
 OBJECT_PREFIX = streams.OBJECT_PREFIX
 CONSUMER = streams.CONSUMER
 HEADER = "Gage-Envelope"
-OBJECT_HEADER = "Gage-Object"
+OBJECT_HEADER = objects.NAME_HEADER
 ENVELOPE_VERSION = "1"
 # One message carries an envelope up to this size; a bigger one goes by the object store.
 INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
-DEFAULT_MAX_BYTES = 1 << 30
+DEFAULT_MAX_BYTES = 256 << 20  # JetStream reserves it (and the bucket the same) when the stream is made: hundreds fit a disk
 ACK_WAIT = 120.0
 __all__ = ["CONNECT_TIMEOUT", "SHARED_API_PREFIX", "connected"]  # where the other relay modules find them
 
@@ -121,6 +121,14 @@ async def create(
         except streams.NotPermitted:
             return await _made_by_operator(js, url, address)
         except nats.js.errors.Error as exc:
+            if _no_room(exc):
+                raise RelayError(
+                    f"the relay's store has no room for this mailbox: JetStream reserves a mailbox's whole byte limit, and its "
+                    f"bucket's the same (2 x {max_bytes:,} bytes here), when it is made, and its store is spoken for "
+                    f"(the relay says: {exc}). Give smaller limits (--max-bytes, or [limits] mailbox_bytes in the people file) "
+                    "or a bigger store ([limits] store, and the disk under it); `gage relay config` prints the arithmetic "
+                    "(spec/relay.md section 8.4)"
+                ) from None
             raise RelayError(f"the relay refused to create the mailbox: {exc}") from None
         except nats.errors.Error as exc:
             raise RelayError(f"the relay failed while creating the mailbox: {exc or type(exc).__name__}") from None
@@ -140,6 +148,12 @@ async def _made_by_operator(js: Any, url: str, address: str) -> Mailbox:
     c = info.config
     note = "made by the relay's operator: its limits are the operator's to change"
     return Mailbox(address=address, url=url, max_msgs=c.max_msgs, max_bytes=c.max_bytes, replicas=c.num_replicas, kept=(note,), by_operator=True)
+
+
+def _no_room(exc: Exception) -> bool:
+    """JetStream's "insufficient storage resources" (10047) or an account's limits (10027, 10028)."""
+    text = str(exc).lower()
+    return "insufficient" in text or any(f"err_code={c}" in text for c in (10047, 10027, 10028)) or "resources exceeded" in text
 
 
 def _full(exc: Exception) -> bool:
@@ -163,13 +177,13 @@ async def publish(
     once however many times it arrived. Refusals (no mailbox, full) are not retried. A queued
     delivery gives its own `msg_id`, the same at every try, so a try after a crash is one too.
     """
-    msg_id = msg_id or secrets.token_hex(16)  # random: the relay's dedupe window, never the bundle id
+    sending = _Sending(msg_id=msg_id or secrets.token_hex(16), name=objects.new_name())
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
     unreachable: float | None = None  # since when no node could be reached
     while True:
         try:
-            return await _publish_once(url, address, envelope, msg_id, creds=creds, timeout=timeout)
+            return await _publish_once(url, address, envelope, sending, creds=creds, timeout=timeout)
         except _Unreachable as exc:
             unreachable = unreachable or time.monotonic()
             if time.monotonic() - unreachable > CONNECT_PATIENCE:
@@ -184,6 +198,18 @@ async def publish(
             await asyncio.sleep(pause)
 
 
+@dataclass
+class _Sending:
+    """One delivery across its attempts: its message id and object name (random, and unrelated to
+    each other: the relay tells anyone a mailbox's last message id, spec/relay.md section 8.6),
+    the headers naming its object once it is put, and whether its message was ever sent."""
+
+    msg_id: str
+    name: str
+    object_headers: dict[str, str] | None = None
+    sent: bool = False
+
+
 class _Transient(Exception):
     """A publish that failed on the way, not one the relay refused: worth trying again."""
 
@@ -192,17 +218,16 @@ class _Unreachable(Exception):
     """No connection at all: tried again only briefly."""
 
 
-async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, creds: Creds, timeout: float) -> dict[str, Any]:
+async def _publish_once(url: str, address: str, envelope: Path, sending: _Sending, *, creds: Creds, timeout: float) -> dict[str, Any]:
     size = envelope.stat().st_size
-    headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": msg_id}
     conn = connected(url, creds)
     try:
         nc = await conn.__aenter__()
-    except RelayError as exc:
+    except RelayUnreachable as exc:  # not a refusal (a login refused is raised as it is: no try fixes it)
         raise _Unreachable(str(exc)) from None
     try:
         kill_at("publishing")
-        ack = await _put(nc, address, envelope, size, headers, msg_id, timeout)
+        ack = await _put(nc, address, envelope, size, sending, timeout)
     except BaseException as exc:
         # Through the connection's exit, which turns a permissions violation into the refusal it is.
         await conn.__aexit__(type(exc), exc, exc.__traceback__)
@@ -212,18 +237,26 @@ async def _publish_once(url: str, address: str, envelope: Path, msg_id: str, *, 
     return {"stream": ack.stream, "seq": ack.seq, "bytes": size, "via": via, "duplicate": bool(ack.duplicate)}
 
 
-async def _put(nc: Client, address: str, envelope: Path, size: int, headers: dict[str, str], msg_id: str, timeout: float) -> Any:
+async def _put(nc: Client, address: str, envelope: Path, size: int, sending: _Sending, timeout: float) -> Any:
     """The envelope as the message's body, or by the mailbox's object store when it is big."""
     js = nc.jetstream(timeout=timeout)
+    headers = {HEADER: ENVELOPE_VERSION, "Nats-Msg-Id": sending.msg_id}
     try:
         if size <= INLINE_MAX:
-            ack = await js.publish(subject(address), envelope.read_bytes(), headers=headers, stream=stream_name(address))
+            body = envelope.read_bytes()
         else:
-            # Publishes only, into the recipient's bucket: nats-py's put would read it first.
-            with open(envelope, "rb") as f:
-                await objects.put(nc, bucket_name(address), msg_id, f, timeout=timeout)
-            headers[OBJECT_HEADER] = msg_id
-            ack = await js.publish(subject(address), b"", headers=headers, stream=stream_name(address))
+            if sending.object_headers is None:  # put once: an attempt after it only sends the message again
+                # Publishes only, into the recipient's bucket: nats-py's put would read it first.
+                with open(envelope, "rb") as f:
+                    info = await objects.put(nc, bucket_name(address), sending.name, f, timeout=timeout)
+                sending.object_headers = {
+                    objects.NAME_HEADER: sending.name,
+                    objects.SIZE_HEADER: str(info["size"]),
+                    objects.DIGEST_HEADER: info["digest"],
+                }
+            body, headers = b"", {**headers, **sending.object_headers}
+        before, sending.sent = sending.sent, True
+        ack = await js.publish(subject(address), body, headers=headers, stream=stream_name(address))
     except nats.js.errors.NoStreamResponseError:
         # No mailbox there, or (in a cluster) none answering for a moment: tried again.
         raise _Transient("there is no mailbox at that address on this relay (nothing answers on its subject)") from None
@@ -237,6 +270,13 @@ async def _put(nc: Client, address: str, envelope: Path, size: int, headers: dic
         raise RelayError(f"the relay refused the envelope: {exc.description or exc}") from None
     except (nats.errors.Error, TimeoutError) as exc:
         raise _Transient(f"{exc or type(exc).__name__}") from None
+    if ack.duplicate and not before:
+        # The relay kept another message under this id, and no earlier attempt of this delivery
+        # was ever sent: it is not ours (spec/relay.md section 4). Said, never taken for delivered.
+        raise RelayError(
+            "the relay says a message with this delivery's id is already in the mailbox, and this delivery never sent one "
+            "before: it was not stored; nothing was delivered (deliver again: a new delivery has a new id)"
+        )
     return ack
 
 
@@ -272,7 +312,6 @@ async def fetch(
     async with connected(url, creds) as nc:
         js = nc.jetstream()
         try:
-            sub = await js.pull_subscribe_bind(durable=CONSUMER, stream=stream_name(address))
             info = await js.consumer_info(stream_name(address), CONSUMER)
             ack_wait = float(info.config.ack_wait or ACK_WAIT)
         except nats.js.errors.NotFoundError:
@@ -283,14 +322,15 @@ async def fetch(
             if stop is not None and stop.is_set():
                 break
             try:
-                msgs = await sub.fetch(1, timeout=wait)
-            except nats.errors.TimeoutError:
+                # Not nats-py's pull subscription: it reads a status from headers a sender stored (gage.carriers.relay.pull).
+                msgs = await pull.take(nc, stream_name(address), CONSUMER, batch=1, wait=wait)
+            except (nats.errors.Error, nats.js.errors.Error) as exc:
+                raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
+            if not msgs:
                 await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if forever:
                     continue
                 return Fetched(done, left=False)
-            except (nats.errors.Error, nats.js.errors.Error) as exc:
-                raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             for msg in msgs:
                 work = taking.take(
                     nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size

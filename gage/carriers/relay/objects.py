@@ -9,7 +9,9 @@ name. So this writes the object itself, in exactly the layout ADR-20 and the cli
 (nats-py's `ObjectStore.get`, the Go client): the chunks published to `$O.<bucket>.C.<nuid>`,
 then the meta JSON to `$O.<bucket>.M.<base64url name>`, each publish acknowledged by the bucket's
 stream. The meta carries no `Nats-Rollup` header: buckets refuse rollups (a stranger's rollup
-would wipe what waits there), so a reader takes the last meta on its subject
+would wipe what waits there). The object's name and its chunks' nuid are fresh random values that
+appear in no header a stranger can learn (spec/relay.md section 8.6): the mailbox message names the
+object with its size and SHA-256, and the reader takes only a meta that matches them
 (gage.carriers.relay.objread). The sender needs to publish there and nothing that reads.
 
 Streamed: a chunk is read, published and forgotten; at most WINDOW chunks wait for their
@@ -30,13 +32,19 @@ import contextlib
 import datetime
 import hashlib
 import json
+import secrets
 from typing import Any, BinaryIO
 
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
-from nats.nuid import NUID
+
+# The mailbox message of a big envelope names its object with these (spec/relay.md section 4): the
+# name, 32 random hex digits; the size in bytes, decimal; the digest, as the meta writes it.
+NAME_HEADER = "Gage-Object"
+SIZE_HEADER = "Gage-Object-Size"
+DIGEST_HEADER = "Gage-Object-Digest"
 
 # ADR-20's default chunk, and what nats-py's put uses: readers do not depend on it.
 CHUNK = 128 * 1024
@@ -44,6 +52,11 @@ CHUNK = 128 * 1024
 WINDOW = 16
 # A chunk subject with no meta naming it, older than this, is a put that died: swept.
 ORPHAN_AGE = datetime.timedelta(hours=1)
+
+
+def new_name() -> str:
+    """A big envelope's object name: random, never a message id or anything else a stranger sees."""
+    return secrets.token_hex(16)
 
 
 def stream_of(bucket: str) -> str:
@@ -95,7 +108,9 @@ async def put(
     as a full bucket, a timeout); then no meta was published.
     """
     stream = stream_of(bucket)
-    nuid = NUID().next().decode()
+    # Random, not a NUID (whose tail counts on from one put to the next): nobody but the reader of
+    # the meta may name these chunks, so nobody else can put a chunk among them.
+    nuid = secrets.token_hex(16)
     subj = chunk_subject(bucket, nuid)
     h = hashlib.sha256()
     size = chunks = 0
@@ -120,7 +135,7 @@ async def put(
     finally:
         await acks.stop()
     info = meta(bucket, name, nuid, size, chunks, h.digest(), chunk_size)
-    await nc.jetstream().publish(meta_subject(bucket, name), json.dumps(info).encode(), timeout=timeout, stream=stream)  # no rollup: the bucket refuses them; a reader takes the last meta
+    await nc.jetstream().publish(meta_subject(bucket, name), json.dumps(info).encode(), timeout=timeout, stream=stream)  # no rollup: the bucket refuses them
     return info
 
 

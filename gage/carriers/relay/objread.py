@@ -4,10 +4,16 @@ Anyone may publish chunks and metas into a bucket (spec/relay.md section 8), so 
 believed: nats-py's object store get follows links, waits without end for chunks that are not
 there, reads the meta twice (once to check, once to read, so a meta swapped in between is what
 is read), and hands back partial data when the relay dies mid-read. This reader uses the one
-request the receiver is granted on its bucket, `$JS.API.STREAM.MSG.GET` (the meta by
-`last_by_subj`, each chunk by `seq` + `next_by_subj`), each with a deadline; reads the object
-from the very meta it checked; and checks the size and the SHA-256 itself before the envelope is
-opened. Three outcomes, told apart by type, never by message text:
+request the receiver is granted on its bucket, `$JS.API.STREAM.MSG.GET` (metas and chunks by
+`seq` + `next_by_subj`), each with a deadline; reads the object from the very meta it checked; and
+checks the size and the SHA-256 itself before the envelope is opened.
+
+What the object is, its sender fixed in the mailbox message (`Named`: its name, size and SHA-256):
+the reader takes the first meta under that name that says the same, never a later one, so a meta
+anyone else writes under the name (after the sender's, which came before the message) is skipped
+and costs nothing but its own read. A message from an older gage names only the object: its first
+meta is read (the sender wrote it before the message, so nobody could have written under the name
+before it). Three outcomes, told apart by type, never by message text:
 
 - `ObjectError` (a `MalformedError`): the object is missing, malformed, oversized or not what its
   meta says. The envelope is the sender's fault: journaled once and acknowledged (dropped).
@@ -49,12 +55,46 @@ STEP_TIMEOUT = 10.0
 WINDOW = 8
 _NUID = re.compile(r"[A-Za-z0-9]{1,64}")
 _DIGEST = re.compile(r"SHA-256=([A-Za-z0-9_-]{43}=)")
+_NAME = re.compile(r"[0-9a-f]{32}")
+_SIZE = re.compile(r"[1-9][0-9]{0,15}")
+# Metas read under one name before the object is given up: the sender's is the first, so more
+# than one is a stranger's junk under a name they should not know.
+META_TRIES = 16
 
 
 class ObjectError(MalformedError):
     """The object an envelope names is missing, malformed, oversized or does not match its meta."""
 
     nuid: str | None = None  # its chunks' name, once a meta was read that names them
+
+
+@dataclass(frozen=True)
+class Named:
+    """A big envelope as its mailbox message names it. `size` and `sha256` are None in a message
+    from an older gage (the name alone)."""
+
+    name: str
+    size: int | None = None
+    sha256: bytes | None = None
+
+
+def named(headers: dict[str, str]) -> Named:
+    """The object a mailbox message names (spec/relay.md section 4), or an ObjectError saying why not."""
+    name = headers.get(objects.NAME_HEADER, "")
+    if not _NAME.fullmatch(name):
+        raise ObjectError("its Gage-Object header is not an object name gage writes (32 hex digits)")
+    size, digest = headers.get(objects.SIZE_HEADER), headers.get(objects.DIGEST_HEADER)
+    if size is None and digest is None:
+        return Named(name)
+    if size is None or not _SIZE.fullmatch(size):
+        raise ObjectError("its Gage-Object-Size header is not a size in bytes")
+    m = _DIGEST.fullmatch(digest or "")
+    if m is None:
+        raise ObjectError("its Gage-Object-Digest header is not SHA-256=<base64url of 32 bytes>")
+    sha = base64.urlsafe_b64decode(m.group(1))
+    if len(sha) != 32:
+        raise ObjectError("its Gage-Object-Digest header is not SHA-256=<base64url of 32 bytes>")
+    return Named(name, int(size), sha)
 
 
 @dataclass(frozen=True)
@@ -152,19 +192,46 @@ def check_meta(raw: bytes, bucket: str, name: str, seq: int, max_size: int) -> M
     return Meta(name=name, nuid=nuid, size=size, chunks=chunks, sha256=sha, seq=seq)
 
 
-async def read(nc: Client, bucket: str, name: str, out: BinaryIO, *, max_size: int, timeout: float = STEP_TIMEOUT) -> Meta:
-    """Write the object `name` into `out` and return the meta it was read from (already checked)."""
+async def read(nc: Client, bucket: str, obj: Named, out: BinaryIO, *, max_size: int, timeout: float = STEP_TIMEOUT) -> Meta:
+    """Write the object `obj` names into `out` and return the meta it was read from (already checked).
+
+    The first meta under its name that matches it (its size and SHA-256, when the message names
+    them) is the sender's: its chunks are read, and a fault in them is the envelope's. A meta that
+    does not match is skipped; after META_TRIES metas, or none, the object is missing."""
+    if obj.size is not None and obj.size > max_size:
+        raise ObjectError(f"its mailbox message says {obj.size} bytes, over the {max_size} an envelope may be here")
     stream = objects.stream_of(bucket)
-    got = await _get(nc, stream, {"last_by_subj": objects.meta_subject(bucket, name)}, timeout)
-    if got is None:
-        raise ObjectError("its object is not in the mailbox's bucket (never put, or deleted)")
-    meta = check_meta(got.data, bucket, name, got.seq, max_size)
+    subj = objects.meta_subject(bucket, obj.name)
+    seq, skipped = 0, 0
+    while skipped < META_TRIES:
+        got = await _get(nc, stream, {"seq": seq + 1, "next_by_subj": subj}, timeout)
+        if got is None:
+            break
+        if got.subject != subj or got.seq <= seq:
+            raise RelayError("the relay answered a read of a meta with another message")
+        seq = got.seq
+        meta = check_meta(got.data, bucket, obj.name, got.seq, max_size) if obj.size is None else matches(got.data, got.seq, bucket, obj, max_size)
+        if meta is None:
+            skipped += 1
+            continue
+        try:
+            await _chunks(nc, stream, bucket, meta, out, timeout)
+        except ObjectError as exc:
+            exc.nuid = meta.nuid
+            raise
+        return meta
+    if skipped:
+        raise ObjectError(f"no meta in the mailbox's bucket matches its mailbox message ({skipped} under its name do not)")
+    raise ObjectError("its object is not in the mailbox's bucket (never put, or deleted)")
+
+
+def matches(raw: bytes, seq: int, bucket: str, obj: Named, max_size: int) -> Meta | None:
+    """The meta stored at `seq`, when it is well-formed and says the object's size and SHA-256; else None."""
     try:
-        await _chunks(nc, stream, bucket, meta, out, timeout)
-    except ObjectError as exc:
-        exc.nuid = meta.nuid
-        raise
-    return meta
+        meta = check_meta(raw, bucket, obj.name, seq, max_size)
+    except ObjectError:
+        return None
+    return meta if (meta.size, meta.sha256) == (obj.size, obj.sha256) else None
 
 
 async def _next_chunks(nc: Client, stream: str, subj: str, after: int, before: int, timeout: float) -> list[_Stored]:

@@ -11,26 +11,35 @@ import answers to a reply subject the server makes, never one the requester chos
 MAIL exports to everyone only what delivering needs (publishes that can only add to a stream
 made with rollups off) and reading the public directory; to each person alone, reading and
 acknowledging their own mailbox, reading and purging their own bucket, and writing their own
-directory handle. This module is a pure function from the people to the text, plus the
-reading of the people file (TOML, spec/relay.md section 8).
+directory handle.
+
+The file is JSON, which nats-server reads as its own format: a document built as data and
+written by `json.dumps`, so no value is ever escaped by hand. To change what is exported,
+edit PUBLIC or OWN (or `export`); to change the server's settings, `document`.
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
+import ipaddress
+import json
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
-from gage.format.errors import MalformedError
-from gage.home.sealing import is_mailbox_address
+from gage.carriers.relay.people import (
+    OPERATOR_USER,
+    SHARED_BYTES,
+    Limits,
+    Login,
+    People,
+    Person,
+    load_people,
+    parse_people,
+)
+from gage.format.errors import UsageError
+
+__all__ = ["OPERATOR_USER", "Limits", "Login", "Node", "People", "Person", "document", "load_people", "parse_people", "render"]
 
 MAIL = "MAIL"
-OPERATOR_USER = "gage-operator"
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-_HANDLE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-_NKEY_USER = re.compile(r"^U[A-Z2-7]{55}$")
-_BCRYPT = re.compile(r"^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$")
 
 # To everyone: delivery, big-envelope writes (publish with a JetStream ack), the public directory,
 # and the rendezvous stream of `gage invite`.
@@ -42,7 +51,6 @@ PUBLIC = [
     "$JS.API.DIRECT.GET.KV_GAGE_DIRECTORY.>",
     "$JS.API.STREAM.MSG.GET.KV_GAGE_DIRECTORY",
     "gage.rv.*",
-    "$JS.API.DIRECT.GET.GAGE_RV.>",
     "$JS.API.STREAM.MSG.GET.GAGE_RV",
     "$JS.API.STREAM.INFO.GAGE_RV",
 ]
@@ -64,202 +72,158 @@ STREAMED = "$JS.API.CONSUMER.MSG.NEXT."
 # instead (the documented cross-account JetStream pattern), and gage's client uses it there.
 API = "$JS.API."
 API_PREFIX = "JS.MAIL.API"
-
-
-@dataclass(frozen=True)
-class Login:
-    """How a user logs in: an nkey public key, or a bcrypt hash of a password (never the password)."""
-
-    nkey: str | None = None
-    password_hash: str | None = None
-
-    def entry(self, user: str) -> str:
-        if self.nkey is not None:
-            return f"{{ nkey: {_q(self.nkey)} }}"
-        assert self.password_hash is not None
-        return f"{{ user: {_q(user)}, password: {_q(self.password_hash)} }}"
-
-
-@dataclass(frozen=True)
-class Person:
-    name: str
-    mailbox: str
-    handle: str
-    login: Login
-
-    @property
-    def account(self) -> str:
-        return "P_" + self.name
-
-
-@dataclass(frozen=True)
-class People:
-    operator: Login
-    persons: list[Person]
+LOOPBACK_LISTEN = "127.0.0.1:4222"
+MONITOR = "127.0.0.1:8222"
 
 
 @dataclass(frozen=True)
 class Node:
-    """Where this server listens and keeps its store; with `cluster`, one node of a cluster."""
+    """Where this server listens and keeps its store; with `cluster`, one node of a cluster.
+
+    `tls` is (certificate file, key file); without it a `listen` off loopback needs `plain=True`,
+    said on purpose (passwords would cross the network in clear). `monitor` is nats-server's
+    monitoring port, loopback only: `gage relay reload` asks it whether every account answers."""
 
     name: str = "gage-relay"
-    listen: str = "0.0.0.0:4222"
+    listen: str = LOOPBACK_LISTEN
     store: str = "/var/lib/gage-relay"
     max_payload: int = 1 << 20
     cluster: str | None = None
-    cluster_listen: str = "0.0.0.0:6222"
+    cluster_listen: str = "127.0.0.1:6222"
     routes: list[str] = field(default_factory=list)
+    tls: tuple[str, str] | None = None
+    plain: bool = False
+    monitor: str | None = MONITOR
+    pid_file: str | None = None  # default: beside the store folder, <store>.pid (nats-server makes the store, not its parent)
+
+    def pid_path(self) -> str:
+        return self.pid_file or self.store.rstrip("/") + ".pid"
 
 
-def _q(text: str) -> str:
-    """A quoted string for nats-server's configuration (its syntax is JSON-like)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def host_of(hostport: str) -> str:
+    host = hostport.rsplit(":", 1)[0] if ":" in hostport else hostport
+    return host.strip("[]")
 
 
-def exports(people: People) -> list[str]:
-    lines = [f"{{ service: {_q(s)} }}" for s in PUBLIC]
+def is_loopback(hostport: str) -> bool:
+    host = host_of(hostport)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check(node: Node) -> None:
+    """What the server must not be given: control characters anywhere, a network listener without
+    TLS unless said, a monitor port off loopback. A UsageError naming the flag and the fix."""
+    texts = [("--name", node.name), ("--listen", node.listen), ("--store", node.store), ("--cluster-listen", node.cluster_listen)]
+    texts += [("--route", r) for r in node.routes] + [("--cluster", node.cluster or "")]
+    texts += [("--tls-cert", node.tls[0]), ("--tls-key", node.tls[1])] if node.tls else []
+    texts += [("--monitor", node.monitor)] if node.monitor else []
+    texts += [("--pid-file", node.pid_file)] if node.pid_file else []
+    for opt, text in texts:
+        if any(not c.isprintable() for c in text):
+            raise UsageError(f"{opt} {text!r}: no control characters (nats-server would not read it as given)")
+    if not is_loopback(node.listen) and node.tls is None and not node.plain:
+        raise UsageError(
+            f"--listen {node.listen} is reachable from the network, and without TLS every password and envelope crosses it in clear: "
+            "give --tls-cert FILE --tls-key FILE, or --plain-network if something in front of the relay (a tunnel, a VPN) encrypts it"
+        )
+    if node.monitor and not is_loopback(node.monitor):
+        raise UsageError(f"--monitor {node.monitor}: the monitoring port shows every connection and subscription; keep it on loopback (127.0.0.1:PORT)")
+
+
+def export(subject: str, accounts: list[str] | None = None) -> dict[str, Any]:
+    """One service export of MAIL: to everyone, or to the accounts named."""
+    e: dict[str, Any] = {"service": subject}
+    if accounts is not None:
+        e["accounts"] = accounts
+    if subject.startswith(STREAMED):
+        e["response_type"] = "stream"
+    return e
+
+
+def own(person: Person) -> list[str]:
+    return [s.replace("<A>", person.mailbox).replace("<H>", person.handle) for s in OWN]
+
+
+def exports(people: People) -> list[dict[str, Any]]:
+    out = [export(s) for s in PUBLIC]
     for p in people.persons:
-        for s in OWN:
-            subj = s.replace("<A>", p.mailbox).replace("<H>", p.handle)
-            rt = ", response_type: stream" if subj.startswith(STREAMED) else ""
-            lines.append(f"{{ service: {_q(subj)}, accounts: [{_q(p.account)}]{rt} }}")
-    return lines
-
-
-def imports(person: Person) -> list[str]:
-    subjects = PUBLIC + [s.replace("<A>", person.mailbox).replace("<H>", person.handle) for s in OWN]
-    out = []
-    for s in subjects:
-        to = f", to: {_q(API_PREFIX + '.' + s[len(API):])}" if s.startswith(API) else ""
-        out.append(f"{{ service: {{ account: {MAIL}, subject: {_q(s)} }}{to} }}")
+        out += [export(s, [p.account]) for s in own(p)]
     return out
 
 
-def render(people: People, node: Node) -> str:
-    """The whole configuration for one node: pure, the same people and node give the same text."""
-    out = [
-        "# gage relay: generated by `gage relay config` (spec/relay.md section 8). Run it with: nats-server -c FILE",
-        "# One account per person, every stream in account MAIL (the operator's), narrow service exports.",
-        f"server_name: {_q(node.name)}",
-        f"listen: {_q(node.listen)}",
-        f"max_payload: {node.max_payload}",
-        f"jetstream {{ store_dir: {_q(node.store)} }}",
-    ]
-    if node.cluster is not None:
-        routes = ", ".join(_q(r) for r in node.routes)
-        out.append(f"cluster {{ name: {_q(node.cluster)}, listen: {_q(node.cluster_listen)}, routes: [{routes}] }}")
-    out.append("accounts {")
-    out.append(f"  {MAIL}: {{")
-    out.append("    jetstream: enabled")
-    out.append(f"    users: [ {people.operator.entry(OPERATOR_USER)} ]")
-    out.append("    exports: [")
-    out.extend(f"      {e}" for e in exports(people))
-    out.append("    ]")
-    out.append("  }")
-    for p in people.persons:
-        out.append(f"  {p.account}: {{")
-        out.append(f"    users: [ {p.login.entry(p.name)} ]")
-        out.append("    imports: [")
-        out.extend(f"      {i}" for i in imports(p))
-        out.append("    ]")
-        out.append("  }")
-    out.append("}")
-    return "\n".join(out) + "\n"
-
-
-def parse_people(raw: bytes, where: str, read_password: object = None) -> People:
-    """The people file: `[operator]` and `[[person]]` tables (spec/relay.md section 8).
-
-    A login is `nkey = "U..."` (a user's public nkey), `password_hash = "$2a$..."` (bcrypt), or
-    `password_file = "PATH"` (relative to the file), which `read_password(path) -> str` turns
-    into a bcrypt hash; the configuration never holds a password."""
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except ValueError as exc:  # not UTF-8, tomllib's TOMLDecodeError, or an integer too long to convert
-        raise MalformedError(f"is not valid TOML: {exc}", path=where) from None
-    unknown = sorted(set(doc) - {"operator", "person"})
-    if unknown:
-        raise MalformedError(f"unknown table {unknown[0]!r} (the file has [operator] and [[person]] tables)", path=where)
-    op = doc.get("operator")
-    if not isinstance(op, dict):
-        raise MalformedError("needs an [operator] table: the login of the relay's operator, who makes the mailboxes", path=where)
-    operator = _login(op, "operator", where, read_password)
-    persons = doc.get("person", [])
-    if not isinstance(persons, list) or not persons:
-        raise MalformedError("needs [[person]] tables, one for each person", path=where)
-    seen: dict[str, set[str]] = {"name": set(), "mailbox": set(), "handle": set(), "nkey": set()}
-    if operator.nkey:
-        seen["nkey"].add(operator.nkey)
+def imports(person: Person) -> list[dict[str, Any]]:
     out = []
-    for i, t in enumerate(persons):
-        fld = f"person[{i}]"
-        if not isinstance(t, dict):
-            raise MalformedError("must be a table", path=where, field=fld)
-        extra = sorted(set(t) - {"name", "mailbox", "handle", "nkey", "password_file", "password_hash"})
-        if extra:
-            raise MalformedError(f"unknown key {extra[0]!r}", path=where, field=fld)
-        name, box, handle = t.get("name"), t.get("mailbox"), t.get("handle")
-        if not isinstance(name, str) or not _NAME.match(name) or name == OPERATOR_USER:
-            raise MalformedError(f"name must be 1 to 32 of a-z, 0-9, '-', '_' (not {OPERATOR_USER!r})", path=where, field=f"{fld}.name")
-        if not isinstance(box, str) or not is_mailbox_address(box):
-            raise MalformedError("mailbox must be a mailbox address (what `gage mailbox show` prints)", path=where, field=f"{fld}.mailbox")
-        if not isinstance(handle, str) or not _HANDLE.match(handle):
-            raise MalformedError("handle must be 1 to 63 of a-z, 0-9, '-', '_'", path=where, field=f"{fld}.handle")
-        login = _login(t, fld, where, read_password)
-        for k, v in (("name", name), ("mailbox", box), ("handle", handle), ("nkey", login.nkey)):
-            if v is None:
-                continue
-            if v in seen[k]:
-                raise MalformedError(f"{k} {v!r} is given twice: each person has their own", path=where, field=f"{fld}.{k}")
-            seen[k].add(v)
-        out.append(Person(name=name, mailbox=box, handle=handle, login=login))
-    return People(operator=operator, persons=out)
+    for s in PUBLIC + own(person):
+        i: dict[str, Any] = {"service": {"account": MAIL, "subject": s}}
+        if s.startswith(API):
+            i["to"] = API_PREFIX + "." + s[len(API):]
+        out.append(i)
+    return out
 
 
-def _login(t: dict[str, object], fld: str, where: str, read_password: object) -> Login:
-    given = [k for k in ("nkey", "password_file", "password_hash") if k in t]
-    if len(given) != 1:
-        raise MalformedError("needs one login: nkey = \"U...\" (a public key), or password_file = \"PATH\"", path=where, field=fld)
-    value = t[given[0]]
-    if not isinstance(value, str) or not value:
-        raise MalformedError(f"{given[0]} must be text", path=where, field=f"{fld}.{given[0]}")
-    if given[0] == "nkey":
-        if not _NKEY_USER.match(value):
-            raise MalformedError("nkey must be a user's public nkey (56 characters starting with U), never a seed", path=where, field=f"{fld}.nkey")
-        return Login(nkey=value)
-    if given[0] == "password_hash":
-        if not _BCRYPT.match(value):
-            raise MalformedError("password_hash must be a bcrypt hash ($2a$...)", path=where, field=f"{fld}.password_hash")
-        return Login(password_hash=value)
-    if not callable(read_password):
-        raise MalformedError("password_file is read only by `gage relay config`", path=where, field=f"{fld}.password_file")
-    path = Path(value) if Path(value).is_absolute() else Path(where).parent / value
-    hashed = read_password(str(path))
-    assert isinstance(hashed, str)
-    return Login(password_hash=hashed)
+def document(people: People, node: Node) -> dict[str, Any]:
+    """The whole configuration for one node, as data: pure, the same people and node give the same document."""
+    check(node)
+    jetstream: dict[str, Any] = {"store_dir": node.store}
+    if people.limits.store is not None:
+        jetstream["max_file_store"] = people.limits.store
+    doc: dict[str, Any] = {
+        "server_name": node.name,
+        "listen": node.listen,
+        "max_payload": node.max_payload,
+        "pid_file": node.pid_path(),
+        "jetstream": jetstream,
+    }
+    if node.monitor:
+        doc["http"] = node.monitor
+    if node.tls is not None:
+        doc["tls"] = {"cert_file": node.tls[0], "key_file": node.tls[1]}
+    if node.cluster is not None:
+        doc["cluster"] = {"name": node.cluster, "listen": node.cluster_listen, "routes": list(node.routes)}
+    accounts: dict[str, Any] = {
+        MAIL: {"jetstream": "enabled", "users": [people.operator.entry(OPERATOR_USER)], "exports": exports(people)},
+    }
+    for p in people.persons:
+        accounts[p.account] = {"users": [p.login.entry(p.name)], "imports": imports(p)}
+    doc["accounts"] = accounts
+    return doc
 
 
-def hash_password(path: str) -> str:
-    """A bcrypt hash of the password in a password file (0600, refused otherwise), for the configuration."""
-    from gage.carriers.relay.creds import read_password
-
-    try:
-        import bcrypt
-    except ImportError:
-        from gage.format.errors import UsageError
-
-        raise UsageError("a password_file needs the bcrypt package, part of the relay extra: pip install 'gage-bundles[relay]'") from None
-    hashed: bytes = bcrypt.hashpw(read_password(path).encode("utf-8"), bcrypt.gensalt(rounds=11))
-    return hashed.decode("ascii")
+def render(people: People, node: Node) -> str:
+    """The configuration as nats-server reads it: JSON, one key a line where it helps a reader."""
+    return json.dumps(document(people, node), indent=2, ensure_ascii=False) + "\n"
 
 
-def load_people(path: str) -> People:
-    """The people file at `path`, its password files hashed."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(1 << 22)
-    except OSError as exc:
-        from gage.format.errors import UsageError
+def size(n: int) -> str:
+    """`256 MiB`, `1.5 GiB`: a limit as an operator reads it."""
+    value = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} bytes"
 
-        raise UsageError(f"cannot read the people file {path}: {exc.strerror}") from None
-    return parse_people(raw, path, hash_password)
+
+def arithmetic(people: People) -> tuple[str, bool]:
+    """What the store must hold, in words, and whether it fits: JetStream reserves each stream's
+    byte limit when the stream is made (a mailbox and its bucket, each `mailbox_bytes`)."""
+    lim = people.limits
+    n = len(people.persons)
+    need = n * lim.per_person() + SHARED_BYTES
+    text = (
+        f"{n} people x (mailbox {size(lim.mailbox_bytes)} + bucket {size(lim.mailbox_bytes)}) + the invite stream "
+        f"{size(SHARED_BYTES)} = {size(need)} reserved"
+    )
+    if lim.store is None:
+        return (
+            f"{text}; the store is nats-server's default (75% of the free disk under the store folder when it starts): "
+            "set [limits] store in the people file to say it"
+        ), True
+    fits = need <= lim.store
+    room = max(0, lim.store - SHARED_BYTES) // lim.per_person()
+    return f"{text} of a {size(lim.store)} store ({'fits' if fits else 'does NOT fit'}; room for {room:,} people)", fits

@@ -13,10 +13,11 @@ read `GAGE_RV` by message).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +34,15 @@ from gage.format.wordlist import EVEN, ODD
 STREAM = "GAGE_RV"
 SUBJECT_PREFIX = "gage.rv."
 CONTEXT = b"gage/rendezvous/v1\x00"
-MAX_EXPIRES = 3600.0  # the longest an invite may wait; the stream's max age
-DEFAULT_EXPIRES = 600.0
+MAX_EXPIRES = 3600  # the longest an invite may wait; the stream's max age
+DEFAULT_EXPIRES = 600
 MAX_MESSAGE = 64 * 1024  # a hybrid key file and its binding are about 20 KB
+MAX_BYTES = 256 << 20
+# A subject holds at most this many (one invite says at most 7 there); the stream refuses the
+# next, so a flood of one subject costs bounded reads and cannot push out an offer.
+PER_SUBJECT = 64
 MAX_NAMEPLATE = 9999
+VERSION = 1
 POLL = 0.2
 _EVEN = {w: i for i, w in enumerate(EVEN)}
 _ODD = {w: i for i, w in enumerate(ODD)}
@@ -61,34 +67,56 @@ class Code:
 
 
 def parse_code(text: str) -> Code:
-    """A code as people type it: case and the space around it do not matter, nothing else is guessed."""
+    """A code as people type it: case and the space around it do not matter, nothing else is guessed.
+
+    A word that is not the list's gets the nearest list words (as the ceremony does), never a
+    correction made on the person's behalf."""
     m = _CODE.match(text.strip().lower())
     if m is None:
         raise UsageError(f"{text!r} is not an invite code: a number and two words, like 7-tiger-guitarist")
     n, a, b = int(m.group(1)), m.group(2), m.group(3)
-    if a not in _EVEN or b not in _ODD:
-        bad = a if a not in _EVEN else b
-        raise UsageError(f"{bad!r} is not a word an invite code uses (check the code as they read it)")
+    for position, (word, known) in enumerate(((a, _EVEN), (b, _ODD))):
+        if word in known:
+            continue
+        from gage.format import hearing  # difflib: only for a code typed wrong
+
+        near = hearing.nearest(word, position=position)
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        raise UsageError(f"{word!r} is not a word an invite code uses{hint} (check the code as they read it)")
     if n > MAX_NAMEPLATE:
         raise UsageError(f"the number of an invite code is 1 to {MAX_NAMEPLATE}")
     return Code(n, (a, b))
 
 
 def new_code(nameplate: int | None = None) -> Code:
-    """Two words from the OS's randomness (16 bits: one online guess per code, and the code is one use)."""
+    """Two words from the OS's randomness (16 bits: an online guess per try, and the code is one use)."""
     n = nameplate if nameplate is not None else secrets.randbelow(99) + 1
     return Code(n, (EVEN[secrets.randbelow(256)], ODD[secrets.randbelow(256)]))
 
 
-def parse_duration(text: str) -> float:
-    """`90s`, `10m`, `1h` or plain seconds; at most MAX_EXPIRES."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smh]?)\s*", text)
-    if m is None:
-        raise UsageError(f"{text!r} is not a duration: seconds, or a number and s, m or h (10m)")
-    secs = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+_UNITS = (("h", 3600, "hour"), ("m", 60, "minute"), ("s", 1, "second"))
+
+
+def parse_duration(text: str) -> int:
+    """`90s`, `10m`, `1m30s`, `1h` or plain seconds: whole seconds, at most MAX_EXPIRES."""
+    m = re.fullmatch(r"\s*(?:([0-9]+)|(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?)\s*", text)
+    if m is None or not any(m.groups()):
+        raise UsageError(f"{text!r} is not a duration: seconds, or whole hours, minutes and seconds (10m, 1m30s, 1h)")
+    plain, h, mins, s = (int(g) if g else 0 for g in m.groups())
+    secs = plain + 3600 * h + 60 * mins + s
     if not 1 <= secs <= MAX_EXPIRES:
         raise UsageError(f"an invite expires after 1 second to {int(MAX_EXPIRES // 60)} minutes; {text!r} is outside that")
     return secs
+
+
+def say_duration(secs: int) -> str:
+    """Whole units, as people say it: "20 seconds", "1 minute 30 seconds", "1 hour"."""
+    parts = []
+    for _, size, name in _UNITS:
+        count, secs = divmod(secs, size)
+        if count:
+            parts.append(f"{count} {name}" + ("" if count == 1 else "s"))
+    return " ".join(parts) or "0 seconds"
 
 
 # --- the wire ------------------------------------------------------------------------------
@@ -96,6 +124,10 @@ def parse_duration(text: str) -> float:
 
 class Waited(Exception):
     """Nothing wanted came before the deadline (not the relay failing: that is nats-py's own errors)."""
+
+
+class Full(RelayError):
+    """The stream would not keep a message: this subject holds its most (someone filled it), or the stream is full."""
 
 
 @dataclass(frozen=True)
@@ -106,16 +138,15 @@ class Said:
     time: float
     body: dict[str, Any]
 
+    def kind(self) -> str | None:
+        """The kind of a message of gage's (`"gage-invite"` the integer 1, not `true`), else None."""
+        v = self.body.get("gage-invite")
+        k = self.body.get("kind")
+        return k if type(v) is int and v == VERSION and isinstance(k, str) else None
 
-async def ensure_stream(nc: Client) -> None:
-    """`GAGE_RV` must be there: made here when missing (on `gage relay dev`; elsewhere the operator makes it)."""
-    js = nc.jetstream(timeout=5.0)
-    try:
-        await js.stream_info(STREAM)
-        return
-    except nats.js.errors.NotFoundError:
-        pass
-    config = api.StreamConfig(
+
+def _config() -> api.StreamConfig:
+    return api.StreamConfig(
         name=STREAM,
         subjects=[SUBJECT_PREFIX + "*"],
         retention=api.RetentionPolicy.LIMITS,
@@ -123,13 +154,32 @@ async def ensure_stream(nc: Client) -> None:
         discard=api.DiscardPolicy.NEW,
         max_age=MAX_EXPIRES,
         max_msg_size=MAX_MESSAGE,
-        max_bytes=256 << 20,
+        max_bytes=MAX_BYTES,
+        max_msgs_per_subject=PER_SUBJECT,
+        discard_new_per_subject=True,
         allow_rollup_hdrs=False,
         deny_delete=True,
         deny_purge=True,
     )
+
+
+async def ensure_stream(nc: Client) -> None:
+    """`GAGE_RV` must be there: made here when missing (on `gage relay dev`; elsewhere the operator makes it).
+
+    One made before subjects were bounded gets its per-subject limit when this user may change it (the
+    operator, or anyone on `gage relay dev`); a person on a shared relay reads it as it is."""
+    js = nc.jetstream(timeout=5.0)
     try:
-        await js.add_stream(config)
+        info = await js.stream_info(STREAM)
+    except nats.js.errors.NotFoundError:
+        info = None
+    if info is not None:
+        if info.config.max_msgs_per_subject != PER_SUBJECT or not info.config.discard_new_per_subject:
+            with contextlib.suppress(nats.errors.Error, TimeoutError):
+                await js.update_stream(_config())
+        return
+    try:
+        await js.add_stream(_config())
     except nats.js.errors.BadRequestError as exc:
         if "already in use" not in str(exc).lower():
             raise RelayError(f"the relay has no rendezvous stream {STREAM} and would not make one: {exc}") from None
@@ -142,11 +192,17 @@ async def ensure_stream(nc: Client) -> None:
 
 
 async def say(nc: Client, subject: str, body: dict[str, Any]) -> int:
-    """Publish one message, acknowledged by the stream; its sequence number."""
+    """Publish one message, acknowledged by the stream; its sequence number (Full when it was not kept)."""
     data = strictjson.dumps(body)
     if len(data) > MAX_MESSAGE:
         raise RelayError("the invite message is too big for the rendezvous stream")
-    ack = await nc.jetstream(timeout=5.0).publish(subject, data, stream=STREAM)
+    try:
+        ack = await nc.jetstream(timeout=5.0).publish(subject, data, stream=STREAM)
+    except nats.js.errors.APIError as exc:
+        text = str(exc).lower()
+        if "maximum messages per subject" in text or "maximum bytes" in text or "maximum messages" in text:
+            raise Full(f"the relay keeps no more invite messages here ({exc.description or exc})") from None
+        raise
     return int(ack.seq)
 
 
@@ -161,28 +217,46 @@ def _said(raw: Any) -> Said | None:
     return Said(int(raw.seq or 0), stamp, body)
 
 
-async def last(nc: Client, subject: str) -> Said | None:
-    """The newest message on `subject`, if any (and if it is JSON)."""
-    try:
-        raw = await nc.jetstream(timeout=5.0).get_msg(STREAM, subject=subject)
-    except nats.js.errors.NotFoundError:
-        return None
-    return _said(raw)
-
-
-async def after(nc: Client, subject: str, seq: int) -> list[Said]:
-    """Every message on `subject` after sequence `seq`, oldest first."""
+async def messages(nc: Client, subject: str, seq: int, *, until: float) -> AsyncIterator[Said]:
+    """The messages of gage's on `subject` after sequence `seq`, oldest first, one at a time, until the
+    loop time `until` (Waited). Nothing is kept: a flood costs reads, never memory, and never the deadline."""
     js = nc.jetstream(timeout=5.0)
-    got: list[Said] = []
+    loop = asyncio.get_running_loop()
     while True:
+        if loop.time() >= until:
+            raise Waited(subject)
+        left = until - loop.time()
         try:
-            raw = await js.get_msg(STREAM, seq=seq + 1, subject=subject, next=True)
+            raw = await asyncio.wait_for(js.get_msg(STREAM, seq=seq + 1, subject=subject, next=True), timeout=min(5.0, left))
         except nats.js.errors.NotFoundError:
-            return got
+            return
+        except TimeoutError:
+            if loop.time() >= until:
+                raise Waited(subject) from None
+            raise
         seq = int(raw.seq or 0)
         s = _said(raw)
-        if s is not None:
-            got.append(s)
+        if s is not None and s.kind() is not None:
+            yield s
+
+
+async def newest(nc: Client, subject: str, kinds: Container[str], *, until: float) -> tuple[Said | None, list[str]]:
+    """The newest message of gage's of one of `kinds` on `subject`, and the kinds said after it.
+
+    Every message on the subject is read (a subject holds at most PER_SUBJECT), so a message that
+    is not gage's, published after the one sought, hides nothing."""
+    found: Said | None = None
+    later: list[str] = []
+    try:
+        async for s in messages(nc, subject, 0, until=until):
+            kind = s.kind()
+            if kind in kinds:
+                found, later = s, []
+            elif found is not None and kind is not None and len(later) < PER_SUBJECT:
+                later.append(kind)
+    except Waited:
+        raise RelayError("the relay's invite messages under this number could not be read in time") from None
+    return found, later
 
 
 async def wait_for(
@@ -191,15 +265,18 @@ async def wait_for(
     """Poll `subject` past `seq` for the first message `want` takes, until the loop time `until`."""
     loop = asyncio.get_running_loop()
     while True:
-        for s in await after(nc, subject, seq):
-            seq = s.seq
-            ok = want(s)
-            if not isinstance(ok, bool):
-                ok = await ok
-            if ok:
-                return s
+        try:
+            async for s in messages(nc, subject, seq, until=until):
+                seq = s.seq
+                ok = want(s)
+                if not isinstance(ok, bool):
+                    ok = await ok
+                if ok:
+                    return s
+        except Waited:
+            raise Waited(what) from None
         if loop.time() >= until:
             raise Waited(what)
         if nc.is_closed:
             raise nats.errors.ConnectionClosedError
-        await asyncio.sleep(POLL)
+        await asyncio.sleep(min(POLL, max(0.0, until - loop.time())))

@@ -39,7 +39,7 @@ SWEEP_EVERY = 600.0
 @dataclass
 class Taken:
     opened: landing.Opened
-    obj: str | None = None  # the object to delete once acknowledged (gage's own name form only)
+    obj: str | None = None  # the object to delete once acknowledged (one its message named, gage's name form only)
     nuid: str | None = None
 
 
@@ -76,21 +76,29 @@ async def take(
     with contextlib.suppress(Exception):
         again = msg.metadata.num_delivered > 1
     try:
-        obj = (msg.headers or {}).get(object_header)
-        ours = obj is not None and landing.object_ref(obj).startswith("object:")
+        headers = msg.headers or {}
+        raw = headers.get(object_header)
         nuid: str | None = None
+        gone: str | None = None  # the object deleted with the envelope: one its message named
+        obj: objread.Named | None = None
         try:
             with open(tmp, "wb") as f:
-                if obj is None:
+                if raw is None:
                     f.write(msg.data)
-                elif not ours:
-                    raise objread.ObjectError("its Gage-Object header is not an object name gage writes (32 hex digits)")
                 else:
-                    nuid = (await objread.read(nc, bucket, obj, f, max_size=max_size)).nuid
+                    obj = objread.named(headers)
+                    # A message from an older gage names its object alone: it goes whatever its fate.
+                    gone = obj.name if obj.size is None else None
+                    meta = await objread.read(nc, bucket, obj, f, max_size=max_size)
+                    gone, nuid = obj.name, meta.nuid
         except objread.ObjectError as exc:
-            assert obj is not None
-            dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(obj), again=again)
-            return Taken(dropped, obj if ours else None, exc.nuid)
+            assert raw is not None
+            dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(raw), again=again)
+            # Deleted only when a meta that matched the message was read (its chunks were bad): a
+            # message naming what it does not match deletes nothing but what its own sender put.
+            if exc.nuid is not None and obj is not None:
+                gone = obj.name
+            return Taken(dropped, gone, exc.nuid)
         except OSError as exc:
             raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}; nothing was acknowledged", path=str(home.staging)) from exc
         digest = landing.digest_of_file(tmp)
@@ -107,7 +115,7 @@ async def take(
                 raise GageIOError(f"cannot land the envelope: {exc.strerror or exc}; nothing was acknowledged") from exc
 
         opened = await asyncio.get_running_loop().run_in_executor(None, work)
-        return Taken(opened, obj if ours else None, nuid)
+        return Taken(opened, gone, nuid)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
