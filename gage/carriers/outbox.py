@@ -173,6 +173,8 @@ def attempt(home: Home, d: sq.Delivery, *, first: bool = False) -> Outcome:
             sq.save(home, d)
             return Outcome("delivered", d)
     who: Recipient | None = None
+    # An earlier try (cut short, or failed on the way) may have published under this id: a duplicate is then its own.
+    sent_before = not first and (d.tries > 0 or d.attempt is not None)
     try:
         stored = listing.resolve(home, d.bundle)
         who = recipient(home, d.to, unconfirmed=d.unconfirmed)
@@ -181,7 +183,7 @@ def attempt(home: Home, d: sq.Delivery, *, first: bool = False) -> Outcome:
         sq.save(home, d)
         sent = route_mod.deliver(
             home, stored.path, stored.id, d.to, via=cast("route_mod.Route | None", d.via), unconfirmed=d.unconfirmed, relay=d.relay, creds=_creds(d),
-            token=_token(d.token_file), msg_id=d.msg_id,
+            token=_token(d.token_file), msg_id=d.msg_id, sent_before=sent_before,
         )
     except GageError as exc:
         if exc.retryable:

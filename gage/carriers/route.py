@@ -134,6 +134,7 @@ def deliver(
     creds: Creds = None,
     token: str | None = None,
     msg_id: str | None = None,
+    sent_before: bool = False,
 ) -> Sent:
     if via == "mailbox":
         _extra("gage.carriers.relay.deliver", "mailbox")  # the missing extra first, before anything is looked up
@@ -149,7 +150,7 @@ def deliver(
     if route == "mailbox":
         relay_deliver = _extra("gage.carriers.relay.deliver", "mailbox")
         done = relay_deliver.deliver(
-            home, bundle, bundle_id, to, relay=relay, unconfirmed=unconfirmed, creds=creds, msg_id=msg_id
+            home, bundle, bundle_id, to, relay=relay, unconfirmed=unconfirmed, creds=creds, msg_id=msg_id, sent_before=sent_before
         )
         detail = {k: v for k, v in done.to_json().items() if k not in ("id", "to", "key", "recipient")}
         return sent(done.mailbox, "not yet fetched", detail)

@@ -108,7 +108,8 @@ def to_public(url: str) -> str:
 
 
 def deliver(
-    home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds, msg_id: str | None = None
+    home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds, msg_id: str | None = None,
+    sent_before: bool = False,
 ) -> Delivered:
     key, confirmed, where = recipient(home, to, unconfirmed=unconfirmed)
     url, present = connection(home, where.relay, relay=relay, creds=creds)
@@ -126,7 +127,7 @@ def deliver(
         with os.fdopen(fd, "wb") as f:
             seal.seal_bundle(bundle, sealing_key, f)
             kill_at("sealing")
-        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=present, msg_id=msg_id))
+        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=present, msg_id=msg_id, sent_before=sent_before))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Delivered(

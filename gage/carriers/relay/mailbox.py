@@ -168,16 +168,18 @@ CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) 
 
 
 async def publish(
-    url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0, msg_id: str | None = None
+    url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0, msg_id: str | None = None,
+    sent_before: bool = False,
 ) -> dict[str, Any]:
     """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
 
     A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
     again, on any node, under the same message id: the relay's duplicate window stores it
     once however many times it arrived. Refusals (no mailbox, full) are not retried. A queued
-    delivery gives its own `msg_id`, the same at every try, so a try after a crash is one too.
+    delivery gives its own `msg_id`, the same at every try, so a try after a crash is one too, and
+    `sent_before` when an earlier try of it (another process's) may have published it: a duplicate is then its own.
     """
-    sending = _Sending(msg_id=msg_id or secrets.token_hex(16), name=objects.new_name())
+    sending = _Sending(msg_id=msg_id or secrets.token_hex(16), name=objects.new_name(), sent=sent_before)
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
     unreachable: float | None = None  # since when no node could be reached
