@@ -113,8 +113,10 @@ def test_a_folder_delivery_that_fails_leaves_nothing_in_the_folder(make_home, ga
     assert os.listdir(drop) == []
     monkeypatch.undo()
     (drop.rename(tmp_path / "gone"))
-    r = gage(alice, "deliver", bid, "--to", "bob")
+    r = gage(alice, "deliver", bid, "--to", "bob", "--now")  # fail-fast, as before the outbox
     assert r.code == Exit.IO and "not a folder here" in r.err and not drop.exists()  # never made by gage
+    r = gage(alice, "deliver", bid, "--to", "bob")  # the folder missing is a way not there: it waits
+    assert r.code == Exit.QUEUED and r.out.startswith("queued for bob's drop folder: the drop folder is not there") and not drop.exists()
 
 
 def test_folder_and_a2a_deliveries_only_go_to_a_candidate_with_unconfirmed(make_home, gage, tmp_path: Path) -> None:
@@ -162,8 +164,10 @@ def test_deliver_to_an_a2a_agent_lands_in_its_pending(make_home, gage, tmp_path:
         assert listing.find(bob, bid).state == "pending" and os.listdir(drop) == []
     finally:
         srv.stop(timeout=5)
-    r = gage(alice, "deliver", bid, "--to", "bob", "--via", "a2a")
+    r = gage(alice, "deliver", bid, "--to", "bob", "--via", "a2a", "--now")
     assert r.code in (Exit.A2A_TRANSPORT, Exit.A2A_DISCOVERY)  # the agent is gone: the A2A codes, as `a2a send`
+    r = gage(alice, "deliver", bid, "--to", "bob", "--via", "a2a")  # without --now it waits for the agent
+    assert r.code == Exit.QUEUED and "queued for bob's A2A agent: the agent is not answering" in r.out
 
 
 def test_the_mailbox_comes_first_and_each_route_can_be_chosen(make_home, gage, tmp_path: Path, monkeypatch) -> None:
@@ -178,7 +182,8 @@ def test_the_mailbox_comes_first_and_each_route_can_be_chosen(make_home, gage, t
     who = route.recipient(alice, "bob", unconfirmed=False)
     assert route.choose(who, None) == "mailbox" and route.choose(who, "folder") == "folder"
     bid = bundle(alice, tmp_path)
-    assert gage(alice, "deliver", bid, "--to", "bob").code == Exit.RELAY  # the mailbox first: its relay is down
+    assert gage(alice, "deliver", bid, "--to", "bob", "--now").code == Exit.RELAY  # the mailbox first: its relay is down
+    assert gage(alice, "deliver", bid, "--to", "bob").code == Exit.QUEUED  # without --now: it waits in the outbox
     assert os.listdir(drop) == []
     assert gage(alice, "deliver", bid, "--to", "bob", "--via", "folder").code == 0 and os.listdir(drop) == [bid]
 

@@ -15,6 +15,7 @@ from gagetest import pair
 from relaytest import bundle, open_mailbox
 
 from gage.carriers.relay import server
+from gage.format.errors import Exit
 from gage.home import sealing, whereabouts
 from gage.home.layout import Home
 
@@ -109,11 +110,15 @@ def test_deliver_to_a_relay_that_is_down_fails_within_2_seconds_with_exit_15(mak
         dev.kill()
     bid = bundle(alice, tmp_path)
     started = time.monotonic()
-    d = gage(alice, "deliver", bid, "--to", "bob")
+    d = gage(alice, "deliver", bid, "--to", "bob", "--now")
     took = time.monotonic() - started
     assert d.code == 15, d.err
     assert took < 2.0, took
     assert "cannot reach the relay" in d.err and "nothing was delivered" in d.err
+    started = time.monotonic()
+    d = gage(alice, "deliver", bid, "--to", "bob")  # without --now: kept in the outbox, said as fast
+    assert d.code == Exit.QUEUED and time.monotonic() - started < 2.0, d.err
+    assert d.out.startswith("queued for bob's mailbox: the relay is not reachable; it goes when it is")
     for cmd in (("mailbox", "fetch"), ("directory", "lookup", "bob")):
         started = time.monotonic()
         r = gage(alice, *cmd)

@@ -105,6 +105,12 @@ def choose(who: Recipient, via: Route | None) -> Route:
     )
 
 
+def need_extra(route: Route) -> None:
+    """The optional extra a way needs, or a usage error naming it: said before anything is kept."""
+    if route in EXTRAS:
+        _extra("gage.carriers.relay.deliver" if route == "mailbox" else "gage.carriers.a2a.client", route)
+
+
 def _extra(module: str, route: Route) -> Any:
     try:
         return importlib.import_module(module)
@@ -127,6 +133,8 @@ def deliver(
     relay: str | None = None,
     creds: Creds = None,
     token: str | None = None,
+    msg_id: str | None = None,
+    sent_before: bool = False,
 ) -> Sent:
     if via == "mailbox":
         _extra("gage.carriers.relay.deliver", "mailbox")  # the missing extra first, before anything is looked up
@@ -141,7 +149,9 @@ def deliver(
 
     if route == "mailbox":
         relay_deliver = _extra("gage.carriers.relay.deliver", "mailbox")
-        done = relay_deliver.deliver(home, bundle, bundle_id, to, relay=relay, unconfirmed=unconfirmed, creds=creds)
+        done = relay_deliver.deliver(
+            home, bundle, bundle_id, to, relay=relay, unconfirmed=unconfirmed, creds=creds, msg_id=msg_id, sent_before=sent_before
+        )
         detail = {k: v for k, v in done.to_json().items() if k not in ("id", "to", "key", "recipient")}
         return sent(done.mailbox, "not yet fetched", detail)
     if route == "a2a":
@@ -160,6 +170,12 @@ def deliver(
     return sent(w.drop, said, {"path": str(Path(w.drop) / bundle.name), "copied": copied})
 
 
+class FolderMissing(GageIOError):
+    """The drop folder is not there (a disk not mounted, a share not synced): worth trying again later."""
+
+    retryable = True
+
+
 def to_folder(bundle_dir: Path, folder: Path) -> bool:
     """Copy a held bundle into `folder/<id>` whole or not at all; False if it is there already.
 
@@ -168,7 +184,7 @@ def to_folder(bundle_dir: Path, folder: Path) -> bool:
     the copy checked, then renamed into place and the folder fsynced. Never over another.
     """
     if not folder.is_dir():
-        raise GageIOError("the drop folder on file is not a folder here (not mounted, moved, or never made): nothing was copied", path=str(folder))
+        raise FolderMissing("the drop folder on file is not a folder here (not mounted, moved, or never made): nothing was copied", path=str(folder))
     final = folder / bundle_dir.name
     if final.exists() or final.is_symlink():
         return False

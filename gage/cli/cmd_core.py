@@ -285,8 +285,20 @@ def cmd_list(args: Any) -> int:
     from gage.inbox.listed import listed_rows
 
     home = open_home(args)
+    if getattr(args, "sent", False):
+        if args.state not in (None, "outbox"):
+            raise UsageError("--sent is --state outbox: give one or the other")
+        args.state = "outbox"
     rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged
     rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
+    sent: dict[str, Any] = {}
+    if any(r.state == "outbox" for r in rows):  # a sent bundle's row says queued, delivered or cancelled
+        from gage.home import sendqueue
+
+        if args.json:
+            emit_json(sendqueue.with_delivery(home, [r.to_json() for r in rows]))
+            return 0
+        sent = sendqueue.states_by_bundle(home)
     if args.json:
         emit_json([r.to_json() for r in rows])
         return 0
@@ -298,6 +310,11 @@ def cmd_list(args: Any) -> int:
     for r in rows:
         if r.kind is None:
             out(f"{r.state:<9} {r.id[:12]}  (unreadable manifest)")
+            continue
+        went = sent.get(r.id) if r.state == "outbox" else None
+        if went:
+            who = ", ".join(f"{show(d['to'])} {d['state']}" for d in went["deliveries"])
+            out(f"{r.state:<9} {r.id[:12]}  {went['state']:<10} {r.kind:<14} to {who:<25} {show(r.subject or '')}")
             continue
         subj = show(r.subject or "")
         if r.accepted_how == "unattended":

@@ -159,7 +159,9 @@ def cmd_watch(args: Any) -> int:
     home = open_home(args)
     # The mailbox is fetched by default once the home has one (issue 30): mail arrives with nothing else run.
     with_mailbox = getattr(args, "mailbox", False) or (not getattr(args, "no_mailbox", False) and _has_mailbox(home))
-    if not args.drop and not with_mailbox:
+    from gage.home import sendqueue
+
+    if not args.drop and not with_mailbox and not sendqueue.queued_count(home):
         raise UsageError("give at least one --drop DIR to watch (this home has no mailbox: `gage invite` or `gage mailbox create` makes one)")
     stop = threading.Event()
     log = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
@@ -198,6 +200,11 @@ def cmd_watch(args: Any) -> int:
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     box = _mailbox_thread(home, args, on_event, stop) if with_mailbox else None
+    from gage.carriers import (
+        outbox_loop,  # the deliveries waiting for their way, sent as it comes back
+    )
+
+    sending = outbox_loop.start(home, stop, on_event)
     try:
         if args.drop:
             watcher.run()
@@ -208,6 +215,7 @@ def cmd_watch(args: Any) -> int:
         stop.set()
         if box is not None:
             box.join(timeout=30)
+        sending.join(timeout=30)
         for s, h in old.items():
             signal.signal(s, h)
     # Ctrl-C is 130, as for every command (spec/cli.md); SIGTERM, a service manager's stop, is 0.

@@ -18,7 +18,7 @@ from gage.format import relayurl
 from gage.format.errors import Exit, UsageError
 from gage.format.keyjson import with_fingerprints
 from gage.format.keys import short_fingerprint
-from gage.home import listing, sealing
+from gage.home import sealing
 from gage.home.layout import Home
 
 
@@ -329,16 +329,17 @@ def cmd_mailbox_fetch(args: Any) -> int:
 
 
 def cmd_deliver(args: Any) -> int:
-    """To the contact's mailbox, A2A agent or drop folder (gage.carriers.route); only the way taken needs its extra."""
-    from gage.carriers import route
+    """To the contact's mailbox, A2A agent or drop folder (gage.carriers.route), through the outbox
+    (gage.carriers.outbox): the way not there keeps it, exit 16; only the way taken needs its extra."""
+    from gage.carriers import outbox
     from gage.cli.cmd_a2a import token_from_file
 
     relay = _checked_url(args.relay) if args.relay else None
     home = open_home(args)
-    stored = listing.resolve(home, args.id)
-    done = route.deliver(
-        home, stored.path, stored.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=relay, creds=_given_creds(args),
-        token=token_from_file(args.token_file),
+    token_from_file(args.token_file)  # a bad token file is said now, not at a later try
+    done = outbox.deliver(
+        home, args.id, args.to, via=args.via, unconfirmed=args.unconfirmed, relay=relay, creds=_given_creds(args),
+        token_file=str(Path(args.token_file).absolute()) if args.token_file else None, now=args.now,
     )
     if args.json:
         emit_json(done.to_json())

@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 # The commands gage/cli/relay_args.py and invite_args.py add (tests/test_cli_startup.py checks
 # they are exactly these): building another command's parser alone skips importing them.
-RELAY_COMMANDS = ("relay", "mailbox", "deliver", "directory")
+RELAY_COMMANDS = ("relay", "mailbox", "deliver", "outbox", "directory")
 INVITE_COMMANDS = ("invite", "join")
 
 
@@ -113,6 +113,7 @@ def _core(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("list", help="list bundles in the home")
     p.add_argument("--state", choices=ALL_STATES, help="only the bundles in this place (default: all, pending first)")
+    p.add_argument("--sent", action="store_true", help="the bundles made here (--state outbox), each with its delivery's state: queued, delivered, cancelled")
     p.add_argument("--kind", choices=KINDS, help="only bundles of this kind")
     p.add_argument(
         "--from", dest="sender", metavar="NAME",

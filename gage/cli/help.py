@@ -29,6 +29,7 @@ EXIT_MEANING: dict[Exit, str] = {
     Exit.PASSPHRASE: "the passphrase is wrong, or none could be asked for",
     Exit.A2A_UNCONFIRMED: "a2a send: the agent answered but never confirmed the delivery",
     Exit.RELAY: "the relay was unreachable, or refused or failed what was asked",
+    Exit.QUEUED: "deliver: the way was not there; the delivery waits in the outbox (`gage outbox`)",
 }
 INTERRUPTED = 130
 
@@ -99,7 +100,10 @@ EXAMPLES: dict[str, list[str]] = {
     "mailbox create": ["gage mailbox create --relay nats://127.0.0.1:4222", "gage mailbox create --relay nats://hub:4222 --nkey me.nk"],
     "mailbox fetch": ["gage mailbox fetch", "gage mailbox fetch --json"],
     "mailbox show": ["gage mailbox show --json"],
-    "deliver": ["gage deliver 3f2a91c0 --to bob", "gage deliver 3f2a91c0 --to bob --via folder", "gage deliver 3f2a91c0 --to bob --json"],
+    "deliver": [
+        "gage deliver 3f2a91c0 --to bob", "gage deliver 3f2a91c0 --to bob --via folder", "gage deliver 3f2a91c0 --to bob --now --json",
+    ],
+    "outbox": ["gage outbox", "gage outbox send", "gage outbox cancel 9c41"],
     "directory": ["gage directory publish --handle alice", "gage directory lookup bob"],
     "directory publish": ["gage directory publish --handle alice"],
     "directory lookup": ["gage directory lookup bob --json"],
@@ -164,7 +168,11 @@ CODES: dict[str, frozenset[Exit]] = {
         "directory lookup": {_E.MALFORMED, _E.REFUSED, _E.RELAY},
         "deliver": {
             _E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT,
-            _E.A2A_UNCONFIRMED, _E.RELAY,
+            _E.A2A_UNCONFIRMED, _E.RELAY, _E.QUEUED,
+        },
+        "outbox": {
+            _E.MALFORMED, _E.UNKNOWN_KEY, _E.NOT_FOUND, _E.REFUSED, _E.A2A_DISCOVERY, _E.A2A_REFUSED, _E.A2A_TRANSPORT,
+            _E.A2A_UNCONFIRMED, _E.RELAY, _E.QUEUED,
         },
     }.items()
 }
@@ -215,7 +223,7 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 # (tests/test_cli_help.py), so a new command is placed here when it is added.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("start: a home, your identity, the interface", ("init", "id", "demo", "tui", "completion", "man")),
-    ("exchange: make, check and move bundles", ("bundle", "verify", "import", "forward", "deliver", "watch", "extract")),
+    ("exchange: make, check and move bundles", ("bundle", "verify", "import", "forward", "deliver", "outbox", "watch", "extract")),
     ("review: what you hold, and what you decide about it", ("list", "verdict", "read", "accept", "reject", "journal")),
     ("keys: whose key is whose", ("key", "pair", "contacts", "authority")),
     ("relay: homes apart, through a mailbox relay (needs gage[relay])", ("relay", "mailbox", "directory", "invite", "join")),

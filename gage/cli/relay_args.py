@@ -1,4 +1,4 @@
-"""The arguments of the relay commands (cmd_relay.py): `relay`, `mailbox`, `deliver`, `directory`.
+"""The arguments of the relay commands (cmd_relay.py): `relay`, `mailbox`, `deliver`, `outbox`, `directory`.
 
 Apart from commands.py so the relay's parser is one block that merges alone; like it, this
 imports none of the code it names (gage/cli/commands.py explains why).
@@ -10,6 +10,14 @@ import argparse
 
 from gage.cli.argtypes import json_option, port, positive, run_as
 from gage.cli.passphrase import add_options as add_passphrase_options
+
+OUTBOX_EXAMPLES = """\
+examples:
+  gage outbox                                                # what waits: age, tries, last error, way
+  gage outbox send                                           # try every waiting delivery now
+  gage outbox cancel 9c41                                    # do not send that one (journaled)
+  gage outbox --all --json                                   # every delivery, done and cancelled too
+"""
 
 RELAY_EXAMPLES = """\
 examples:
@@ -157,8 +165,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unconfirmed", action="store_true", help="deliver to a candidate's key, a claim the ceremony never confirmed")
     _creds(p)
     p.add_argument("--token-file", metavar="FILE", help="by A2A: a file holding the bearer token the agent asks for")
+    p.add_argument(
+        "--now", action="store_true",
+        help="fail at once if the way is not there (default: keep it in the outbox, exit 16, and send it when the way is back)",
+    )
     json_option(p)
     run_as(p, "cmd_relay", "cmd_deliver")
+
+    p = sub.add_parser(
+        "outbox",
+        help="list, send now or cancel the deliveries waiting for their way (a relay down, an agent asleep, a folder missing)",
+        epilog=OUTBOX_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("action", nargs="?", choices=("list", "send", "cancel"), default="list")
+    p.add_argument("delivery", nargs="?", metavar="ID", help="a delivery's id (a prefix of 4 or more will do): for send (default: all waiting) and cancel")
+    p.add_argument("--all", action="store_true", help="with list: also the deliveries done or cancelled")
+    json_option(p)
+    run_as(p, "cmd_outbox", "cmd_outbox")
 
     p = sub.add_parser("directory", help="publish your handle in a relay's directory, or look one up (a claim; needs gage[relay])")
     dsub = p.add_subparsers(dest="directory_command", metavar="ACTION", required=True)

@@ -19,7 +19,9 @@ from gage.format import relayurl
 from gage.format.sanitize import json_text
 
 # What `-q` keeps: the events that change what the home holds, or need a person.
-QUIET_KINDS = frozenset({"imported", "accepted", "pending", "budget-spent", "key-statement", "error", "reconciled"})
+QUIET_KINDS = frozenset(
+    {"imported", "accepted", "pending", "budget-spent", "key-statement", "error", "reconciled", "delivered", "cancelled", "reconnected"}
+)
 
 
 def _now() -> datetime:

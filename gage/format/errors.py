@@ -46,6 +46,7 @@ class Exit(IntEnum):
     PASSPHRASE = 13  # gage.format.keyseal: a wrong passphrase, or none could be asked for
     A2A_UNCONFIRMED = 14  # gage.carriers.a2a.live: the agent answered, but never confirmed the delivery
     RELAY = 15  # gage.carriers.relay: the relay was unreachable, or refused or failed what was asked
+    QUEUED = 16  # gage.carriers.outbox: the way was not there; the delivery waits in the outbox
 
 
 class GageError(Exception):
@@ -53,6 +54,9 @@ class GageError(Exception):
 
     stage: Stage = "error"
     exit_code = Exit.FAILED
+    # The way was not there (a relay down, an agent not answering, a drop folder missing): trying
+    # again later may work, so `deliver` keeps the delivery in the outbox instead of failing.
+    retryable = False
 
     def __init__(self, message: str, *, path: str | None = None, field: str | None = None) -> None:
         message = _bounded(message, MESSAGE_LIMIT)

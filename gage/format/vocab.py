@@ -68,6 +68,9 @@ Event = Literal[
     "key-statement-applied",
     "key-statement-refused",
     "envelope-dropped",
+    "delivery-queued",
+    "delivered",
+    "delivery-cancelled",
 ]
 # The events an arrival is journaled under: `gage import`, or a carrier (watcher, A2A).
 ArrivalEvent = Literal["imported", "received"]
@@ -101,6 +104,10 @@ WatchKind = Literal[
     "key-statement",
     "skipped",
     "error",
+    "delivered",
+    "queued",
+    "cancelled",
+    "reconnected",
     "stopped",
 ]
 

@@ -35,6 +35,7 @@ from gage.format.sanitize import (
     visible,
 )
 from gage.format.vocab import Kind, Place
+from gage.home import sendqueue
 from gage.home.authority import AuthorityFile
 from gage.home.authority import load as load_authority_file
 from gage.home.contacts import Contacts
@@ -113,7 +114,7 @@ def open_home(root: Path) -> Home:
 def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
     """The rows `gage list --json` prints: the core inbox read model's (gage.inbox.rows), each
     from the row index where nothing it was computed from changed."""
-    return [r.to_json() for r in listed_rows(home, states)]
+    return sendqueue.with_delivery(home, [r.to_json() for r in listed_rows(home, states)])
 
 
 def lean_row(row: dict[str, Any]) -> dict[str, Any]:

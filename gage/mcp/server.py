@@ -181,7 +181,8 @@ def _tools(srv: GageMCP) -> None:
         description=(
             "The bundles held in this home, as `gage list --json` gives them: id, state (pending is NOT accepted), "
             f"verdict, kind, subject (the sender's words), created (the sender's clock) and the sender as the verdict "
-            f"names it. At most `limit` rows (default {answers.DEFAULT_ROWS}, at most {answers.MAX_ROWS})." + SEE_RULES
+            f"names it; a bundle in the outbox also has `delivery`: queued, delivered or cancelled, to whom (read only: no tool sends). "
+            f"At most `limit` rows (default {answers.DEFAULT_ROWS}, at most {answers.MAX_ROWS})." + SEE_RULES
         ),
     )
     def list_bundles(

@@ -26,6 +26,11 @@ class Row(_Open):
     id: str = Field(description="the bundle's id: the SHA-256 of its manifest bytes, 64 hex digits")
     state: str = Field(description="pending, accepted, rejected or outbox; pending is NOT accepted")
     verdict: str = Field(description="what this home computes now: verified, unverified, invalid, ...")
+    delivery: dict[str, Any] | None = Field(
+        default=None,
+        description="outbox rows only: the state of its deliveries (queued, delivered, cancelled) and to whom; null if never delivered. "
+        "Read only: an agent cannot send",
+    )
 
 
 class Bundles(BaseModel):

@@ -28,7 +28,8 @@ from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
-from gage.tui import export, mailbox_fetch, pairing, safe
+from gage.tui import export, mailbox_fetch, pairing, safe, sending
+from gage.tui import outbox as tui_outbox
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
@@ -106,16 +107,30 @@ class GageApp(App[int]):
         if problems:
             self.push_screen(HomeProblemsScreen(problems))
             return
-        self.sub_title = safe.one_line(self.home.identity.name, limit=40)
+        self.show_queued()
         self.push_screen(self.inbox)
         if self._watch:
             self.watch_inbox()
             # The mailbox too, as `gage watch` does (issue 30): mail lands and shows with nothing else run.
             self._mail_stop = mailbox_fetch.start(self, self.home)
+            # And what waits in the outbox goes when its way is back, as with `gage watch`.
+            self._outbox_stop = tui_outbox.start(self, self.home)
+
+    def show_queued(self, waiting: int | None = None) -> None:
+        """The header: my name, how many deliveries wait for their way (counted now unless given), the relay."""
+        self._waiting = tui_outbox.queued(self.home) if waiting is None else waiting
+        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None))
+
+    def relay_state(self, up: bool) -> None:
+        """The mailbox's relay went away (False) or answers again (True): said in the header."""
+        self._relay_up = up
+        self.show_queued(getattr(self, "_waiting", None))
 
     def on_unmount(self) -> None:
         if getattr(self, "_mail_stop", None) is not None:
             self._mail_stop.set()
+        if getattr(self, "_outbox_stop", None) is not None:
+            self._outbox_stop.set()
 
     # --- live inbox ---------------------------------------------------------------------
 
@@ -219,6 +234,53 @@ class GageApp(App[int]):
         if isinstance(self.screen, ModalScreen):
             return
         self.push_screen(HelpScreen())
+
+    # --- sending (gage.tui.sending): make, deliver, reply ---------------------------------
+
+    def _mine_shown(self) -> str | None:
+        """The bundle I made that is open, or highlighted in the Outbox tab."""
+        screen = self.screen
+        if isinstance(screen, BundleScreen):
+            return screen.bundle_id if screen.verdict is not None and screen.verdict.state == "outbox" else None
+        if screen is self.inbox and self.inbox.state == "outbox":
+            return self.inbox.current_id()
+        return None
+
+    def action_new_bundle(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen):
+            return
+        fields = [("files", "Files (paths, separated by commas)", ""), ("subject", "Subject (optional)", ""),
+                  ("to", "To (a confirmed contact's name; empty: only make it, in your outbox)", "")]
+        self.push_screen(
+            sending.SendDialog("New bundle", "Signed by you, made in your outbox, then delivered where they are.", fields),
+            lambda got: sending.run(self, lambda: sending.new_bundle_work(self.home, got)) if got else None,
+        )
+
+    def action_deliver(self) -> None:
+        bundle_id = self._mine_shown()
+        if bundle_id is None:
+            self.notify("D delivers a bundle you made: open one from the Outbox (4), or make one with B", title="send", markup=False)
+            return
+        fields = [("to", "To (a confirmed contact's name)", "")]
+        intro = f"Deliver {bundle_id[:12]} to their mailbox, agent or drop folder; if the way is not there, it waits in the outbox."
+        self.push_screen(
+            sending.SendDialog("Deliver", intro, fields),
+            lambda got: sending.run(self, lambda: sending.deliver_work(self.home, bundle_id, got)) if got else None,
+        )
+
+    def action_reply(self) -> None:
+        screen = self.screen
+        v = screen.verdict if isinstance(screen, BundleScreen) else None
+        if v is None or v.state == "outbox" or v.verdict != "verified" or not v.sender.name:
+            self.notify("R replies to the open bundle of a confirmed contact (open one with Enter)", title="send", markup=False)
+            return
+        to, bundle_id = v.sender.name, screen.bundle_id  # type: ignore[union-attr]
+        fields = [("text", "Your reply (reply.txt)", ""), ("subject", "Subject (optional)", "")]
+        intro = safe.one_line(f"A reply to {bundle_id[:12]}, signed by you, delivered to {to} (their confirmed key).", limit=300)
+        self.push_screen(
+            sending.SendDialog("Reply", intro, fields),
+            lambda got: sending.run(self, lambda: sending.reply_work(self.home, bundle_id, to, got)) if got else None,
+        )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers the same commands as the keys (from gage.tui.bindings)."""

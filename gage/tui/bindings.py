@@ -32,6 +32,10 @@ GLOBAL: tuple[Key, ...] = (
     # Not in the footer (the inbox's is full at 80 columns); Contacts' "Me" line, help and the palette name it.
     Key("m", "app.me", "Me", "My own four word-pairs (to read to someone pairing with me) and my public key file to export.", show=False),
     Key("ctrl+p", "app.command_palette", "Commands", "Search every command by name.", show=False, palette=False),
+    # Sending (gage.tui.sending); not in the footer: help and the palette (deliver, send, bundle, reply) name them.
+    Key("B", "app.new_bundle", "Send: new bundle", "Make a bundle from files and send it: signed by you, delivered to a contact.", show=False, display="B"),
+    Key("D", "app.deliver", "Send: deliver bundle", "Deliver (send) a bundle you made to a contact; if the way is not there it waits in the outbox.", show=False, display="D"),
+    Key("R", "app.reply", "Send: reply", "Reply to the open bundle: a reply bundle to its confirmed sender, delivered to them.", show=False, display="R"),
 )
 
 INBOX: tuple[Key, ...] = (

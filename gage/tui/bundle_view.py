@@ -38,6 +38,7 @@ from gage.home.listing import Stored
 from gage.trust.frame import PREVIEW_LIMIT, Field, fields, payload_status
 from gage.trust.verdict import Verdict, compute
 from gage.tui import decide, export, files, safe, via
+from gage.tui import outbox as tui_outbox
 from gage.tui.applies import BUNDLE_ACTIONS, applies
 from gage.tui.bindings import bindings_for
 from gage.tui.frame_compact import (
@@ -65,6 +66,7 @@ class BundleScreen(Screen[None]):
         self.bundle_id = bundle_id
         self.verdict: Verdict | None = None
         self.preview: Preview | None = None  # the one file previewed now
+        self.delivery: str | None = None  # a bundle I made: what became of its deliveries, in one line
         self._status_timer: Timer | None = None
         self._drawing = asyncio.Lock()  # one redraw at a time (see _show); bound to the loop at first use
 
@@ -125,6 +127,7 @@ class BundleScreen(Screen[None]):
         try:
             stored = listing.find(home, self.bundle_id)  # type: ignore[arg-type]
             v = compute(home, stored) if stored is not None else None  # type: ignore[arg-type]
+            self.delivery = tui_outbox.delivery_line(home, self.bundle_id) if stored and stored.state == "outbox" else None  # type: ignore[arg-type]
             # The frame's fields too: a problem per file (10,000) is work that grows with the bundle.
             result = (v, fields(v)) if v is not None else None
         except (GageError, OSError) as exc:
@@ -171,6 +174,8 @@ class BundleScreen(Screen[None]):
         self._last = result
         self.set_class(self.compact(), "compact")
         await frame.mount_all(self.frame_widgets(v, frame_fields, compact=self.compact()))
+        if v.state == "outbox" and self.delivery:
+            await frame.mount(Static(safe.literal(self.delivery, limit=600), markup=False, classes="action-line", id="delivery-line"))
         await payload.mount_all(self.payload_widgets(v))
         if self.previewing():
             self.load_preview(0)

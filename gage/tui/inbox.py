@@ -232,6 +232,8 @@ class InboxScreen(InboxView, Screen[None]):
         table = self.query_one(InboxTable)
         for s in VIEWS:
             self.query_one(Tabs).query_one(f"#{s}", Tab).label = f"{TAB_LABEL[s]} ({message.counts.get(s, 0)})"
+        if "queued" in message.counts and hasattr(self.app, "show_queued"):
+            self.app.show_queued(message.counts["queued"])
         keep = self.current_id()
         old_order = list(self.shown_ids())
         old_index = table.cursor_row

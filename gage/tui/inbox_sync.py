@@ -43,6 +43,7 @@ from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored
 from gage.inbox.rows import InboxReader
 from gage.trust.verdict import Verdict
+from gage.tui import outbox as tui_outbox
 from gage.tui import safe
 from gage.tui.livefacts import LiveFacts
 from gage.tui.messages import RowsArrived, SyncDone, VerdictsReady
@@ -127,6 +128,7 @@ def _sync(
     _recover_staged(home)
     listed = {s: listing.list_bundles(home, (s,)) for s in ALL_STATES}
     counts = {s: len(v) for s, v in listed.items()}
+    counts["queued"] = tui_outbox.queued(home)  # the deliveries waiting for their way, for the header
     present = {st.id: st for st in listed[req.state]}
     update = live.update(home)
     facts = update.facts

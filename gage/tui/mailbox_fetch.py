@@ -33,15 +33,18 @@ def start(app: Any, home: Home) -> threading.Event | None:
     stop = threading.Event()
 
     def on_event(event: Any) -> None:
-        if event.kind not in ("imported", "error"):
+        if event.kind not in ("imported", "error", "reconnected"):
             return
         text = safe.one_line(("Mail arrived: " if event.kind == "imported" else "") + str(event.message), limit=300)
-        severity = "information" if event.kind == "imported" else "warning"
+        severity = "warning" if event.kind == "error" else "information"
         if not app.is_running:
             stop.set()  # the interface has closed
             return
         try:
             app.call_from_thread(app.notify, text, title="mailbox", severity=severity)
+            if event.kind in ("error", "reconnected") and hasattr(app, "relay_state"):
+                # The header says it beside the inbox's name, both times: gone, and back.
+                app.call_from_thread(app.relay_state, event.kind == "reconnected")
         except RuntimeError:
             stop.set()  # it closed meanwhile
 

@@ -46,6 +46,7 @@ class A2ATransportError(GageError):
 
     stage = "a2a-transport"
     exit_code = Exit.A2A_TRANSPORT
+    retryable = True
 
 
 class A2AUnconfirmedError(GageError):

@@ -22,6 +22,7 @@ from gage.carriers.relay.errors import (
     PERMISSIONS,
     REFUSED_MSG,
     RelayError,
+    RelayUnreachable,
     refusal_text,
     refused_login,
 )
@@ -74,7 +75,7 @@ async def connected(url: str, creds: Creds = None) -> AsyncIterator[Client]:
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         if AUTHORIZATION in str(exc).lower():  # reached, and it said no to who we are
             raise RelayError(refused_login(url, as_credentials(creds))) from None
-        raise RelayError(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
+        raise RelayUnreachable(f"cannot reach the relay at {url}: {exc or type(exc).__name__}") from None
     try:
         await _api_prefix(nc)
         yield nc

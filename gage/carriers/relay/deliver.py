@@ -19,6 +19,7 @@ from typing import Any
 from gage.carriers import recipient as recipient_mod
 from gage.carriers.relay import config, mailbox, seal
 from gage.carriers.relay.creds import Creds
+from gage.carriers.testhook import kill_at
 from gage.format import relayurl
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
 from gage.format.keys import short_fingerprint
@@ -37,6 +38,7 @@ class Delivered:
     relay: str
     bytes: int
     via: str
+    duplicate: bool = False  # the relay already had this message id: an earlier try got there
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class Delivered:
             "relay": self.relay,
             "bytes": self.bytes,
             "via": self.via,
+            "duplicate": self.duplicate,
             "fetched": False,
         }
 
@@ -104,7 +107,10 @@ def to_public(url: str) -> str:
     return visible(relayurl.public(url), oneline=True)
 
 
-def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds) -> Delivered:
+def deliver(
+    home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | None, unconfirmed: bool, creds: Creds, msg_id: str | None = None,
+    sent_before: bool = False,
+) -> Delivered:
     key, confirmed, where = recipient(home, to, unconfirmed=unconfirmed)
     url, present = connection(home, where.relay, relay=relay, creds=creds)
     if not url:
@@ -120,9 +126,11 @@ def deliver(home: Home, bundle: Path, bundle_id: str, to: str, *, relay: str | N
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as f:
             seal.seal_bundle(bundle, sealing_key, f)
-        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=present))
+            kill_at("sealing")
+        ack = mailbox.run(mailbox.publish(url, where.mailbox, tmp, creds=present, msg_id=msg_id, sent_before=sent_before))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Delivered(
-        id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=relayurl.public(url), bytes=ack["bytes"], via=ack["via"]
+        id=bundle_id, to=to, key=key, confirmed=confirmed, mailbox=where.mailbox, relay=relayurl.public(url), bytes=ack["bytes"], via=ack["via"],
+        duplicate=bool(ack.get("duplicate")),
     )

@@ -19,6 +19,13 @@ class RelayError(GageError):
     exit_code = Exit.RELAY
 
 
+class RelayUnreachable(RelayError):
+    """No node of the relay answered, or a publish failed on the way: worth trying again later,
+    under the same message id (the relay's deduplication window makes a second arrival one)."""
+
+    retryable = True
+
+
 PERMISSIONS = "permissions violation"
 AUTHORIZATION = "authorization violation"
 REFUSED_MSG = "gage: the relay refused a permission"

@@ -4,7 +4,8 @@ Every envelope lands through the same path as `gage mailbox fetch` (gage.carrier
 acknowledged only after the import), and is reported as a watch event. With `--unattended`,
 an arrival goes to the same single unattended gate a drop-folder arrival does
 (`gate.accept_unattended`, budgeted per thread): a relay's delivery is never consent.
-A relay that goes away is reported once and tried again, with a growing pause.
+A relay that goes away is reported once and tried again, with a growing pause; when it answers
+again that is reported too (`reconnected`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,20 @@ from gage.inbox import gate
 from gage.trust import verdict as verdict_mod
 
 LOCAL_PAUSE_MAX = 300.0
+
+
+def _reachable(url: str, creds: Creds) -> bool:
+    """Whether the relay answers a connection now (a fetch that waits for envelopes says nothing while it does)."""
+
+    async def probe() -> None:
+        async with mailbox.connected(url, creds):
+            pass
+
+    try:
+        mailbox.run(probe())
+    except GageError:
+        return False
+    return True
 
 
 def _events_of(home: Home, o: landing.Opened, budget: int | None) -> list[WatchEvent]:
@@ -71,6 +86,9 @@ def follow(
             on_event(e)
 
     while not stop.is_set():
+        if complained and _reachable(url, creds):  # said when it went away: said when it is back
+            on_event(WatchEvent("reconnected", f"mailbox: the relay at {url} is reachable again; watching mailbox {address}"))
+            complained = False
         try:
             mailbox.run(
                 mailbox.fetch(

@@ -35,7 +35,9 @@ from gage.carriers.relay.connection import CONNECT_TIMEOUT, SHARED_API_PREFIX, c
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
     RelayError,
+    RelayUnreachable,
 )
+from gage.carriers.testhook import kill_at
 from gage.home import settings
 from gage.home.layout import Home
 
@@ -165,14 +167,19 @@ PUBLISH_PATIENCE = 10.0
 CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down (issue 30)
 
 
-async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0) -> dict[str, Any]:
+async def publish(
+    url: str, address: str, envelope: Path, *, creds: Creds = None, timeout: float = 30.0, msg_id: str | None = None,
+    sent_before: bool = False,
+) -> dict[str, Any]:
     """Put one sealed envelope (a file) into the mailbox at `address`. Returns what the relay acknowledged.
 
     A failure on the way (a cluster node lost, an acknowledgement that never came) is tried
     again, on any node, under the same message id: the relay's duplicate window stores it
-    once however many times it arrived. Refusals (no mailbox, full) are not retried.
+    once however many times it arrived. Refusals (no mailbox, full) are not retried. A queued
+    delivery gives its own `msg_id`, the same at every try, so a try after a crash is one too, and
+    `sent_before` when an earlier try of it (another process's) may have published it: a duplicate is then its own.
     """
-    sending = _Sending(msg_id=secrets.token_hex(16), name=objects.new_name())
+    sending = _Sending(msg_id=msg_id or secrets.token_hex(16), name=objects.new_name(), sent=sent_before)
     deadline = time.monotonic() + PUBLISH_PATIENCE
     attempt = 0
     unreachable: float | None = None  # since when no node could be reached
@@ -182,14 +189,14 @@ async def publish(url: str, address: str, envelope: Path, *, creds: Creds = None
         except _Unreachable as exc:
             unreachable = unreachable or time.monotonic()
             if time.monotonic() - unreachable > CONNECT_PATIENCE:
-                raise RelayError(f"{exc}; nothing was delivered") from None
+                raise RelayUnreachable(f"{exc}; nothing was delivered") from None
             await asyncio.sleep(0.1)
         except _Transient as exc:
             unreachable = None
             attempt += 1
             pause = min(2.0, 0.5 * attempt)
             if time.monotonic() + pause > deadline:
-                raise RelayError(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
+                raise RelayUnreachable(f"the relay failed during the delivery: {exc}; it may not have arrived") from None
             await asyncio.sleep(pause)
 
 
@@ -218,9 +225,10 @@ async def _publish_once(url: str, address: str, envelope: Path, sending: _Sendin
     conn = connected(url, creds)
     try:
         nc = await conn.__aenter__()
-    except RelayError as exc:
+    except RelayUnreachable as exc:  # not a refusal (a login refused is raised as it is: no try fixes it)
         raise _Unreachable(str(exc)) from None
     try:
+        kill_at("publishing")
         ack = await _put(nc, address, envelope, size, sending, timeout)
     except BaseException as exc:
         # Through the connection's exit, which turns a permissions violation into the refusal it is.

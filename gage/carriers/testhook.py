@@ -1,0 +1,17 @@
+"""A test hook, read here only: `GAGE_TEST_KILL_AT=STEP` makes the process kill itself (SIGKILL) when
+a delivery reaches STEP, so tests can show that a kill at any step of a send leaves the delivery
+queued or done (spec/relay.md, "The outbox"). Unset in normal use, and then it costs one lookup."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "GAGE_TEST_KILL_AT"
+# The steps, in the order a delivery passes them.
+STEPS = ("queued", "sealing", "publishing", "acknowledged", "journaled")
+
+
+def kill_at(step: str) -> None:
+    if os.environ.get(ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
