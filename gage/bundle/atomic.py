@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from gage.bundle import critical
 from gage.format.errors import GageIOError
 
 
@@ -106,6 +107,7 @@ def rename_noreplace(src: Path, dst: Path, *, durable: bool = True) -> bool:
     """
     if dst.exists() or dst.is_symlink():
         return False
+    critical.point("rename")
     try:
         os.rename(src, dst)
     except OSError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gage.format import strictjson
+from gage.format import sha256, strictjson
 from gage.format.errors import MalformedError
 from gage.home.journal.lines import EVENTS, GENESIS, LINE_LIMIT, line_hash, seq_of
 
@@ -61,7 +61,7 @@ def verify(journal: Journal) -> JournalReport:
                 f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here"
                 f" (kept in {obj.get('torn_file', 'the entry')})"
             )
-            problem = journal._check_torn_file(obj)
+            problem = _check_torn_file(journal, obj)
             if problem:
                 problems.append(f"line {n}: {problem}")
         prev = line_hash(line)
@@ -105,3 +105,14 @@ def verify(journal: Journal) -> JournalReport:
     return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
 
 
+def _check_torn_file(journal: Journal, entry: dict[str, Any]) -> str | None:
+    digest = entry.get("torn_sha256")
+    if digest is None:
+        return None  # an entry from before torn lines were also kept in files
+    try:
+        data = (journal.torn_dir / f"{digest}.bin").read_bytes()
+    except OSError:
+        return f"the torn line it records ({journal.torn_dir.name}/{digest}.bin) is missing"
+    if sha256.hexdigest(data) != digest:
+        return f"the torn line it records ({journal.torn_dir.name}/{digest}.bin) has changed"
+    return None
