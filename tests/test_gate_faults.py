@@ -8,10 +8,13 @@ back to pending under a journal that says otherwise.
 from __future__ import annotations
 
 import errno
+import os
+from collections.abc import Callable
 
 import pytest
 from test_gate import World, staging_left, world_fixture  # noqa: F401  (the `world` fixture)
 
+from gage.bundle import critical
 from gage.format.errors import GageIOError
 from gage.home.journal.log import Journal
 from gage.home.journal.verify import verify as verify_journal
@@ -90,3 +93,167 @@ def test_a_journal_write_that_fails_leaves_the_batch_pending_and_says_so(world: 
     again = gate.decide_many(world.me, ids, "accept")  # the next command finishes them
     assert all(d.error is None for d in again)
     assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "accepted")
+
+
+# --- every step of a batch, each fault in turn -------------------------------------------------
+
+FAULTS: dict[str, Callable[[], BaseException]] = {
+    "ENOSPC": lambda: OSError(errno.ENOSPC, "No space left on device"),
+    "EIO": lambda: OSError(errno.EIO, "Input/output error"),
+    "EROFS": lambda: OSError(errno.EROFS, "Read-only file system"),  # a read-only folder, as seen by root too
+    "SIGINT": KeyboardInterrupt,
+}
+BATCH = 3
+
+
+class _Pool:
+    """Pending bundles for one test, made as they run out (a decided one is used up)."""
+
+    def __init__(self, world: World) -> None:
+        self.world, self.made = world, 0
+
+    def take(self, n: int) -> list[str]:
+        mine = [b for b in os.listdir(self.world.me.state_dir("pending")) if b not in gate.decisions(self.world.me)][:n]
+        while len(mine) < n:
+            self.made += 1
+            mine.append(self.world.pending_from(self.world.bob, f"pool {self.made}"))
+        return sorted(mine)
+
+
+def _run(world: World, ids: list[str], action: str, at: int | None, fault: str) -> tuple[list[str], list[gate.Decided] | None, list[gate.Decided]]:
+    """decide_many with `fault` raised at the `at`-th step; (steps reached, the result or None, what was reported)."""
+    steps: list[str] = []
+
+    def hook(name: str) -> None:
+        steps.append(name)
+        if len(steps) == at:
+            raise FAULTS[fault]()
+
+    heard: list[gate.Decided] = []
+    critical.hook = hook
+    try:
+        out: list[gate.Decided] | None = gate.decide_many(
+            world.me, ids, action, why="no" if action == "reject" else None, progress=lambda _n, _t, d: heard.append(d)  # type: ignore[arg-type]
+        )
+    except KeyboardInterrupt:
+        out = None
+    finally:
+        critical.hook = None
+    return steps, out, heard
+
+
+@pytest.mark.parametrize("batches", ["one", "each"])
+@pytest.mark.parametrize("action", ["accept", "reject"])
+def test_a_fault_at_every_step_of_a_batch_leaves_each_bundle_decided_and_journaled_or_pending(
+    world: World, monkeypatch: pytest.MonkeyPatch, action: str, batches: str
+) -> None:
+    # The whole decision as one batch, or one batch per bundle (a fault in the second batch).
+    monkeypatch.setattr(gate, "BATCH_SECONDS", 3600.0 if batches == "one" else 0.0)
+    pool = _Pool(world)
+    steps, out, _heard = _run(world, pool.take(BATCH), action, None, "EIO")  # no fault: the steps a batch takes
+    assert out is not None and all(d.error is None for d in out)
+    for step in ("rename", "fsync-dir", "journal-write", "journal-fsync", "journal-head", "journal-index"):
+        assert step in steps, (step, steps)
+    assert ("journal-head-before" in steps) == (batches == "one")  # a batch of lines is announced first
+    place = "accepted" if action == "accept" else "rejected"
+    seen: set[tuple[str, str]] = set()
+    for at in range(1, len(steps) + 1):
+        for fault in FAULTS:
+            ids = pool.take(BATCH)
+            reached, out, heard = _run(world, ids, action, at, fault)
+            case = f"{fault} at step {at} ({reached[at - 1] if at <= len(reached) else '-'})"
+            places = _decisions_match_folders(world, ids)  # at once, before any reconcile
+            done = {b for b, p in places.items() if p == place}
+            seen.add((fault, "all" if len(done) == BATCH else "none" if not done else "some"))
+            # Told the truth: every bundle reported decided is, every other one is in pending.
+            told = {d.id for d in heard if d.error is None}
+            assert told == done, case
+            if out is None:
+                assert fault == "SIGINT", case
+            else:
+                for d in out:
+                    assert (d.error is None) == (d.id in done), (case, d.id[:12], d.error)
+                    if d.error is not None:
+                        assert isinstance(d.error, gate.NotDecidedError | GageIOError), (case, d.error)
+            report = verify_journal(world.me.journal)
+            assert report.ok, (case, report.problems)
+            gate.reconcile(world.me)  # the next command: nothing moves, nothing is lost
+            assert _decisions_match_folders(world, ids) == places, case
+            assert verify_journal(world.me.journal).ok, case
+    # The walk reached both sides: faults that left the batch undone, and faults after its lines.
+    assert ("ENOSPC", "none") in seen and ("ENOSPC", "all") in seen and ("SIGINT", "all") in seen, seen
+    if batches == "each":
+        assert ("ENOSPC", "some") in seen and ("SIGINT", "some") in seen, seen
+    again = gate.decide_many(world.me, pool.take(BATCH), action, why="no" if action == "reject" else None)  # type: ignore[arg-type]
+    assert all(d.error is None for d in again)  # the next decision goes through
+
+
+# --- what `gage accept ID...` says -------------------------------------------------------------
+
+
+def _at(step: str, fault: Callable[[], BaseException]) -> Callable[[str], None]:
+    def hook(name: str) -> None:
+        if name == step:
+            raise fault()
+
+    return hook
+
+
+def test_gage_accept_many_says_which_bundles_were_decided_and_exits_7_only_for_those_not_done(world: World, gage) -> None:
+    ids = sorted(world.pending_from(world.bob, f"cli {i}") for i in range(3))
+    critical.hook = _at("journal-head", FAULTS["ENOSPC"])  # after the lines: decided, exit 0
+    try:
+        r = gage(world.me, "accept", *ids[:2])
+    finally:
+        critical.hook = None
+    assert r.code == 0, r.err
+    assert all(f"accepted {b}" in r.out for b in ids[:2])
+    critical.hook = _at("journal-write", FAULTS["ENOSPC"])  # before them: not decided, exit 7, each named
+    try:
+        r = gage(world.me, "accept", ids[2], *ids[:2])
+    finally:
+        critical.hook = None
+    assert r.code == 7, (r.out, r.err)
+    assert f"bundle {ids[2][:12]} was not accepted" in r.err and "it is in pending: decide it again" in r.err
+    assert "already accepted" in r.err  # the two decided before say so, not "not accepted"
+    assert "1 of 3 bundles not accepted" in r.err
+    assert world.where(ids[2]) == ["pending"]
+    r = gage(world.me, "accept", ids[2])  # the next command finishes it
+    assert r.code == 0 and world.where(ids[2]) == ["accepted"]
+
+
+def test_ctrl_c_during_a_bulk_accept_names_what_was_not_accepted(world: World, gage) -> None:
+    ids = sorted(world.pending_from(world.bob, f"cli {i}") for i in range(3))
+    critical.hook = _at("journal-fsync", FAULTS["SIGINT"])  # while the lines are being made durable
+    try:
+        r = gage(world.me, "accept", *ids)
+    finally:
+        critical.hook = None
+    assert r.code == 130, r.err
+    assert all(f"gage: not accepted: {b}" in r.err for b in ids)
+    assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "pending")
+
+
+def test_the_interfaces_bulk_decision_reports_what_a_failed_batch_did_not_decide(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gage.tui import bulk
+
+    monkeypatch.setattr(gate, "BATCH_SECONDS", 0.0)  # one batch per bundle: the second one fails
+    ids = sorted(world.pending_from(world.bob, f"tui {i}") for i in range(3))
+    writes = []
+
+    def hook(name: str) -> None:
+        if name == "journal-write":
+            writes.append(name)
+            if len(writes) == 2:
+                raise FAULTS["ENOSPC"]()
+
+    steps: list[int] = []
+    critical.hook = hook
+    try:
+        moved, failures = bulk.accept_each(world.me, [(b, False) for b in ids], steps.append)
+    finally:
+        critical.hook = None
+    places = _decisions_match_folders(world, ids)
+    assert [b for b, _u in moved] == [b for b in ids if places[b] == "accepted"] == ids[:1]
+    assert len(failures) == 2 and all("was not accepted" in f for f in failures)
+    assert steps == [1, 2, 3]

@@ -107,8 +107,8 @@ def rename_noreplace(src: Path, dst: Path, *, durable: bool = True) -> bool:
     """
     if dst.exists() or dst.is_symlink():
         return False
-    critical.point("rename")
     try:
+        critical.point("rename")
         os.rename(src, dst)
     except OSError as exc:
         if dst.exists():

@@ -82,9 +82,22 @@ def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: A
         rows[d.id] = {"id": d.id, "error": {**exc.to_json(), "exit_code": int(exc.exit_code)}}
         worst = worst or int(exc.exit_code)
 
-    decided = gate.decide_many(
-        home, ids, action, unverified=getattr(args, "unverified", False), why=getattr(args, "why", None), progress=said
-    )
+    try:
+        decided = gate.decide_many(
+            home, ids, action, unverified=getattr(args, "unverified", False), why=getattr(args, "why", None), progress=said
+        )
+    except KeyboardInterrupt:
+        # Stopped between batches: what was said above is decided and journaled; the rest is in pending.
+        left = [i for i in ids if i not in rows or rows[i].get("error", {}).get("stage") == "io"]
+        err(f"gage: interrupted: {len(left)} of {len(ids)} bundles not {action}ed (they are in pending)")
+        for i in left:
+            err(f"gage: not {action}ed: {i}")
+        raise
+    not_done = [d for d in decided if isinstance(d.error, gate.NotDecidedError)]
+    if not_done:
+        # Exit 7 says "not done, do it again", whatever else was refused on the way.
+        err(f"gage: {len(not_done)} of {len(ids)} bundles not {action}ed (named above): run the command again for them")
+        worst = int(not_done[0].error.exit_code) if not_done[0].error else worst
     if getattr(args, "json", False):
         emit_json([rows[d.id] for d in decided])
     return worst
