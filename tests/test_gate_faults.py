@@ -67,11 +67,11 @@ def test_a_fault_while_the_head_is_rewritten_after_the_lines_leaves_the_batch_de
         assert all(d.error is None and d.result is not None for d in out)
     # Reported as decided, even when a Ctrl-C came through: the person is told what was done.
     assert [d.id for d in heard] == ids and all(d.error is None and d.result is not None for d in heard)
-    report = verify_journal(world.me.journal)
+    report = verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent)
     assert report.ok, report.problems
     gate.reconcile(world.me)
     assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, place)
-    assert verify_journal(world.me.journal).ok
+    assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok
 
 
 def test_a_journal_write_that_fails_leaves_the_batch_pending_and_says_so(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,7 +89,7 @@ def test_a_journal_write_that_fails_leaves_the_batch_pending_and_says_so(world: 
     assert all(isinstance(d.error, GageIOError) and d.result is None for d in out)
     assert all("not accepted" in str(d.error) for d in out)
     assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "pending")
-    assert verify_journal(world.me.journal).ok
+    assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok
     again = gate.decide_many(world.me, ids, "accept")  # the next command finishes them
     assert all(d.error is None for d in again)
     assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "accepted")
@@ -175,11 +175,11 @@ def test_a_fault_at_every_step_of_a_batch_leaves_each_bundle_decided_and_journal
                     assert (d.error is None) == (d.id in done), (case, d.id[:12], d.error)
                     if d.error is not None:
                         assert isinstance(d.error, gate.NotDecidedError | GageIOError), (case, d.error)
-            report = verify_journal(world.me.journal)
+            report = verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent)
             assert report.ok, (case, report.problems)
             gate.reconcile(world.me)  # the next command: nothing moves, nothing is lost
             assert _decisions_match_folders(world, ids) == places, case
-            assert verify_journal(world.me.journal).ok, case
+            assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok, case
     # The walk reached both sides: faults that left the batch undone, and faults after its lines.
     assert ("ENOSPC", "none") in seen and ("ENOSPC", "all") in seen and ("SIGINT", "all") in seen, seen
     if batches == "each":
@@ -257,3 +257,30 @@ def test_the_interfaces_bulk_decision_reports_what_a_failed_batch_did_not_decide
     assert [b for b, _u in moved] == [b for b in ids if places[b] == "accepted"] == ids[:1]
     assert len(failures) == 2 and all("was not accepted" in f for f in failures)
     assert steps == [1, 2, 3]
+
+
+# --- journal verify sees a decision the folders do not show ------------------------------------
+
+
+def test_journal_verify_catches_a_decision_the_folders_do_not_show(world: World, gage) -> None:
+    a, b, c = (world.pending_from(world.bob, f"v {i}") for i in range(3))
+    gate.accept(world.me, a)
+    gate.reject(world.me, b)
+    inbox = world.me.state_dir("pending").parent
+    assert verify_journal(world.me.journal, inbox=inbox).ok
+    # What the bug left: journaled accepted, sitting in pending (and a rejected one in accepted).
+    os.rename(world.me.state_dir("accepted") / a, world.me.state_dir("pending") / a)
+    os.rename(world.me.state_dir("rejected") / b, world.me.state_dir("accepted") / b)
+    os.rename(world.me.state_dir("pending") / c, world.me.state_dir("rejected") / c)  # no decision at all
+    report = verify_journal(world.me.journal, inbox=inbox)
+    assert not report.ok
+    assert any(a in p and "the journal says accepted, but the bundle is in pending" in p for p in report.problems)
+    assert any(b in p and "the journal says rejected, but the bundle is in accepted" in p for p in report.problems)
+    assert any(c in p and "records no decision, but the bundle is in rejected" in p for p in report.problems)
+    assert verify_journal(world.me.journal).ok  # the chain alone is whole: only the folders tell
+    # The command: opening the home reconciles what it can (b back to rejected, c recorded as
+    # rejected), but a decision is final, so `a` in pending under "accepted" is still reported.
+    r = gage(world.me, "journal", "verify")
+    assert r.code == 1, r.out
+    assert f"bundle {a}: the journal says accepted, but the bundle is in pending" in r.err
+    assert b not in r.err and c not in r.err
