@@ -284,3 +284,35 @@ def test_journal_verify_catches_a_decision_the_folders_do_not_show(world: World,
     assert r.code == 1, r.out
     assert f"bundle {a}: the journal says accepted, but the bundle is in pending" in r.err
     assert b not in r.err and c not in r.err
+
+
+# --- the single decisions keep the same rule ----------------------------------------------------
+
+
+@pytest.mark.parametrize("action", ["accept", "reject"])
+@pytest.mark.parametrize(("step", "fault"), [("journal-write", "ENOSPC"), ("journal-fsync", "EIO"), ("journal-fsync", "SIGINT"),
+                                             ("journal-head", "ENOSPC"), ("journal-head", "SIGINT"), ("journal-index", "SIGINT")])
+def test_a_single_decision_is_journaled_and_kept_or_back_in_pending_and_says_so(world: World, action: str, step: str, fault: str) -> None:
+    bid = world.pending_from(world.bob, "one")
+    decide = (lambda: gate.accept(world.me, bid)) if action == "accept" else (lambda: gate.reject(world.me, bid, why="no"))
+    critical.hook = _at(step, FAULTS[fault])
+    try:
+        decide()
+        raised: BaseException | None = None
+    except BaseException as exc:  # noqa: BLE001  (what the fault turned into is the point)
+        raised = exc
+    finally:
+        critical.hook = None
+    place = _decisions_match_folders(world, [bid])[bid]
+    if step in ("journal-write", "journal-fsync"):  # before the line was durable: not decided, and said so
+        assert place == "pending"
+        if fault == "SIGINT":
+            assert isinstance(raised, KeyboardInterrupt)
+        else:
+            assert isinstance(raised, gate.NotDecidedError) and "it is in pending" in str(raised), raised
+    else:  # the line is durable: decided, whatever came after
+        assert place == ("accepted" if action == "accept" else "rejected")
+        assert raised is None or isinstance(raised, KeyboardInterrupt)
+    assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok
+    gate.reconcile(world.me)
+    assert _decisions_match_folders(world, [bid])[bid] == place

@@ -164,7 +164,7 @@ def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: 
     """The one rename into accepted, then the journal line. Caller holds the lock."""
     fields = _land_rename(home, staged, v, how, thread, durable=True)
     _slow()
-    home.journal.append("accepted", **fields)
+    gate_batch.journal_one(home, "accept", fields)  # not journaled: back in pending, and it says so
     return _landed(home, staged, v, how)
 
 
@@ -239,7 +239,7 @@ def reject(home: Home, ref: str, *, why: str | None = None) -> RejectResult:
         reconcile(home)
         stored, fields = _reject_rename(home, ref, why, durable=True)
         _slow()
-        home.journal.append("rejected", **fields)
+        gate_batch.journal_one(home, "reject", fields)
     return RejectResult(id=stored.id, previous_state="pending")
 
 

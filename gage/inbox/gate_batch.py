@@ -93,7 +93,22 @@ def fsync_dir(path: Path) -> None:
         raise GageIOError(f"cannot make the moves durable: {exc.strerror}", path=str(path)) from exc
 
 
-def commit(home: Home, action: str, fields: list[dict[str, Any]], slow: Callable[[], None] | None = None) -> Settled:
+def journal_one(home: Home, action: str, fields: dict[str, Any]) -> None:
+    """Journal one decision whose rename is already durable (`gate.accept`, `reject`, the
+    unattended accept), by the same rule as a batch: recorded, it stands whatever fails after;
+    not recorded, the bundle goes back to pending and NotDecidedError says so."""
+    settled = commit(home, action, [fields], synced=True)
+    error = settled.error
+    if error is None or (fields["bundle"] in settled.done and isinstance(error, Exception)):
+        return
+    if isinstance(error, Exception):
+        raise settled.not_done[fields["bundle"]] from error
+    raise error
+
+
+def commit(
+    home: Home, action: str, fields: list[dict[str, Any]], slow: Callable[[], None] | None = None, *, synced: bool = False
+) -> Settled:
     """Fsync the folders a batch's renames touched, then journal the batch in one write.
 
     On any failure (ENOSPC, EIO, a KeyboardInterrupt that could not be held off) the bundles
@@ -103,7 +118,7 @@ def commit(home: Home, action: str, fields: list[dict[str, Any]], slow: Callable
     place = place_of(action)
     ids = [f["bundle"] for f in fields]
     settled = Settled()
-    folders = [home.state_dir(place), home.state_dir("pending")] + ([staging_dir(home)] if action == "accept" else [])
+    folders = [] if synced else [home.state_dir(place), home.state_dir("pending")] + ([staging_dir(home)] if action == "accept" else [])
     mark: int | None = None
     appending = False
     with critical.deferred():
