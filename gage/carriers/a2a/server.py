@@ -86,9 +86,17 @@ __all__ = [
 DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped; None: one request cap
 # Landing waits for the home lock at most this long (another gage process may hold it), on an
 # executor of its own: a held lock turns deliveries away ("refused", stage io) instead of
-# piling requests, with everything they hold, onto the shared thread pool (issue 19).
-LOCK_SECONDS = 30.0
+# piling requests, with everything they hold, onto the shared thread pool (issue 19). Counted
+# from when the delivery reaches the executor (a wait for a landing thread counts too), and
+# well inside a sender's reply deadline (client.REPLY_SECONDS, 30 s), so the refusal reaches it.
+LOCK_SECONDS = 20.0
 LANDING_THREADS = 2
+
+
+def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> list[Landed]:
+    """Land, waiting for the home lock only until `deadline`: the time spent queued for a
+    landing thread is taken from the wait, so the whole of it stays within LOCK_SECONDS."""
+    return artifact.land(home, carried, transport=transport, lock_timeout=max(0.0, deadline - time.monotonic()))
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -147,7 +155,7 @@ class _Receiver(AgentExecutor):
         transport = {"carrier": "a2a", "protocol": intake.protocol, "peer": intake.peer}
         try:
             loop = asyncio.get_running_loop()
-            land = functools.partial(artifact.land, self.home, intake.carried, transport=transport, lock_timeout=LOCK_SECONDS)
+            land = functools.partial(_land_by, time.monotonic() + LOCK_SECONDS, self.home, intake.carried, transport)
             landed = await loop.run_in_executor(self.pool, land)
         except GageError as exc:
             self.events.refused(intake.peer, str(exc))
