@@ -316,3 +316,24 @@ def test_a_single_decision_is_journaled_and_kept_or_back_in_pending_and_says_so(
     assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok
     gate.reconcile(world.me)
     assert _decisions_match_folders(world, [bid])[bid] == place
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder; EROFS is injected at every step above")
+def test_a_home_folder_made_read_only_at_the_journal_step_leaves_the_batch_pending(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gate, "BATCH_SECONDS", 3600.0)
+    ids = sorted(world.pending_from(world.bob, f"ro {i}") for i in range(3))
+    root = world.me.root
+
+    def hook(name: str) -> None:
+        if name == "journal-head-before":
+            root.chmod(0o500)  # the head's new file cannot be made: nothing of the batch is written
+
+    critical.hook = hook
+    try:
+        out = gate.decide_many(world.me, ids, "accept")
+    finally:
+        critical.hook = None
+        root.chmod(0o700)
+    assert all(isinstance(d.error, gate.NotDecidedError) for d in out)
+    assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "pending")
+    assert verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent).ok
