@@ -57,3 +57,35 @@ def test_deliveries_to_a_busy_home_are_refused_within_the_senders_deadline(homes
         assert answer.exit_code == Exit.A2A_REFUSED and "lock" in str(answer)
         assert listing.find(bob, bid) is None
     assert client.send(alice, outs[0][1], srv.url).delivered  # once the home is free
+
+
+def test_a_delivery_holds_the_home_lock_from_its_landing_to_its_key_statements(homes, serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once serve has the home lock it never waits for it again: remembering the signer (and a key
+    statement) after the import ran outside the lock, with no timeout, so another process taking
+    the lock in between held the reply back until the sender had given up on a bundle that had
+    landed."""
+    import fcntl
+    import os
+
+    from gage.trust import ceremony
+
+    alice, bob = homes
+    srv, _ = serving(bob)
+    real, held = ceremony.remember_signer, []
+
+    def remember(home, result):  # type: ignore[no-untyped-def]
+        fd = os.open(home.root / "lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)  # free: another process could have taken it here
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        return real(home, result)
+
+    monkeypatch.setattr(ceremony, "remember_signer", remember)
+    bid, out = bundle(alice, tmp_path)
+    assert client.send(alice, out, srv.url).delivered
+    assert held == [True] and listing.find(bob, bid) is not None

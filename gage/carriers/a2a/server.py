@@ -93,10 +93,14 @@ LOCK_SECONDS = 20.0
 LANDING_THREADS = 2
 
 
-def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> list[Landed]:
-    """Land, waiting for the home lock only until `deadline`: the time spent queued for a
-    landing thread is taken from the wait, so the whole of it stays within LOCK_SECONDS."""
-    return artifact.land(home, carried, transport=transport, lock_timeout=max(0.0, deadline - time.monotonic()))
+def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> tuple[list[Landed], list[Any]]:
+    """Land, and apply the key statements the new bundles carry, under one hold of the home lock
+    waited for only until `deadline`: the time queued for a landing thread is taken from the
+    wait, and nothing after it waits again (remembering the signer, applying a statement), so
+    a busy home is a refusal within LOCK_SECONDS, never a reply after the sender gave up."""
+    with home.lock(timeout=max(0.0, deadline - time.monotonic())):
+        landed = artifact.land(home, carried, transport=transport, lock_timeout=0.0)
+        return landed, retirement.apply_arrivals(home, [one.id for one in landed if one.new])
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -156,15 +160,12 @@ class _Receiver(AgentExecutor):
         try:
             loop = asyncio.get_running_loop()
             land = functools.partial(_land_by, time.monotonic() + LOCK_SECONDS, self.home, intake.carried, transport)
-            landed = await loop.run_in_executor(self.pool, land)
+            landed, statements = await loop.run_in_executor(self.pool, land)
         except GageError as exc:
             self.events.refused(intake.peer, str(exc))
             meta = {"status": "refused", "stage": exc.stage, "error": str(exc)}
             await event_queue.enqueue_event(_reply(context, f"refused: {exc}", meta))
             return
-        statements = await asyncio.get_running_loop().run_in_executor(
-            self.pool, retirement.apply_arrivals, self.home, [one.id for one in landed if one.new]
-        )
         lines, metas = [], []
         for c, one in zip(intake.carried, landed, strict=True):
             self.events.landed(intake.peer, c, one)
