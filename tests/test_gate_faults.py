@@ -208,6 +208,7 @@ def test_gage_accept_many_says_which_bundles_were_decided_and_exits_7_only_for_t
         critical.hook = None
     assert r.code == 0, r.err
     assert all(f"accepted {b}" in r.out for b in ids[:2])
+    assert "gage: note:" in r.err and "the journal's lines are written" in r.err  # the head left behind, said apart
     critical.hook = _at("journal-write", FAULTS["ENOSPC"])  # before them: not decided, exit 7, each named
     try:
         r = gage(world.me, "accept", ids[2], *ids[:2])

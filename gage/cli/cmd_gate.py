@@ -64,6 +64,15 @@ def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: A
     home = open_home(args)
     _say_reconciled(gate.reconcile(home))
     ids = _resolve_all(home, args.ids)
+    try:
+        return _decide_ids(home, ids, args, one, action)
+    finally:
+        if home.journal.head_error is not None:
+            # The decisions are journaled; only the head's rewrite after them failed (a full disk).
+            err(f"gage: note: {show(str(home.journal.head_error))}; the journal's lines are written, and its next write brings the head up to date")
+
+
+def _decide_ids(home: Any, ids: list[str], args: Any, one: Callable[[Any, Any], dict[str, Any]], action: Any) -> int:
     if len(ids) == 1:
         row = one(home, ids[0])
         if getattr(args, "json", False):
