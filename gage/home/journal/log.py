@@ -386,7 +386,7 @@ class Journal:
         """A head written before the new lines: its failure means none of them was written."""
         critical.point("journal-head-before")
         try:
-            self._write_head(seq, digest, pending=pending)
+            self._write_head(seq, digest) if pending is None else self._write_head(seq, digest, pending=pending)
         except GageIOError as exc:
             raise NotJournaled(f"{exc.message}; nothing was written", path=exc.path) from exc
 
