@@ -235,6 +235,18 @@ def test_ctrl_c_during_a_bulk_accept_names_what_was_not_accepted(world: World, g
     assert _decisions_match_folders(world, ids) == dict.fromkeys(ids, "pending")
 
 
+@pytest.mark.parametrize(("step", "said"), [("journal-head", "is accepted (its journal line was written)"), ("journal-fsync", "was not accepted")])
+def test_ctrl_c_during_a_single_accept_says_which_way_it_went(world: World, gage, step: str, said: str) -> None:
+    bid = world.pending_from(world.bob, "one")
+    critical.hook = _at(step, FAULTS["SIGINT"])
+    try:
+        r = gage(world.me, "accept", bid)
+    finally:
+        critical.hook = None
+    assert r.code == 130 and f"gage: interrupted: {bid} {said}" in r.err, r.err
+    assert _decisions_match_folders(world, [bid])[bid] == ("accepted" if "is accepted" in said else "pending")
+
+
 def test_the_interfaces_bulk_decision_reports_what_a_failed_batch_did_not_decide(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     from gage.tui import bulk
 

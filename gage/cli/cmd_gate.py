@@ -74,7 +74,13 @@ def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: A
 
 def _decide_ids(home: Any, ids: list[str], args: Any, one: Callable[[Any, Any], dict[str, Any]], action: Any) -> int:
     if len(ids) == 1:
-        row = one(home, ids[0])
+        try:
+            row = one(home, ids[0])
+        except KeyboardInterrupt:
+            # A Ctrl-C held until the decision was settled: say which way it went.
+            done = listing.decisions(home).get(ids[0])
+            err(f"gage: interrupted: {ids[0]} " + (f"is {done} (its journal line was written)" if done else f"was not {action}ed"))
+            raise
         if getattr(args, "json", False):
             emit_json(row)
         return 0
