@@ -145,6 +145,17 @@ def test_a_fifo_whose_writer_never_writes_is_a_clear_passphrase_error(
     assert "no passphrase" in r.err and str(fifo) in r.err
 
 
+def test_a_fifo_no_writer_ever_opens_waits_the_same_bound_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    fifo = tmp_path / "pass.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(passphrase, "PIPE_WAIT", 0.5)
+    t0 = time.monotonic()
+    with pytest.raises(PassphraseError, match="no writer opened it") as exc:
+        passphrase.from_file(str(fifo))
+    assert 0.5 <= time.monotonic() - t0 < 5  # the bound, not a hang and not at once
+    assert exc.value.exit_code == 13
+
+
 def test_a_fifo_that_is_written_gives_its_first_line(tmp_path: Path) -> None:
     fifo = tmp_path / "pass.fifo"
     os.mkfifo(fifo)

@@ -156,3 +156,30 @@ def test_a_bulk_decision_reports_each_bundle_only_once_it_is_durable_and_journal
     again = gate.decide_many(world.me, [ids[0], stranger], "reject", why="no")
     assert isinstance(again[0].error, gate.AlreadyError) and isinstance(again[1].result, gate.RejectResult)
     assert world.where(stranger) == ["rejected"] and gate.journal_states(world.me)[stranger] == "rejected"
+
+
+def test_a_kill_at_each_step_of_a_bulk_decision_leaves_each_bundle_decided_and_journaled_or_pending(world: World) -> None:
+    """`gage accept A B C` / `gage reject A B C` SIGKILLed at each named step of its batch in turn
+    (GAGE_TEST_KILL_AT, read by gage.bundle.critical): each rename, each folder fsync, the head's
+    announcement, the journal write, its fsync, the head, the index."""
+    from gage.bundle import critical
+
+    after = ["fsync-dir:1", "fsync-dir:2", "journal-head-before:1", "journal-write:1", "journal-fsync:1", "journal-head:1", "journal-index:1"]
+    renames = {"accept": ["rename:1", "rename:2", "rename:4", "rename:6"], "reject": ["rename:1", "rename:2", "rename:3"]}  # accept: 2 a bundle
+    pool = [world.pending_from(world.bob, f"step {i}") for i in range(3 * (2 * len(after) + 7))]
+    for action in ("accept", "reject"):
+        for rnd, step in enumerate(renames[action] + after):
+            batch = [b for b in pool if world.where(b) == ["pending"]][:3]
+            env = {**os.environ, "GAGE_HOME": str(world.me.root), critical.KILL_ENV: step}
+            proc = subprocess.run([sys.executable, "-m", "gage.cli.main", action, *batch], env=env, capture_output=True, timeout=60)
+            # A batch split in single bundles (a loaded machine judging slowly) announces no head first.
+            assert proc.returncode == -signal.SIGKILL or step.startswith("journal-head-before"), (step, proc.returncode, proc.stderr)
+            places = _all_consistent(world, batch, rnd)
+            report = verify_journal(world.me.journal, inbox=world.me.state_dir("pending").parent)
+            assert report.ok, (step, report.problems)
+            decided = [b for b in batch if places[b] != "pending"]
+            name = step.partition(":")[0]
+            if action == "accept" and name in ("rename", "fsync-dir", "journal-head-before", "journal-write"):
+                assert decided == [], (step, places)  # killed before its line: back in pending
+            if name in ("journal-head", "journal-index"):
+                assert batch[0] in decided, (step, places)  # killed after its line: decided

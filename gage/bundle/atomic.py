@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from gage.bundle import critical
 from gage.format.errors import GageIOError
 
 
@@ -107,6 +108,7 @@ def rename_noreplace(src: Path, dst: Path, *, durable: bool = True) -> bool:
     if dst.exists() or dst.is_symlink():
         return False
     try:
+        critical.point("rename")
         os.rename(src, dst)
     except OSError as exc:
         if dst.exists():

@@ -64,8 +64,23 @@ def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: A
     home = open_home(args)
     _say_reconciled(gate.reconcile(home))
     ids = _resolve_all(home, args.ids)
+    try:
+        return _decide_ids(home, ids, args, one, action)
+    finally:
+        if home.journal.head_error is not None:
+            # The decisions are journaled; only the head's rewrite after them failed (a full disk).
+            err(f"gage: note: {show(str(home.journal.head_error))}; the journal's lines are written, and its next write brings the head up to date")
+
+
+def _decide_ids(home: Any, ids: list[str], args: Any, one: Callable[[Any, Any], dict[str, Any]], action: Any) -> int:
     if len(ids) == 1:
-        row = one(home, ids[0])
+        try:
+            row = one(home, ids[0])
+        except KeyboardInterrupt:
+            # A Ctrl-C held until the decision was settled: say which way it went.
+            done = listing.decisions(home).get(ids[0])
+            err(f"gage: interrupted: {ids[0]} " + (f"is {done} (its journal line was written)" if done else f"was not {action}ed"))
+            raise
         if getattr(args, "json", False):
             emit_json(row)
         return 0
@@ -82,9 +97,22 @@ def _decide_each(args: Any, one: Callable[[Any, Any], dict[str, Any]], action: A
         rows[d.id] = {"id": d.id, "error": {**exc.to_json(), "exit_code": int(exc.exit_code)}}
         worst = worst or int(exc.exit_code)
 
-    decided = gate.decide_many(
-        home, ids, action, unverified=getattr(args, "unverified", False), why=getattr(args, "why", None), progress=said
-    )
+    try:
+        decided = gate.decide_many(
+            home, ids, action, unverified=getattr(args, "unverified", False), why=getattr(args, "why", None), progress=said
+        )
+    except KeyboardInterrupt:
+        # Stopped between batches: what was said above is decided and journaled; the rest is in pending.
+        left = [i for i in ids if i not in rows or rows[i].get("error", {}).get("stage") == "io"]
+        err(f"gage: interrupted: {len(left)} of {len(ids)} bundles not {action}ed (they are in pending)")
+        for i in left:
+            err(f"gage: not {action}ed: {i}")
+        raise
+    not_done = [d for d in decided if isinstance(d.error, gate.NotDecidedError)]
+    if not_done:
+        # Exit 7 says "not done, do it again", whatever else was refused on the way.
+        err(f"gage: {len(not_done)} of {len(ids)} bundles not {action}ed (named above): run the command again for them")
+        worst = int(not_done[0].error.exit_code) if not_done[0].error else worst
     if getattr(args, "json", False):
         emit_json([rows[d.id] for d in decided])
     return worst

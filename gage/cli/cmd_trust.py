@@ -259,7 +259,7 @@ def cmd_journal_verify(args: Any) -> int:
     from gage.home.journal.verify import verify as verify_journal
 
     home = open_home(args)
-    report = verify_journal(home.journal)
+    report = verify_journal(home.journal, inbox=home.root / "inbox")
     if args.json:
         emit_json(report.to_json())
     else:

@@ -245,7 +245,7 @@ def _trust(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("journal", help="check or print the append-only journal")
     jsub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
-    j = jsub.add_parser("verify", help="check the chain, the head, and torn lines")
+    j = jsub.add_parser("verify", help="check the chain, the head, torn lines, and each decision against the inbox folders")
     json_option(j)
     run_as(j, "cmd_trust", "cmd_journal_verify")
     j = jsub.add_parser("show", help="print the journal entries")

@@ -66,7 +66,8 @@ def from_file(path: str) -> bytes:
 
     A regular file others may read (or write) is refused, as ssh refuses such a key file: the
     passphrase would be theirs too. A pipe is read as it is written, for at most PIPE_WAIT
-    seconds: a writer that holds it open and writes nothing is an error, not a hang."""
+    seconds: a writer that holds it open and writes nothing, or no writer at all (opening the
+    read end does not wait for one), is an error, not a hang."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
@@ -118,8 +119,8 @@ def _read_pipe(fd: int, path: str) -> bytes:
         ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
         if not ready:
             raise PassphraseError(
-                f"{path}: no passphrase came through this pipe in {PIPE_WAIT:g} s (its writer holds it open without"
-                " writing a line); nothing was signed"
+                f"{path}: no passphrase came through this pipe in {PIPE_WAIT:g} s (no writer opened it, or its writer"
+                " holds it open without writing a line); nothing was signed"
             )
         try:
             chunk = os.read(fd, 4096)

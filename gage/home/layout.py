@@ -71,12 +71,16 @@ class _HomeLock:
 
     @contextlib.contextmanager
     def __call__(self, *, timeout: float | None = None) -> Iterator[None]:
-        """Hold the lock. With `timeout`, give up after that many seconds (LockBusy), whether
-        another process or another thread of this one holds it."""
+        """Hold the lock. With `timeout`, give up after that many seconds in all (LockBusy),
+        whether another process or another thread of this one holds it: the wait for this
+        process's own lock and the wait for the file lock share one deadline."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         if not self._rlock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
             raise LockBusy("the home is locked by another gage task in this process")
         try:
             if self._depth == 0:
+                if deadline is not None:
+                    timeout = max(0.0, deadline - time.monotonic())
                 try:
                     fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
                 except OSError as exc:

@@ -27,14 +27,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from gage.bundle import atomic
+from gage.bundle import atomic, critical
 from gage.bundle.treestat import scan
-from gage.format.errors import GageError, RefusedError
+from gage.format.errors import RefusedError
 from gage.format.keys import key_text
 from gage.format.manifest import MAX_FILES
 from gage.home.contacts import Contacts
 from gage.home.layout import STAGING_DIR, STATES, Home
 from gage.home.listing import Stored, decisions, resolve
+from gage.inbox import gate_batch
 
 # Reconcile and the unattended rule's facts live in their own modules; their names stay
 # importable from here, where callers have always found them.
@@ -43,6 +44,7 @@ from gage.inbox.gate_types import (
     AlreadyError,
     Decided,
     InvalidBundleError,
+    NotDecidedError,
     RejectResult,
     UnattendedResult,
     UnverifiedSenderError,
@@ -64,6 +66,7 @@ __all__ = [
     "AlreadyError",
     "Decided",
     "InvalidBundleError",
+    "NotDecidedError",
     "RejectResult",
     "UnattendedResult",
     "UnverifiedSenderError",
@@ -161,7 +164,7 @@ def _land(home: Home, staged: Stored, v: verdict_mod.Verdict, how: str, thread: 
     """The one rename into accepted, then the journal line. Caller holds the lock."""
     fields = _land_rename(home, staged, v, how, thread, durable=True)
     _slow()
-    home.journal.append("accepted", **fields)
+    gate_batch.journal_one(home, "accept", fields)  # not journaled: back in pending, and it says so
     return _landed(home, staged, v, how)
 
 
@@ -236,7 +239,7 @@ def reject(home: Home, ref: str, *, why: str | None = None) -> RejectResult:
         reconcile(home)
         stored, fields = _reject_rename(home, ref, why, durable=True)
         _slow()
-        home.journal.append("rejected", **fields)
+        gate_batch.journal_one(home, "reject", fields)
     return RejectResult(id=stored.id, previous_state="pending")
 
 
@@ -324,13 +327,13 @@ def accept_unattended(home: Home, ref: str, *, budget: int) -> UnattendedResult:
 
 
 
-# --- many at once (issue 28) -------------------------------------------------------------
+# --- many at once -----------------------------------------------------------------------
 
 # A bulk decision makes its moves durable, journals them and reports them this often: one
 # fsync per folder touched and one journal write and fsync per batch, not seven per bundle.
 BATCH_SECONDS = 0.25
 Progress = Callable[[int, int, Decided], None]  # (reported so far, how many, the one just reported)
-_Pending = tuple[Decided, dict[str, Any], Callable[[], None]]  # moved, its journal fields, finish
+_Pending = gate_batch.Moved
 
 
 def decide_many(
@@ -350,7 +353,13 @@ def decide_many(
     reported that a crash could undo. A kill at any instant leaves every bundle decided and
     journaled, or not journaled yet, which reconcile resolves exactly as for a single decision
     killed in its window (an accept back to pending; a reject recorded). One bundle's refusal
-    (invalid, unverified, decided before, not found) is its `error`, and the rest go on."""
+    (invalid, unverified, decided before, not found) is its `error`, and the rest go on.
+
+    A batch that fails (a full disk, an I/O error) keeps decided what the journal recorded and
+    puts the rest back in pending, each with a NotDecidedError, and the decision stops there:
+    the bundles after it are NotDecidedError too, untouched. A Ctrl-C (SIGINT, SIGTERM) is held
+    off while a batch is moved and journaled (main thread), then raised between batches, once
+    every bundle reported so far is decided and journaled and the rest are in pending."""
     if action not in ("accept", "reject"):
         raise ValueError(f"unknown decision {action!r}")
     if action == "reject":
@@ -368,20 +377,17 @@ def decide_many(
         reconcile(home)
         contacts = Contacts.load(home.contacts_path)
         read: dict[str, Any] = {"contacts": contacts, "authority": verdict_mod.load_authority(home, contacts), "keys": {}}
-        batch: list[_Pending] = []
-        since = time.monotonic()
-        for i, d in enumerate(out):
-            try:
-                batch.append(_move_one(home, d, action, unverified, why, read))
-            except GageError as exc:
-                d.error = exc
-                report(d)
-            if batch and (i == len(out) - 1 or time.monotonic() - since >= BATCH_SECONDS):
-                _commit(home, action, batch)
-                for d_done, _fields, finish in batch:
-                    finish()
-                    report(d_done)
-                batch, since = [], time.monotonic()
+        i, stopped = 0, None
+
+        def move(d: Decided) -> _Pending:
+            return _move_one(home, d, action, unverified, why, read)
+
+        while i < len(out) and stopped is None:
+            with critical.deferred() as held:
+                i, stopped = gate_batch.run(home, action, out, i, move, report, held, slow=_slow, seconds=BATCH_SECONDS)
+        for d in out[i:]:
+            d.error = NotDecidedError(d.id, action, f"the decision stopped before it ({stopped})")
+            report(d)
     return out
 
 
@@ -401,19 +407,3 @@ def _move_one(home: Home, d: Decided, action: str, unverified: bool, why: str | 
         _unstage(home, staged, durable=False)
         raise
     return d, fields, lambda: setattr(d, "result", _landed(home, staged, v, how))
-
-
-def _commit(home: Home, action: str, batch: list[_Pending]) -> None:
-    """Make a batch's moves durable, then journal them in one write: no line before its move is on disk."""
-    place: Literal["accepted", "rejected"] = "accepted" if action == "accept" else "rejected"
-    folders = [home.state_dir(place), home.state_dir("pending")] + ([staging_dir(home)] if action == "accept" else [])
-    for folder in folders:
-        atomic.fsync_dir(folder)
-    _slow()
-    try:
-        home.journal.append_many([(place, fields) for _d, fields, _finish in batch])
-    except BaseException:
-        # Not journaled, so not decided: back to pending, as reconcile would put them.
-        for _d, fields, _finish in batch:
-            atomic.rename_noreplace(home.state_dir(place) / fields["bundle"], home.state_dir("pending") / fields["bundle"])
-        raise

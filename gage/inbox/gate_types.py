@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gage.format.errors import GageError, RefusedError
+from gage.format.errors import GageError, GageIOError, RefusedError
 from gage.trust import verdict as verdict_mod
 
 
@@ -77,3 +77,24 @@ class Decided:
     id: str
     result: AcceptResult | RejectResult | None = None
     error: GageError | None = None
+
+
+_DONE = {"accept": "accepted", "reject": "rejected"}
+
+
+class NotDecidedError(GageIOError):
+    """A bundle of a bulk decision that was not decided: the file system failed its batch (a full
+    disk, an I/O error) before its journal line was durable, or a failure stopped the decision
+    before its turn. `left_in` is the folder it is in now (pending, as a rule); the next accept or
+    reject of it starts afresh."""
+
+    def __init__(self, bundle_id: str, action: str, why: str, *, where: str = "pending") -> None:
+        if where == "pending":
+            then = "it is in pending: decide it again"
+        else:
+            then = f"it is still in {where} with no journal line; the next gage command " + (
+                "puts it back in pending" if where == "accepted" else "records the rejection"
+            )
+        super().__init__(f"bundle {bundle_id[:12]} was not {_DONE[action]}: {why}; {then}")
+        self.id = bundle_id
+        self.left_in = where

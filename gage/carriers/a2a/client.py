@@ -194,6 +194,12 @@ def _text_and_claims(msg: dict[str, Any] | None) -> tuple[str, dict[str, str]]:
     return visible(clip(" / ".join(texts), 2000)), claims
 
 
+# How long `send` waits for the whole exchange. A receiving `gage a2a serve` gives up waiting for
+# its home lock well before this (server.LOCK_SECONDS), so a busy receiver's "refused: busy"
+# reaches the sender (exit 11) instead of the sender timing out first (exit 12).
+REPLY_SECONDS = 30.0
+
+
 def send(
     home: Home,
     bundle_dir: Path,
@@ -201,7 +207,7 @@ def send(
     *,
     protocol: str = "1.0",
     token: str | None = None,
-    timeout: float = 30.0,
+    timeout: float | None = None,
     from_card: str | None = None,
     limits: Limits | None = None,
 ) -> SendResult:
@@ -210,8 +216,9 @@ def send(
     The JSON-RPC request is gage's own bytes (artifact.export_message), posted with httpx:
     no SDK object re-encodes the bundle on the way out. `from_card` is the URL of an agent
     (your own `serve`) the receiver may answer to; with the home's name and key it travels
-    as a claim.
+    as a claim. `timeout`: the reply deadline, REPLY_SECONDS unless given.
     """
+    timeout = REPLY_SECONDS if timeout is None else timeout
     artifact.check_protocol(protocol)
     claims = {"from_name": home.identity.name, "from_key": home.identity.key_text}
     if from_card:

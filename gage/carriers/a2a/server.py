@@ -86,9 +86,21 @@ __all__ = [
 DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped; None: one request cap
 # Landing waits for the home lock at most this long (another gage process may hold it), on an
 # executor of its own: a held lock turns deliveries away ("refused", stage io) instead of
-# piling requests, with everything they hold, onto the shared thread pool (issue 19).
-LOCK_SECONDS = 30.0
+# piling requests, with everything they hold, onto the shared thread pool (issue 19). Counted
+# from when the delivery reaches the executor (a wait for a landing thread counts too), and
+# well inside a sender's reply deadline (client.REPLY_SECONDS, 30 s), so the refusal reaches it.
+LOCK_SECONDS = 20.0
 LANDING_THREADS = 2
+
+
+def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> tuple[list[Landed], list[Any]]:
+    """Land, and apply the key statements the new bundles carry, under one hold of the home lock
+    waited for only until `deadline`: the time queued for a landing thread is taken from the
+    wait, and nothing after it waits again (remembering the signer, applying a statement), so
+    a busy home is a refusal within LOCK_SECONDS, never a reply after the sender gave up."""
+    with home.lock(timeout=max(0.0, deadline - time.monotonic())):
+        landed = artifact.land(home, carried, transport=transport, lock_timeout=0.0)
+        return landed, retirement.apply_arrivals(home, [one.id for one in landed if one.new])
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -147,16 +159,13 @@ class _Receiver(AgentExecutor):
         transport = {"carrier": "a2a", "protocol": intake.protocol, "peer": intake.peer}
         try:
             loop = asyncio.get_running_loop()
-            land = functools.partial(artifact.land, self.home, intake.carried, transport=transport, lock_timeout=LOCK_SECONDS)
-            landed = await loop.run_in_executor(self.pool, land)
+            land = functools.partial(_land_by, time.monotonic() + LOCK_SECONDS, self.home, intake.carried, transport)
+            landed, statements = await loop.run_in_executor(self.pool, land)
         except GageError as exc:
             self.events.refused(intake.peer, str(exc))
             meta = {"status": "refused", "stage": exc.stage, "error": str(exc)}
             await event_queue.enqueue_event(_reply(context, f"refused: {exc}", meta))
             return
-        statements = await asyncio.get_running_loop().run_in_executor(
-            self.pool, retirement.apply_arrivals, self.home, [one.id for one in landed if one.new]
-        )
         lines, metas = [], []
         for c, one in zip(intake.carried, landed, strict=True):
             self.events.landed(intake.peer, c, one)

@@ -13,16 +13,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from gage.bundle import atomic
+from gage.bundle import atomic, critical
 from gage.format import sha256, strictjson
 from gage.format.errors import GageError, GageIOError, MalformedError
 from gage.format.manifest import now_text
 from gage.format.record import Record
 from gage.home import homefile
+from gage.home.journal.appending import NotJournaled, write_lines
 from gage.home.journal.lines import (
     BLOCK,
     EVENTS,
@@ -55,6 +55,7 @@ __all__ = [
     "LINE_LIMIT",
     "TORN_INLINE_LIMIT",
     "Journal",
+    "NotJournaled",
     "iter_lines",
     "iter_lines_backwards",
     "line_hash",
@@ -96,6 +97,8 @@ class Journal:
         # Where the derived index lives (gage/home/journal/index.py); None keeps it in memory only.
         self.index_path = index_path
         self._index: JournalIndex | None = None
+        # Why the head was left behind by the last append whose lines were recorded (a full disk), or None.
+        self.head_error: GageIOError | None = None
 
     @property
     def index(self) -> JournalIndex:
@@ -188,10 +191,22 @@ class Journal:
         return self.append_many([(event, fields)])[0]
 
     def append_many(self, items: Sequence[tuple[Event, dict[str, Any]]]) -> list[dict[str, Any]]:
-        """Append entries in one write and one fsync (a bulk decision, issue 28), as git writes a
-        batch of objects before the one update that names them. A crash leaves the file ending
-        after some whole number of them (and perhaps a torn line, saved and repaired by the next
-        append), never with a gap: each line chains from the one before it."""
+        """Append entries in one write and one fsync (a bulk decision, a batch of arrivals), as git
+        writes a batch of objects before the one update that names them; each line chains from
+        the one before it, so a crash never leaves a gap.
+
+        The contract a caller that acts before it journals relies on:
+        - Returned: every line is written and fsynced, so recorded. What fails after that (the
+          head's rewrite on a full disk, the index) is tolerated, never raised: the head's
+          `pending` marker, written before the lines, lets the next append and `verify` make
+          sense of a head left behind (`head_error` says why it was).
+        - NotJournaled: none of these lines is in the journal (a failure before they were durable
+          cuts the file back to where it was).
+        - MalformedError or ValueError: an entry that cannot be written; nothing was written.
+        - Anything else (a KeyboardInterrupt raised where signals cannot be held off, the cut-back
+          of a failed write failing too): take `mark()` before and read `since(mark)` after to
+          know which lines the journal holds; never assume none.
+        SIGINT and SIGTERM are held off (main thread) from the head's announcement to the index."""
         for event, fields in items:
             if event not in EVENTS:
                 raise ValueError(f"unknown journal event {event!r}")
@@ -203,40 +218,47 @@ class Journal:
                 fields["transport"] = relayurl.clean_transport(fields["transport"])
         if not items:
             return []
-        with self._lock():
-            end = self._end()
-            before = (end.size, end.ctime_ns)
-            if end.tail:
-                # A torn last line from a crash. Its bytes are saved durably before anything
-                # is cut, so a crash during the repair cannot lose them either.
-                self._save_torn(end.tail)
-                self._truncate(end.size - len(end.tail))
+        with self._lock(), critical.deferred():
+            try:
                 end = self._end()
-            # Record every saved torn line no entry records yet (this one, or one whose
-            # repair was itself interrupted).
-            for digest in self._unrecorded_torn():
-                torn = (self.torn_dir / f"{digest}.bin").read_bytes()
-                self._write_entry(end, "repaired", self._repair_fields(digest, torn))
-                end = self._end()
+                before = (end.size, end.ctime_ns)
+                if end.tail:
+                    # A torn last line from a crash. Its bytes are saved durably before anything
+                    # is cut, so a crash during the repair cannot lose them either.
+                    self._save_torn(end.tail)
+                    self._truncate(end.size - len(end.tail))
+                    end = self._end()
+                # Record every saved torn line no entry records yet (this one, or one whose
+                # repair was itself interrupted).
+                for digest in self._unrecorded_torn():
+                    torn = (self.torn_dir / f"{digest}.bin").read_bytes()
+                    self._write_entry(end, "repaired", self._repair_fields(digest, torn))
+                    end = self._end()
+            except (OSError, GageIOError) as exc:
+                raise NotJournaled(f"cannot append to journal: {exc}; nothing was written", path=str(self.path)) from exc
             entries = self._write_entries(end, items)
             # Bring the index up to this line now, while the lock is held: cheap (it reads
             # only the new line), and it stamps the index with the journal as gage left it,
             # so a later edit of the file in place is seen. Never needed for correctness.
             with contextlib.suppress(Exception):
+                critical.point("journal-index")
                 self.index.sync(rebuild=False, before=before)
             return entries
 
-    def _check_torn_file(self, entry: dict[str, Any]) -> str | None:
-        digest = entry.get("torn_sha256")
-        if digest is None:
-            return None  # an entry from before torn lines were also kept in files
+    def mark(self) -> int:
+        """Where the journal's whole lines end now: give it to `since` after an append that raised."""
+        end = self._end()
+        return end.size - len(end.tail)
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        """The whole entries after `mark` (from `mark()`): what an append that raised did write."""
+        fd = self.open_fd()
+        if fd is None:
+            return []
         try:
-            data = (self.torn_dir / f"{digest}.bin").read_bytes()
-        except OSError:
-            return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) is missing"
-        if sha256.hexdigest(data) != digest:
-            return f"the torn line it records ({self.torn_dir.name}/{digest}.bin) has changed"
-        return None
+            return [obj for _start, line in iter_lines(fd, mark, os.fstat(fd).st_size) if (obj := parse_line(line)) is not None]
+        finally:
+            os.close(fd)
 
     @property
     def torn_dir(self) -> Path:
@@ -334,7 +356,7 @@ class Journal:
             # (to the line this append chains from) before the new line, so a second kill in
             # a row leaves the head one behind (an interrupted write), never two (which
             # `verify` would have to report as lines appended outside gage).
-            self._write_head(seq - 1, prev)
+            self._head_before(seq - 1, prev)
         entries, lines, when = [], [], now_text()
         for event, fields in items:
             entry = {"seq": seq, "time": when, "event": event, "prev": prev, **fields}
@@ -345,23 +367,28 @@ class Journal:
             lines.append(line)
             seq, prev = seq + 1, line_hash(line)
         if len(lines) > 1:
-            # A batch (a bulk decision) is one write: a kill between it and the head's rewrite
-            # would leave the head several entries behind, which `verify` must otherwise report
-            # as lines appended outside gage. So the head says first how many may follow it.
-            self._write_head(entries[0]["seq"] - 1, entries[0]["prev"], pending=len(lines))
+            # A batch is one write: a kill between it and the head's rewrite would leave the head
+            # several entries behind, which `verify` must otherwise report as lines appended
+            # outside gage. So the head says first how many may follow it.
+            self._head_before(entries[0]["seq"] - 1, entries[0]["prev"], pending=len(lines))
+        write_lines(self.path, b"".join(line + b"\n" for line in lines))
+        # Recorded. A head left behind (a full disk now) is what `pending`, or one entry behind,
+        # already covers: the next append catches it up, `verify` notes it.
+        self.head_error = None
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise GageIOError("is not a regular file; nothing was written", path=str(self.path))
-                _append_whole(fd, b"".join(line + b"\n" for line in lines), self.path)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            critical.point("journal-head")
             self._write_head(seq - 1, prev)
-        except OSError as exc:
-            raise GageIOError(f"cannot append to journal: {exc.strerror}", path=str(self.path)) from exc
+        except (OSError, GageIOError) as exc:
+            self.head_error = exc if isinstance(exc, GageIOError) else GageIOError(str(exc), path=str(self.head_path))
         return entries
+
+    def _head_before(self, seq: int, digest: str, *, pending: int | None = None) -> None:
+        """A head written before the new lines: its failure means none of them was written."""
+        critical.point("journal-head-before")
+        try:
+            self._write_head(seq, digest) if pending is None else self._write_head(seq, digest, pending=pending)
+        except GageIOError as exc:
+            raise NotJournaled(f"{exc.message}; nothing was written", path=exc.path) from exc
 
     def _write_head(self, seq: int, digest: str, *, pending: int | None = None) -> None:
         head: dict[str, Any] = {"seq": seq, "hash": digest}
@@ -390,22 +417,3 @@ class Journal:
             return False
         finally:
             os.close(fd)
-
-def _append_whole(fd: int, data: bytes, path: Path) -> None:
-    """Write one whole journal line, or nothing: a short write (a full disk, a quota) is
-    cut back off and reported, never left as a torn line the caller believes was written."""
-    start = os.fstat(fd).st_size  # the journal is only appended under the home lock
-    try:
-        written = os.write(fd, data)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, start)
-        raise
-    if written != len(data):
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, start)  # if this fails too, the next append repairs the torn line
-        raise GageIOError(
-            f"short write: {written} of {len(data)} bytes of the entry reached the disk (is it full?); "
-            "the entry was not recorded",
-            path=str(path),
-        )

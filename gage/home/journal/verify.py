@@ -6,11 +6,15 @@ the tail or the index.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gage.format import strictjson
+from gage.format import sha256, strictjson
 from gage.format.errors import MalformedError
+from gage.format.manifest import is_id
+from gage.home.journal.facts import Fold, row_facts
 from gage.home.journal.lines import EVENTS, GENESIS, LINE_LIMIT, line_hash, seq_of
 
 if TYPE_CHECKING:
@@ -28,12 +32,15 @@ class JournalReport:
         return {"ok": journal.ok, "entries": journal.entries, "problems": journal.problems, "notes": journal.notes}
 
 
-def verify(journal: Journal) -> JournalReport:
-    """Check the chain, the sequence, the head and torn lines (spec/journal.md, "Verifying")."""
+def verify(journal: Journal, *, inbox: Path | None = None) -> JournalReport:
+    """Check the chain, the sequence, the head and torn lines (spec/journal.md, "Verifying"), and
+    with `inbox` (the home's inbox folder) that each decision the journal records is where the
+    folders say: a journal that says accepted for a bundle sitting in pending lies."""
     data = journal._raw()
     lines, tail = journal._split(data)
     problems: list[str] = []
     notes: list[str] = []
+    fold = Fold()
     prev = GENESIS
     last_seq = 0
     for n, line in enumerate(lines, start=1):
@@ -54,6 +61,7 @@ def verify(journal: Journal) -> JournalReport:
             problems.append(f"line {n}: sequence number {seq!r} where {last_seq + 1} was expected (a line is missing or repeated)")
         if isinstance(seq, int):
             last_seq = seq
+        fold.add(obj)
         if obj.get("event") not in EVENTS:
             problems.append(f"line {n}: unknown event {obj.get('event')!r}")
         if obj.get("event") == "repaired":
@@ -61,7 +69,7 @@ def verify(journal: Journal) -> JournalReport:
                 f"line {n}: a torn line of {obj.get('torn_length')} bytes from an interrupted write was recovered here"
                 f" (kept in {obj.get('torn_file', 'the entry')})"
             )
-            problem = journal._check_torn_file(obj)
+            problem = _check_torn_file(journal, obj)
             if problem:
                 problems.append(f"line {n}: {problem}")
         prev = line_hash(line)
@@ -102,6 +110,39 @@ def verify(journal: Journal) -> JournalReport:
                         f"the last {last_seq - hseq} entries (a batch the head announced) were written but the head was "
                         "not updated (an interrupted write)"
                     )
+    if inbox is not None:
+        problems += _against_folders(fold, inbox)
     return JournalReport(ok=not problems, entries=len(lines), problems=problems, notes=notes)
 
 
+def _against_folders(fold: Fold, inbox: Path) -> list[str]:
+    """Each bundle in pending, accepted or rejected against the journal's decision on it (the
+    first accepted or rejected, as gage.home.listing.decisions reads it). A decided bundle that
+    is in none of them was tidied away, which is no contradiction."""
+    problems = []
+    for state in ("pending", "accepted", "rejected"):
+        try:
+            names = sorted(n for n in os.listdir(inbox / state) if is_id(n))
+        except OSError:
+            continue
+        for name in names:
+            row = fold.rows.get(name)
+            decision = row_facts(row).decision if row is not None else None
+            if decision == state or (decision is None and state == "pending"):
+                continue
+            said = f"the journal says {decision}" if decision else "the journal records no decision"
+            problems.append(f"bundle {name}: {said}, but the bundle is in {state} (the journal and the folders disagree)")
+    return problems
+
+
+def _check_torn_file(journal: Journal, entry: dict[str, Any]) -> str | None:
+    digest = entry.get("torn_sha256")
+    if digest is None:
+        return None  # an entry from before torn lines were also kept in files
+    try:
+        data = (journal.torn_dir / f"{digest}.bin").read_bytes()
+    except OSError:
+        return f"the torn line it records ({journal.torn_dir.name}/{digest}.bin) is missing"
+    if sha256.hexdigest(data) != digest:
+        return f"the torn line it records ({journal.torn_dir.name}/{digest}.bin) has changed"
+    return None
