@@ -31,9 +31,11 @@ from gagetest import Run, arrive, pair
 from gage.bundle import readonly
 from gage.home import checkcache, homefile, reconcilemark, rowindex, tomlmemo
 from gage.home.checkcache import CheckCache
+from gage.home.journal.index import JournalIndex
 from gage.home.layout import ALL_STATES
 from gage.home.listing import list_bundles
 from gage.inbox import opening, ownkey, send
+from gage.inbox.listed import listed_rows
 from gage.mcp import answers as mcp
 from gage.mcp import seams
 from gage.trust import ceremony, retirement
@@ -69,6 +71,18 @@ def _read(text: str) -> str:
     return text.replace(found.group(1), "TOKEN") if found else text
 
 
+def append_arrival(root: Path, bundle: str) -> None:
+    """Another process journals an arrival by A2A of `bundle`, and its update of the journal
+    index is lost (killed between the two, or its cache unwritable): the journal alone says so."""
+    code = (
+        "import sys; from gage.home.layout import Home; from gage.home.journal.log import Journal;"
+        "h = Home.open(sys.argv[1]); j = Journal(h.journal.path, h.lock);"
+        "j.append('received', bundle=sys.argv[2], transport={'carrier': 'a2a'}, sender=None, kind='share', parent=None, thread=None)"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(root), bundle], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 def answers(root: Path, gage: Gage) -> dict[str, Any]:
     """Every cache-backed answer about the home at `root`, as each reader gives it."""
     out: dict[str, Any] = {}
@@ -80,6 +94,8 @@ def answers(root: Path, gage: Gage) -> dict[str, Any]:
         got = gage(root, "verdict", bid, "--json")
         out[f"gage verdict {bid}"] = (got.code, got.out, got.err)
     home = opening.open_home(root)
+    # The read model's rows as kept (arrival and carrier included, which the JSON leaves out).
+    out["listed rows"] = [r.fields_by_name() for r in listed_rows(home)]
     for state in ALL_STATES:
         cache = CheckCache.of(home)
         rows = load_rows(home, state, cache=cache)
@@ -229,12 +245,7 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
 
     # Journal lines appended by another process: an arrival with its carrier, a decision made
     # by a second `gage` process.
-    code = (
-        "import sys; from gage.home.layout import Home; h = Home.open(sys.argv[1]);"
-        "h.journal.append('received', bundle=sys.argv[2], transport={'carrier': 'a2a'}, sender=None, kind='share', parent=None, thread=None)"
-    )
-    res = subprocess.run([sys.executable, "-c", code, str(root), ids["reply"]], capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
+    append_arrival(root, ids["reply"])
     got = agree(root, gage)
     assert '"a2a"' in got[f"gage verdict {ids['reply']}"][1]
     _run_ok("--home", str(root), "accept", ids["alice1"])
@@ -284,6 +295,12 @@ SKIPPED: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     # The reconcile marker, while there, is always fresh: a bundle moved past the gate by hand stays there.
     "reconcile marker": lambda m: m.setattr(reconcilemark, "fresh", lambda home: (home.cache / reconcilemark.FILE_NAME).exists()),
     "toml memo": _stale_toml_memo,
+    # The row index never hears of journal lines appended since its stamp.
+    "row index: journal": lambda m: m.setattr(rowindex, "named_since", lambda home, stamp: set()),
+    # The journal index, once it has a state, is taken as current without comparing it with the journal.
+    "journal index": lambda m: m.setattr(
+        JournalIndex, "_current", lambda self, db, fd: db.execute("SELECT 1 FROM state").fetchone() is not None
+    ),
 }
 
 
@@ -294,14 +311,19 @@ def test_the_comparison_fails_when_an_invalidation_is_skipped(world, gage: Gage,
     backup = me.contacts_path.read_bytes()
     words = " ".join(" ".join(p) for p in ceremony.derive(world.eve.identity.key))
     with pytest.raises(AssertionError):
-        # A contact confirmed (which the journal says), then changes no journal line names, which
-        # together reach every cache: the contacts file put back by hand, a payload byte changed,
-        # a bundle moved past the gate by hand.
+        # A contact confirmed (which the journal says), then changes one at a time, each compared,
+        # that together reach every cache: the contacts file put back by hand (no journal line says
+        # so), a payload byte changed, a bundle moved past the gate by hand, an arrival journaled
+        # by another process.
         assert ceremony.confirm(me, "eve", world.eve.identity.key, words).confirmed
         agree(me.root, gage)
         me.contacts_path.write_bytes(backup)
+        agree(me.root, gage)
         data = me.state_dir("pending") / ids["alice2"] / "payload" / "alice2.txt"
         data.chmod(0o644)
         data.write_bytes(b"X" + data.read_bytes()[1:])
+        agree(me.root, gage)
         os.rename(me.state_dir("pending") / ids["bob"], me.state_dir("accepted") / ids["bob"])
+        agree(me.root, gage)
+        append_arrival(me.root, ids["eve2"])
         agree(me.root, gage)
