@@ -1,14 +1,19 @@
 """Every cache-backed answer equals the answer computed with no cache at all, after every kind of
 change a home sees (docs/architecture.md, "The caches").
 
-The answers: `gage list --json`, `gage verdict ID --json`, the interface's rows (the read model
-gage/tui builds them from: `load_rows` through the check cache, and the arrival order it takes
-from the row index), and the MCP tools' `list_bundles`, `verdict`, `read` and `list_files`
-(through the server's own home memo, gage.mcp.seams.open_home). "No cache at all": the home's
-`cache/` folder (check cache, row index, journal index, reconcile marker, word cache, TOML memos)
-moved out of the home, and the MCP server's memo of the opened home emptied, while the same
-answers are computed again; then the caches are put back as they were, so the next change meets
-them. The last test shows that the comparison fails when an invalidation is skipped.
+The answers: `gage id` and `gage contacts` (word pairs, contacts), `gage list --json`, `gage
+verdict ID --json`, the read model's rows whole (`listed_rows`), the interface's rows (the read
+model gage/tui builds them from: `load_rows` through the check cache, and the arrival order it
+takes from the row index), and the MCP tools' `list_bundles`, `verdict`, `read`, `list_files`,
+`contacts` and authority summary (through the server's own memo of the opened home,
+gage.mcp.seams.open_home). "No cache at all": the home's `cache/` folder (check cache, row index,
+journal index, reconcile marker, word cache, TOML memos) moved out of the home and the server's
+memo emptied while the same answers are computed again; then the caches are put back as they
+were, so the next change meets them.
+
+`test_the_comparison_fails_when_an_invalidation_is_skipped` shows, for each cache that decides
+an answer, that the comparison fails when its invalidation is skipped. The journal-index damage
+cases marked xfail are what a fact damaged in place costs today: more than a rebuild.
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ def append_arrival(root: Path, bundle: str) -> None:
 def answers(root: Path, gage: Gage) -> dict[str, Any]:
     """Every cache-backed answer about the home at `root`, as each reader gives it."""
     out: dict[str, Any] = {}
+    for command in (("id",), ("contacts",)):  # word pairs (the word cache), contacts (the TOML memo)
+        got = gage(root, *command)
+        out[f"gage {command[0]}"] = (got.code, got.out, got.err)
     listed = gage(root, "list", "--json")
     assert listed.code == 0, listed.err
     out["gage list"] = json.loads(listed.out)
@@ -113,6 +121,8 @@ def answers(root: Path, gage: Gage) -> dict[str, Any]:
         out[f"tui arrivals {state}"] = arrivals
     agent = seams.open_home(root)
     out["mcp list_bundles"] = mcp.list_bundles(agent, limit=mcp.MAX_ROWS)
+    out["mcp contacts"] = mcp.contacts(agent)
+    out["mcp authority"] = mcp.authority_summary(agent)
     for bid in ids:
         out[f"mcp verdict {bid}"] = mcp.verdict(agent, bid)
         out[f"mcp read {bid}"] = _read(mcp.read(agent, bid, pending=True))
@@ -184,7 +194,8 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
     got = agree(root, gage)
     assert level(got, ids["alice1"]) == "verified" and level(got, ids["eve"]) == "unverified"
     assert (root / "cache" / "rows.sqlite").exists() and (root / "cache" / "checks.json").exists()
-    assert (root / "cache" / "reconciled.json").exists()
+    assert (root / "cache" / "reconciled.json").exists() and (root / "cache" / "words.json").exists()
+    assert (root / "cache" / "contacts.toml.parsed.json").exists() and (root / "cache" / "journal-index.sqlite").exists()
 
     # A contact confirmed (the ceremony), then removed.
     words = " ".join(" ".join(p) for p in ceremony.derive(world.eve.identity.key))
@@ -207,6 +218,9 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
     done = ownkey.retire(world.bob, reason="compromised", copy_to=tmp / "statements")
     assert done.bundle is not None and retirement.apply_bundle(me, tmp / "statements" / done.bundle.id)
     assert level(agree(root, gage), ids["bob"]) != "verified"
+    # This home's own key retired for a new one (the MCP server's opened home is of the old identity).
+    ownkey.retire(me, reason="superseded", new=True)
+    agree(root, gage)
 
     # The authority file edited by hand.
     me.authority_path.write_text('[[grant]]\ncontact = "alice"\nkind = "share"\nmay = "Summarise it."\n')
