@@ -58,7 +58,7 @@ class Clock:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.offset = 0.0
-        monkeypatch.setattr(checkcache, "time", SimpleNamespace(time_ns=self.now_ns))
+        monkeypatch.setattr(checkcache, "now_ns", self.now_ns)
         monkeypatch.setattr(reconcilemark, "now_ns", self.now_ns)
 
     def now_ns(self) -> int:
