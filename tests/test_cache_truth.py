@@ -41,6 +41,7 @@ from gage.home.layout import ALL_STATES
 from gage.home.listing import list_bundles
 from gage.inbox import opening, ownkey, send
 from gage.inbox.listed import listed_rows
+from gage.inbox.rows import InboxReader
 from gage.mcp import answers as mcp
 from gage.mcp import seams
 from gage.trust import ceremony, retirement
@@ -196,6 +197,15 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
     assert (root / "cache" / "rows.sqlite").exists() and (root / "cache" / "checks.json").exists()
     assert (root / "cache" / "reconciled.json").exists() and (root / "cache" / "words.json").exists()
     assert (root / "cache" / "contacts.toml.parsed.json").exists() and (root / "cache" / "journal-index.sqlite").exists()
+    # And they serve: with nothing changed, no row is computed and no bundle is checked again.
+    home = opening.open_home(root)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(InboxReader, "rows", lambda *_a, **_k: pytest.fail("a row was computed"))
+        assert len(listed_rows(home)) == len(ids)
+    cache = CheckCache.of(home)
+    for stored in list_bundles(home):
+        assert cache.check(stored).ok
+    assert (cache.hits, cache.misses) == (len(ids), 0)
 
     # A contact confirmed (the ceremony), then removed.
     words = " ".join(" ".join(p) for p in ceremony.derive(world.eve.identity.key))
