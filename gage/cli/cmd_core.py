@@ -288,7 +288,9 @@ def cmd_list(args: Any) -> int:
     rows = listed_rows(home, (args.state,) if args.state else ALL_STATES)  # from the row index where unchanged
     rows, left_out = filtered(home, rows, kind=getattr(args, "kind", None), sender=getattr(args, "sender", None), limit=getattr(args, "limit", None))
     if args.json:
-        emit_json([r.to_json() for r in rows])
+        from gage.inbox.rowshape import rows_text
+
+        print(rows_text([r.to_json() for r in rows]), flush=True)  # one row a line (spec/cli.md: `--json`)
         return 0
     if left_out:
         err(f"{left_out} more not listed (--limit {args.limit})")
