@@ -63,7 +63,12 @@ FLOOR_PROCESS = (
 
 
 def floor_process(home: Path) -> Callable[[], None]:
-    return lambda: subprocess.run([sys.executable, "-c", FLOOR_PROCESS, str(home)], check=True) and None
+    def run() -> None:
+        code, err = _waited([sys.executable, "-c", FLOOR_PROCESS, str(home)], "floor, new process")
+        if code != 0:
+            raise SystemExit(f"the floor failed: {err.decode(errors='replace')}")
+
+    return run
 
 
 def floor(home: Path) -> None:
@@ -79,6 +84,20 @@ LAUNCH = (
     " sys.path.insert(0, sys.argv.pop(1)); from gage.cli import main as m; sys.exit(getattr(m, 'run', m.main)(sys.argv[1:]))"
 )
 PEAK_KIB: dict[str, list[int]] = {}
+# CPU seconds (user + system) of each new process, by runner: on a machine shared with other work,
+# the wall clock swings by 2x within a run; the CPU time a process used swings far less.
+CPU_S: dict[str, list[float]] = {}
+
+
+def _waited(cmd: list[str], name: str | None) -> tuple[int, bytes]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    if name is not None:
+        PEAK_KIB.setdefault(name, []).append(usage.ru_maxrss)
+        CPU_S.setdefault(name, []).append(usage.ru_utime + usage.ru_stime)
+    return os.waitstatus_to_exitcode(status), err
 
 
 def cli(home: Path, *args: str, src: str | None = None, name: str | None = None) -> Callable[[], None]:
@@ -88,15 +107,9 @@ def cli(home: Path, *args: str, src: str | None = None, name: str | None = None)
         cmd = [sys.executable, "-c", LAUNCH, src, "--home", str(home), *args]
 
     def run() -> None:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
+        code, err = _waited(cmd, name)
+        if code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {err.decode(errors='replace')}")
-        if name is not None:
-            PEAK_KIB.setdefault(name, []).append(usage.ru_maxrss)
 
     return run
 
@@ -204,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.compare:
             print(f"list cli [before] / floor: {med['list cli [before]'] / f:.2f}  (/ floor in a new process: {med['list cli [before]'] / fp:.2f})")
         print(f"first listing / floor: {first_listing / f:.2f}  (/ floor in a new process: {first_listing / fp:.2f})")
+        cpu = {k: statistics.median(v) for k, v in CPU_S.items()}
+        if "floor, new process" in cpu:
+            for k, v in cpu.items():
+                print(f"CPU s, {k}: {v:.3f}  (/ the floor's, new process: {v / cpu['floor, new process']:.2f})")
         for k, v in PEAK_KIB.items():
             print(f"peak memory, {k}: {max(v) / 1024:.0f} MiB")
         print(f"verdict big / small:   {med['verdict ID, big home'] / med['verdict ID, small home']:.2f}")
