@@ -15,7 +15,14 @@ cache); medians and minimums are printed, then the ratios. Runners:
   floor          read + Manifest.parse of every pending manifest, in this process
   list body      gage.inbox.rows.inbox_rows on an open home, in this process
   list in-proc   the whole command in this process (`main(["list"])`: opening the home too)
-  list cli       `python -m gage list` as a subprocess (interpreter start-up included)
+  list cli       `python -m gage list --json` as a subprocess (interpreter start-up included)
+  floor, new process  the floor in a new interpreter (its start-up and imports included), the
+                 fair floor for a command that starts one: printed beside the in-process one
+
+The first listing of the big home (no check cache, no row index: every bundle checked and every
+row computed) is timed once and printed against the floor too. With --compare, the before runs
+on its own copy of the home (two versions whose caches differ in layout would each find the
+other's file and start it again, and neither would list warm).
   verdict/read   `python -m gage verdict ID` / `read ID`, small and big home
 
 Not run in CI; see bench/README.md.
@@ -48,6 +55,21 @@ from gage.inbox.listed import listed_rows  # noqa: E402
 from gage.inbox.opening import open_home
 from gage.inbox.rows import inbox_rows  # noqa: E402
 
+FLOOR_PROCESS = (
+    "import os, sys; from gage.format.manifest import Manifest; p = os.path.join(sys.argv[1], 'inbox', 'pending')\n"
+    "for n in os.listdir(p):\n"
+    "    with open(os.path.join(p, n, 'manifest.json'), 'rb') as f: Manifest.parse(f.read())"
+)
+
+
+def floor_process(home: Path) -> Callable[[], None]:
+    def run() -> None:
+        code, err = _waited([sys.executable, "-c", FLOOR_PROCESS, str(home)], "floor, new process")
+        if code != 0:
+            raise SystemExit(f"the floor failed: {err.decode(errors='replace')}")
+
+    return run
+
 
 def floor(home: Path) -> None:
     pending = home / "inbox" / "pending"
@@ -62,6 +84,20 @@ LAUNCH = (
     " sys.path.insert(0, sys.argv.pop(1)); from gage.cli import main as m; sys.exit(getattr(m, 'run', m.main)(sys.argv[1:]))"
 )
 PEAK_KIB: dict[str, list[int]] = {}
+# CPU seconds (user + system) of each new process, by runner: on a machine shared with other work,
+# the wall clock swings by 2x within a run; the CPU time a process used swings far less.
+CPU_S: dict[str, list[float]] = {}
+
+
+def _waited(cmd: list[str], name: str | None) -> tuple[int, bytes]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    if name is not None:
+        PEAK_KIB.setdefault(name, []).append(usage.ru_maxrss)
+        CPU_S.setdefault(name, []).append(usage.ru_utime + usage.ru_stime)
+    return os.waitstatus_to_exitcode(status), err
 
 
 def cli(home: Path, *args: str, src: str | None = None, name: str | None = None) -> Callable[[], None]:
@@ -71,15 +107,9 @@ def cli(home: Path, *args: str, src: str | None = None, name: str | None = None)
         cmd = [sys.executable, "-c", LAUNCH, src, "--home", str(home), *args]
 
     def run() -> None:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
+        code, err = _waited(cmd, name)
+        if code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {err.decode(errors='replace')}")
-        if name is not None:
-            PEAK_KIB.setdefault(name, []).append(usage.ru_maxrss)
 
     return run
 
@@ -130,12 +160,21 @@ def main(argv: list[str] | None = None) -> int:
               f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         # A check is remembered only once its files are older than the cache's racy window.
         time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+        before_home = work / "big-before"
+        if a.compare:
+            shutil.copytree(big, before_home, symlinks=True)
         first = time.perf_counter()
-        cli(big, "list")()
-        print(f"first gage list (fills the check cache): {time.perf_counter() - first:.2f} s", file=sys.stderr)
+        cli(big, "list", "--json")()
+        first_listing = time.perf_counter() - first
+        first_floor = time.perf_counter()
+        floor(big)
+        first_floor = time.perf_counter() - first_floor
+        print(f"first gage list (fills the check cache and the row index): {first_listing:.2f} s; the floor just after: {first_floor:.2f} s", file=sys.stderr)
         cli(small, "list")()
         if a.compare:
-            cli(big, "list", src=str(Path(a.compare).resolve()))()  # its own caches warm too
+            first = time.perf_counter()
+            cli(before_home, "list", "--json", src=str(Path(a.compare).resolve()))()  # its own caches warm too
+            print(f"first gage list [before]: {time.perf_counter() - first:.2f} s", file=sys.stderr)
         short = None
         if a.journal_small is not None:
             short = work / "short"
@@ -145,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         big_id, small_id = some_id(big), some_id(small)
         runners: dict[str, Callable[[], None]] = {
             "floor (read + parse manifests)": lambda: floor(big),
+            "floor, new process": floor_process(big),
             "list body (inbox_rows)": body(big),
             "list in-proc (main)": in_process(big),
             "list rows (listed_rows)": listed(big),
@@ -155,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             "read ID, big home": cli(big, "read", big_id),
         }
         if a.compare:
-            runners["list cli [before]"] = cli(big, "list", "--json", src=str(Path(a.compare).resolve()), name="list cli [before]")
+            runners["list cli [before]"] = cli(before_home, "list", "--json", src=str(Path(a.compare).resolve()), name="list cli [before]")
         if short is not None:
             runners[f"list cli, {a.journal_small} journal entries"] = cli(short, "list", "--json", name="list cli, short journal")
         times: dict[str, list[float]] = {k: [] for k in runners}
@@ -172,9 +212,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"list body / floor:     {med['list body (inbox_rows)'] / f:.2f}")
         print(f"list in-proc / floor:  {med['list in-proc (main)'] / f:.2f}")
         print(f"list rows / floor:     {med['list rows (listed_rows)'] / f:.2f}")
-        print(f"list cli / floor:      {med['list cli (second run)'] / f:.2f}")
+        fp = med["floor, new process"]
+        print(f"list cli / floor:      {med['list cli (second run)'] / f:.2f}  (/ floor in a new process: {med['list cli (second run)'] / fp:.2f})")
         if a.compare:
-            print(f"list cli [before] / floor: {med['list cli [before]'] / f:.2f}")
+            print(f"list cli [before] / floor: {med['list cli [before]'] / f:.2f}  (/ floor in a new process: {med['list cli [before]'] / fp:.2f})")
+        print(f"first listing / floor: {first_listing / f:.2f}  (/ floor in a new process: {first_listing / fp:.2f})")
+        cpu = {k: statistics.median(v) for k, v in CPU_S.items()}
+        if "floor, new process" in cpu:
+            for k, v in cpu.items():
+                print(f"CPU s, {k}: {v:.3f}  (/ the floor's, new process: {v / cpu['floor, new process']:.2f})")
         for k, v in PEAK_KIB.items():
             print(f"peak memory, {k}: {max(v) / 1024:.0f} MiB")
         print(f"verdict big / small:   {med['verdict ID, big home'] / med['verdict ID, small home']:.2f}")

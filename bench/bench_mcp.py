@@ -100,10 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         make_home(big, pending=a.pending, journal=10 * a.pending, hybrid=a.hybrid)
         time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
         srcs: dict[str, str | None] = {"gage": None}
+        homes = {"gage": big}
         if a.compare:
             srcs["before"] = str(Path(a.compare).resolve())
-        for src in srcs.values():
-            subprocess.run(_cmd(big, src)[:-1] + ["list"], capture_output=True, check=True)  # warm its caches
+            # Its own copy of the home: two versions whose caches differ in layout would each
+            # find the other's file and start it again, and neither would list warm.
+            homes["before"] = work / "big-before"
+            shutil.copytree(big, homes["before"], symlinks=True)
+            time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+        for tag, src in srcs.items():
+            subprocess.run(_cmd(homes[tag], src)[:-1] + ["list"], capture_output=True, check=True)  # warm its caches
         runs: dict[str, Callable[[], object]] = {"sdk import (floor)": sdk_floor, "manifest parse (floor)": lambda: floor(big)}
         times: dict[str, list[float]] = {}
         for _ in range(a.rounds):
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 fn()
                 times.setdefault(name, []).append(time.perf_counter() - t)
             for tag, src in srcs.items():
-                got = session(big, src, lists=2)
+                got = session(homes[tag], src, lists=2)
                 for label, v in zip(("initialize", "list_bundles 200, first", "list_bundles 200, second"), got, strict=True):
                     times.setdefault(f"{label} [{tag}]", []).append(v)
         med = {k: statistics.median(v) for k, v in times.items()}

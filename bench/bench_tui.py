@@ -38,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_list import floor  # noqa: E402
 from scale import make_home, person, write_bundle  # noqa: E402
 
 from gage.home import checkcache
@@ -154,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
             open_home(homes[label]).journal.index.sync()  # as a home's appends keep it
             (Path(tmp) / f"wire-{label}").mkdir()
         results: dict[str, dict[str, list[float]]] = {k: {} for k in sizes}
+        floors: list[float] = []
         for r in range(args.rounds):
+            # The floor side by side, each round: reading and parsing every pending manifest of the big home.
+            t = time.perf_counter()
+            floor(homes["big"])
+            floors.append(time.perf_counter() - t)
             for label in sizes:
                 got = asyncio.run(one_round(homes[label], Path(tmp) / f"wire-{label}", r))
                 for k, v in got.items():
@@ -166,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
             s = statistics.median(results["small"][k])
             b = statistics.median(results["big"][k])
             print(f"{k:14}{s:15.3f}s{b:15.3f}s{b / s if s else float('inf'):10.1f}x")
+        f = statistics.median(floors)
+        print(f"floor (read + parse {args.pending} manifests) {f:.3f}s; big / floor: "
+              + ", ".join(f"{k} {statistics.median(v) / f:.2f}" for k, v in results["big"].items()))
     return 0
 
 

@@ -247,9 +247,13 @@ def test_the_compare_uses_a_fresh_derivation_not_the_cache(make_home) -> None:
     cache.words_for(bob.identity.key)
     import json
 
+    from gage.home import wordcache
+
     doc = json.loads((alice.cache / "words.json").read_bytes())
     (v,) = doc.keys()
-    doc[v][bob.identity.key.hex()] = [list(p) for p in derive(mallory.identity.key)]
+    planted = [list(p) for p in derive(mallory.identity.key)]
+    # Planted with its seal, as whoever can write the home can: the cache then serves it.
+    doc[v][bob.identity.key.hex()] = {"pairs": planted, "seal": wordcache._seal(bob.identity.key, planted)}
     (alice.cache / "words.json").write_text(json.dumps(doc))
     assert WordCache(alice.cache / "words.json").words_for(bob.identity.key) == derive(mallory.identity.key)
     outcome = ceremony.confirm(alice, "bob", bob.identity.key, " ".join(_words(mallory)))

@@ -248,3 +248,53 @@ def test_a_listing_that_changes_nothing_writes_nothing(homes, monkeypatch) -> No
     assert same(me) != first
     assert index.stat().st_mtime_ns != before[0]
     assert served_from_index(me, monkeypatch) == recomputed(me)
+
+
+def _computed_ids(home: Home, monkeypatch: pytest.MonkeyPatch) -> tuple[list[ListedRow], set[str]]:
+    """A listing, and the ids whose rows it had to compute (not take from the index)."""
+    computed: set[str] = set()
+    real = rows_mod.InboxReader.rows
+
+    def spy(self, stored, *a, **k):  # type: ignore[no-untyped-def]
+        computed.update(s.id for s in stored)
+        return real(self, stored, *a, **k)
+
+    with monkeypatch.context() as m:
+        m.setattr(rows_mod.InboxReader, "rows", spy)
+        return listed_rows(home), computed
+
+
+def test_a_file_added_or_a_manifest_swapped_is_seen_before_a_row_is_shown(homes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The freshness proof of a kept row: a file added anywhere in the folder, and a manifest
+    swapped (another bundle's, or the same bytes under a new inode), each send the row to be
+    computed again, and what it shows is what a full recomputation shows."""
+    me, _alice, _eve, ids, _tmp = homes
+    same(me)
+    assert served_from_index(me, monkeypatch)
+    pending = me.state_dir("pending")
+
+    # A file added inside the payload (the folder's mtime and ctime move).
+    extra = pending / ids["alice1"] / "payload" / "added.txt"
+    extra.parent.chmod(0o755)
+    extra.write_text("added\n")
+    rows, computed = _computed_ids(me, monkeypatch)
+    assert computed == {ids["alice1"]} and rows == recomputed(me)
+    assert level(rows, ids["alice1"]) == "invalid"
+
+    # The same manifest bytes under a new inode: the row is proved again, and stays what it was.
+    m = pending / ids["alice2"] / "manifest.json"
+    data = m.read_bytes()
+    m.chmod(0o644)
+    m.unlink()
+    m.write_bytes(data)
+    rows, computed = _computed_ids(me, monkeypatch)
+    assert ids["alice2"] in computed and rows == recomputed(me)
+
+    # Another bundle's manifest and signature swapped in: the row says so.
+    for name in ("manifest.json", "manifest.sig"):
+        target = pending / ids["eve"] / name
+        target.chmod(0o644)
+        target.write_bytes((pending / ids["alice2"] / name).read_bytes())
+    rows, computed = _computed_ids(me, monkeypatch)
+    assert ids["eve"] in computed and rows == recomputed(me)
+    assert level(rows, ids["eve"]) == "invalid"

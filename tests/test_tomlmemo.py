@@ -61,8 +61,12 @@ def test_a_memo_is_used_only_for_its_exact_text(tmp_path: Path) -> None:
     memo = tmp_path / "cache" / "contacts.toml.parsed.json"
     kept = json.loads(memo.read_text())
     assert kept["text"] == 'a = "one"\n'
-    # A memo whose document was changed serves only its own text...
+    # A memo whose document was changed in place is a miss (its seal no longer holds)...
     kept["doc"] = {"a": "forged"}
+    memo.write_text(json.dumps(kept))
+    assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
+    # ...and one planted with its seal (by whoever can write the home) serves only its own text...
+    kept = dict(kept, doc={"a": "forged"}, seal=tomlmemo._seal('a = "one"\n', {"a": "forged"}))
     memo.write_text(json.dumps(kept))
     assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "forged"}
     # ...never a text that differs by one character, which is parsed (and kept) afresh.

@@ -152,14 +152,23 @@ def test_cache_returns_the_same_words_and_persists(tmp_path: Path, monkeypatch: 
     assert WordCache(path).words_for(key) == expected
 
 
+def _pairs(change: Any) -> Any:
+    return lambda e: {**e, "pairs": change(e["pairs"])}
+
+
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda e: [[p[1], p[0]] for p in e],  # each pair reversed: even/odd in the wrong slots
-        lambda e: e[:3],  # a pair missing
-        lambda e: "aardvark adroitness",  # not a list
-        lambda e: [[p[0], p[1], "x"] for p in e],  # three words in a pair
-        lambda e: [[p[0], "notaword"] for p in e],
+        _pairs(lambda e: [[p[1], p[0]] for p in e]),  # each pair reversed: even/odd in the wrong slots
+        _pairs(lambda e: e[:3]),  # a pair missing
+        _pairs(lambda e: "aardvark adroitness"),  # not a list
+        _pairs(lambda e: [[p[0], p[1], "x"] for p in e]),  # three words in a pair
+        _pairs(lambda e: [[p[0], "notaword"] for p in e]),
+        _pairs(lambda e: [e[1], e[0], *e[2:]]),  # list words, well formed, not this key's: only the seal tells
+        lambda e: {**e, "seal": e["seal"] + 1},
+        lambda e: {**e, "extra": 1},
+        lambda e: e["pairs"],  # an entry of the unsealed shape
+        lambda e: [],
         lambda e: None,
     ],
 )
@@ -173,7 +182,7 @@ def test_damaged_cache_entry_is_recomputed(tmp_path: Path, damage: Any) -> None:
     data[words.VERSION][key.hex()] = damage(entry)
     path.write_text(json.dumps(data))
     assert WordCache(path).words_for(key) == expected
-    assert json.loads(path.read_bytes())[words.VERSION][key.hex()] == [list(p) for p in expected]
+    assert json.loads(path.read_bytes())[words.VERSION][key.hex()] == entry
 
 
 @pytest.mark.parametrize("content", [b"", b"not json", b"[1,2]", b'{"gage/words/v1": []}', b"\xff\xfe"])

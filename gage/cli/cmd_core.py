@@ -300,7 +300,9 @@ def cmd_list(args: Any) -> int:
             return 0
         sent = sendqueue.states_by_bundle(home)
     if args.json:
-        emit_json([r.to_json() for r in rows])
+        from gage.inbox.rowshape import rows_text
+
+        print(rows_text([r.to_json() for r in rows]), flush=True)  # one row a line (spec/cli.md: `--json`)
         return 0
     if left_out:
         err(f"{left_out} more not listed (--limit {args.limit})")

@@ -74,7 +74,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = f"gage-checkcache-1/{__version__}"
+FORMAT = f"gage-checkcache-2/{__version__}"  # 2: each entry sealed
 FILE_NAME = "checks.json"
 # The most of checks.json that is read: a damaged file, or a link to /dev/zero left by
 # a restore, must not take a listing's memory. Far above what 10,000 bundles need; a file over
@@ -245,7 +245,8 @@ class CheckCache:
             if after is not None and after == before and m is not None and result.ok:
                 digest, newest = _digest(after)
                 if newest < started - RACY_NS:
-                    self._entries[key] = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
+                    entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
+                    self._entries[key] = [*entry, _seal(key, entry)]
                     self._dirty = True
                     return result
             if self._entries.pop(key, None) is not None:
@@ -255,8 +256,8 @@ class CheckCache:
     def _use(self, root: Path, key: str, entry: Any, named: bool, parsed: Manifest | None = None) -> Check | None:
         """The remembered check, if `entry` is one of the tree state at `root` now; else None."""
         try:
-            tree, m_sha, s_sha, was_named, warnings = entry
-            if was_named is not named:
+            tree, m_sha, s_sha, was_named, warnings, seal = entry
+            if was_named is not named or seal != _seal(key, entry[:5]):
                 return None
             kept = _problems(warnings)
         except (ValueError, TypeError):
@@ -286,7 +287,9 @@ class CheckCache:
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         with self._lock:
             entry = self._entries.get(key)
-        return entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], str) else None
+        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)) or entry[5] != _seal(key, entry[:5]):
+            return None
+        return entry[0]
 
     def keep_only(self, state: str, ids: Iterable[str]) -> None:
         """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
@@ -313,6 +316,15 @@ class CheckCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _seal(key: str, entry: list[Any]) -> int:
+    """An entry's seal: a CRC-32 of its folder and fields, so an entry damaged in place (a
+    warning added or emptied, a field of another type) is a miss. A checksum against damage,
+    not a signature: whoever can write the home can write a seal (threat-model.md, "Caches")."""
+    import zlib
+
+    return zlib.crc32(json.dumps([key, entry], ensure_ascii=True, separators=(",", ":")).encode("ascii"))
 
 
 def _problems(raw: Any) -> list[Problem]:

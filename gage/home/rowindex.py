@@ -15,12 +15,22 @@ used only when all of that is what it was:
 - the bundle folder: the tree digest of gage.home.checkcache (mode, size, mtime, ctime, inode
   and device of the folder, manifest, signature and every listed entry; ctime cannot be set
   back), taken again with one lstat per entry, relative to the opened folder. A row is stored
-  only with the digest the check cache stored for the check the row was computed from, so it
-  inherits the cache's racy-window rule, and only rows of bundles that checked out are kept.
+  only if the stat values taken as it is stored give the digest the check cache stored for the
+  check the row was computed from (so it inherits the cache's racy-window rule), and those
+  values are what a listing compares (gage.home.rowkept); only rows of bundles that checked
+  out are kept.
 
 A sqlite file beside the journal index (`cache/rows.sqlite`), for the same reason: a listing
 reads every row in one query and one command asks about one. Deleting it changes nothing but
 speed; a damaged, foreign or unwritable one is ignored (the rows are computed).
+
+What is read back is checked where it is read (`rows`, `row`), so a row damaged in place costs
+only its recomputation, never an error: each row is stored as one JSON text and its folder's
+stat values, with a seal (a CRC-32 of both, its state, id and parent), and is used only if the
+seal holds and the row has a computed row's shape (gage.home.rowkept). The seal catches a
+well-formed value written in place (a verdict, a subject); the shape check what no seal can (a
+row planted with its seal recomputed is as trusted as the rest of the home, but never makes a
+listing fail). The stamp is used only if each of its values has its type.
 """
 
 from __future__ import annotations
@@ -30,11 +40,8 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from pathlib import Path
 
 from gage import __version__
-from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.bundle.treestat import tree_digest_of
 from gage.format import sha256
 from gage.format.record import Frozen, set_field
 from gage.home import homefile
@@ -47,22 +54,30 @@ from gage.home.journal.lines import (
     rfind_newline,
 )
 from gage.home.layout import Home
+from gage.home.rowkept import ROW_TYPES as ROW_TYPES
+from gage.home.rowkept import SENDER_TYPES as SENDER_TYPES
+from gage.home.rowkept import Kept as Kept
+from gage.home.rowkept import digest_now as digest_now
+from gage.home.rowkept import digest_of, kept_of, packed, row_seal, stats_at
+from gage.home.rowkept import fresh_at as fresh_at
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint (issue 27)
-SCHEMA_VERSION = 3  # 3: each row's arrival in its own column, before the large ones (the interface orders by it)
+SCHEMA_VERSION = 6  # 6: a row's parts in one sealed JSON text, its stat values packed beside it; 3: its arrival in its own column (the interface orders by it)
 FILE_NAME = "rows.sqlite"
 _TRUST_FILES_LIMIT = 16 << 20
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows (
-    state TEXT NOT NULL, id TEXT NOT NULL, arrived TEXT, digest TEXT NOT NULL, parent TEXT,
-    entries TEXT NOT NULL, warnings TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (state, id)
+    state TEXT NOT NULL, id TEXT NOT NULL, arrived TEXT, parent TEXT, stats BLOB NOT NULL, data TEXT NOT NULL,
+    seal INTEGER NOT NULL,
+    PRIMARY KEY (state, id)
 );
 """
+
 
 
 class Stamp(Frozen):
@@ -77,29 +92,6 @@ class Stamp(Frozen):
         set_field(self, "generation", generation)
         set_field(self, "journal_at", journal_at)
         set_field(self, "journal_last", journal_last)
-
-
-class Kept(Frozen):
-    __slots__ = ("digest", "parent", "entries", "warnings", "row")
-    digest: str
-    parent: str | None
-    entries: list[str]  # the payload's folders and files, as the manifest lists them
-    warnings: list[Any]  # the check's warnings (checkcache.dump_problems)
-    row: dict[str, Any]
-
-    def __init__(
-        self,
-        digest: str,
-        parent: str | None,
-        entries: list[str],
-        warnings: list[Any],
-        row: dict[str, Any],
-    ) -> None:
-        set_field(self, "digest", digest)
-        set_field(self, "parent", parent)
-        set_field(self, "entries", entries)
-        set_field(self, "warnings", warnings)
-        set_field(self, "row", row)
 
 
 def generation(home: Home) -> str:
@@ -157,28 +149,11 @@ def named_since(home: Home, stamp: Stamp) -> set[str] | None:
         os.close(fd)
 
 
-def digest_now(root: Path, entries: list[str]) -> str | None:
-    """The folder's tree digest now (as the check cache takes it), or None if it cannot be taken."""
-    try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        stat_ = os.stat
-        top = os.fstat(fd)
-        listed = [(".", top)] + [(n, stat_(n, dir_fd=fd, follow_symlinks=False)) for n in (MANIFEST, SIGNATURE, PAYLOAD)]
-        listed += [(f"{PAYLOAD}/{rel}", stat_(f"{PAYLOAD}/{rel}", dir_fd=fd, follow_symlinks=False)) for rel in entries]
-        return tree_digest_of(listed)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 class RowIndex:
     """The file. Every failure to read or write it is a miss, never an error."""
 
     def __init__(self, home: Home) -> None:
+        self.home = home
         self.path = home.cache / FILE_NAME
         self.db: sqlite3.Connection | None = None
         with contextlib.suppress(sqlite3.Error, OSError):
@@ -205,22 +180,46 @@ class RowIndex:
             return None
         try:
             got = dict(self.db.execute("SELECT k, v FROM meta").fetchall())
-            return Stamp(got["generation"], int(got["journal_at"]), got["journal_last"]) if got.get("format") == FORMAT else None
-        except (sqlite3.Error, KeyError, ValueError):
+            generation, at, last = got.get("generation"), int(got.get("journal_at")), got.get("journal_last")  # type: ignore[arg-type]
+        except (sqlite3.Error, TypeError, ValueError):
             return None
+        if got.get("format") != FORMAT or type(generation) is not str or type(last) is not str or at < 0:
+            return None
+        return Stamp(generation, at, last)
 
     def rows(self, states: Iterable[str]) -> dict[tuple[str, str], Kept]:
+        """Every kept row of `states` that reads back whole (`_kept`); a damaged one is left out."""
         if self.db is None:
             return {}
-        out = {}
+        states = tuple(states)
         try:
             marks = ",".join("?" for _ in states)
-            for state, bid, digest, parent, entries, warnings, row in self.db.execute(
-                f"SELECT state, id, digest, parent, entries, warnings, row FROM rows WHERE state IN ({marks})", tuple(states)
-            ):
-                out[(state, bid)] = Kept(digest, parent, json.loads(entries), json.loads(warnings), json.loads(row))
-        except (sqlite3.Error, ValueError):
+            got = self.db.execute(f"SELECT state, id, parent, stats, data, seal FROM rows WHERE state IN ({marks})", states).fetchall()
+        except sqlite3.Error:
             return {}
+        sealed = [
+            (s, i, p, st, d)
+            for s, i, p, st, d, seal in got
+            if type(d) is str
+            and type(s) is str
+            and type(i) is str
+            and (p is None or type(p) is str)
+            and type(st) is bytes
+            and row_seal(s, i, p, d, st) == seal
+        ]
+        try:
+            # One parse of every row (a row at a time was a third of a warm listing); a row the
+            # seal vouches for is JSON, so this fails only for a row planted with its seal.
+            parsed = json.loads("[" + ",".join(d for *_, d in sealed) + "]")
+            if len(parsed) != len(sealed):
+                raise ValueError("a row is more than one value")
+        except (ValueError, RecursionError):
+            parsed = [_loads_or_none(d) for *_, d in sealed]
+        out = {}
+        for (state, bid, parent, stats, _d), obj in zip(sealed, parsed, strict=True):
+            k = kept_of(state, bid, parent, stats, obj)
+            if k is not None:
+                out[(state, bid)] = k
         return out
 
     def arrivals(self, state: str) -> dict[str, str | None]:
@@ -230,21 +229,30 @@ class RowIndex:
         if self.db is None:
             return {}
         try:
-            return dict(self.db.execute("SELECT id, arrived FROM rows WHERE state = ?", (state,)).fetchall())
+            got = self.db.execute("SELECT id, arrived FROM rows WHERE state = ?", (state,)).fetchall()
         except sqlite3.Error:
             return {}
+        return {i: a for i, a in got if type(i) is str and (a is None or type(a) is str)}
 
     def row(self, state: str, bundle_id: str) -> Kept | None:
         """One kept row, by one keyed lookup (flat in the inbox's size)."""
         if self.db is None:
             return None
         try:
-            got = self.db.execute(
-                "SELECT digest, parent, entries, warnings, row FROM rows WHERE state = ? AND id = ?", (state, bundle_id)
-            ).fetchone()
-            return None if got is None else Kept(got[0], got[1], json.loads(got[2]), json.loads(got[3]), json.loads(got[4]))
-        except (sqlite3.Error, ValueError):
+            got = self.db.execute("SELECT parent, stats, data, seal FROM rows WHERE state = ? AND id = ?", (state, bundle_id)).fetchone()
+        except sqlite3.Error:
             return None
+        if got is None:
+            return None
+        parent, stats, data, seal = got
+        if (
+            type(data) is not str
+            or type(stats) is not bytes
+            or (parent is not None and type(parent) is not str)
+            or row_seal(state, bundle_id, parent, data, stats) != seal
+        ):
+            return None
+        return kept_of(state, bundle_id, parent, stats, _loads_or_none(data))
 
     def save(
         self,
@@ -268,16 +276,27 @@ class RowIndex:
                     db.execute("DELETE FROM rows")
                 db.executemany("DELETE FROM rows WHERE state = ? AND id = ?", list(gone))
                 db.executemany("DELETE FROM rows WHERE id = ? OR parent = ?", [(n, n) for n in named])
-                db.executemany(
-                    "INSERT OR REPLACE INTO rows (state, id, digest, parent, entries, warnings, row, arrived) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (s, i, k.digest, k.parent, json.dumps(k.entries), json.dumps(k.warnings), json.dumps(k.row), k.row.get("arrived"))
-                        for (s, i), k in fresh.items()
-                    ],
-                )
+                stored = []
+                for (s, i), k in fresh.items():
+                    # The stat values the check cache's digest was taken over, taken now: kept only
+                    # if they are still those (so a row inherits the cache's racy-window rule).
+                    stats = stats_at(None, os.fspath(self.home.state_dir(s) / i), k.entries)  # type: ignore[arg-type]
+                    blob = packed(stats) if stats is not None and digest_of(k.entries, stats) == k.digest else None
+                    if blob is None:
+                        continue
+                    data = json.dumps([k.digest, k.parent, k.entries, k.warnings, k.row], ensure_ascii=True, separators=(",", ":"))
+                    stored.append((s, i, k.row.get("arrived"), k.parent, blob, data, row_seal(s, i, k.parent, data, blob)))
+                db.executemany("INSERT OR REPLACE INTO rows (state, id, arrived, parent, stats, data, seal) VALUES (?, ?, ?, ?, ?, ?, ?)", stored)
                 meta = {"format": FORMAT, "generation": stamp.generation, "journal_at": str(stamp.journal_at), "journal_last": stamp.journal_last}
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(meta.items()))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+def _loads_or_none(text: Any) -> Any:
+    try:
+        return json.loads(text) if type(text) is str else None
+    except (ValueError, RecursionError):
+        return None

@@ -30,7 +30,7 @@ TYPE_CHECKING = False  # typing itself is a start-up cost this module exists to 
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = "gage-tomlmemo-1"
+FORMAT = "gage-tomlmemo-2"  # 2: sealed
 # The parser's version is part of the key: a newer tomllib may read the same text differently.
 PARSER = f"tomllib/{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -42,6 +42,18 @@ def _plain(value: object) -> bool:
     if isinstance(value, list):
         return all(_plain(v) for v in value)
     return isinstance(value, str | int | float | bool)
+
+
+_MEMO_KEYS = {"format", "parser", "text", "doc", "seal"}
+
+
+def _seal(text: str, doc: dict[str, Any]) -> int:
+    """What binds a memo's document to its text: a CRC-32 of both, so a document damaged in place
+    (emptied, a field added or of another type) is parsed again instead of believed. A checksum
+    against damage, not a signature: whoever can write the home can edit the file itself."""
+    import zlib
+
+    return zlib.crc32(json.dumps([text, doc], ensure_ascii=True, separators=(",", ":")).encode("ascii"))
 
 
 def _memo_at(path: Path | None) -> tuple[Path, str] | None:
@@ -68,14 +80,16 @@ def loads(text: str, path: Path | None, limit: int) -> dict[str, Any]:
         if data is not None:
             try:
                 memo = json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a file nested thousands deep
                 memo = None
             if (
                 isinstance(memo, dict)
-                and memo.get("format") == FORMAT
-                and memo.get("parser") == PARSER
-                and memo.get("text") == text
-                and isinstance(memo.get("doc"), dict)
+                and memo.keys() == _MEMO_KEYS
+                and memo["format"] == FORMAT
+                and memo["parser"] == PARSER
+                and memo["text"] == text
+                and isinstance(memo["doc"], dict)
+                and memo["seal"] == _seal(text, memo["doc"])
             ):
                 doc: dict[str, Any] = memo["doc"]
                 return doc
@@ -83,6 +97,6 @@ def loads(text: str, path: Path | None, limit: int) -> dict[str, Any]:
 
     doc = tomllib.loads(text)
     if at is not None and _plain(doc):
-        kept = {"format": FORMAT, "parser": PARSER, "text": text, "doc": doc}
+        kept = {"format": FORMAT, "parser": PARSER, "text": text, "doc": doc, "seal": _seal(text, doc)}
         homefile.write_derived(*at, json.dumps(kept).encode("ascii"))
     return doc

@@ -13,14 +13,28 @@ from gage.format import strictjson
 from gage.format.words import EVEN_INDEX, ODD_INDEX, PAIRS, VERSION, WordPairs, derive
 from gage.home import homefile
 
+TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+if TYPE_CHECKING:
+    from typing import Any
+
 WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps
+
+
+def _seal(key: bytes, pairs: list[list[str]]) -> int:
+    """An entry's seal: a CRC-32 of the key and its words, so words changed in place (other list
+    words, well formed) are derived again rather than shown. A checksum against damage, not a
+    signature: whoever can write the home can write one (threat-model.md, "Caches")."""
+    import zlib
+
+    return zlib.crc32(key + json.dumps(pairs, separators=(",", ":")).encode("ascii"))
 
 
 class WordCache:
     """Derived words on disk, so listing contacts never pays Argon2id twice for a key.
 
     The cache only saves time: a damaged or edited entry is recomputed, never believed,
-    because `words_for` re-derives when an entry does not decode to valid list words.
+    because `words_for` re-derives when an entry does not decode to valid list words under
+    its seal.
     Comparisons in the ceremony always use a fresh derivation.
     """
 
@@ -29,9 +43,9 @@ class WordCache:
         # Opened beneath the folder above the cache folder (the home), so a link in place of
         # the cache folder is refused too.
         self._root, self._rel = path.parent.parent, f"{path.parent.name}/{path.name}"
-        self._data: dict[str, list[list[str]]] | None = None
+        self._data: dict[str, Any] | None = None
 
-    def _load(self) -> dict[str, list[list[str]]]:
+    def _load(self) -> dict[str, Any]:
         if self._data is None:
             # A derived file, opened like a stranger's below the home's cache folder: a FIFO or
             # a link in its place is said once and ignored, never waited on (issue 19).
@@ -48,14 +62,17 @@ class WordCache:
     def words_for(self, key: bytes) -> WordPairs:
         data = self._load()
         entry = data.get(key.hex())
+        pairs = entry.get("pairs") if isinstance(entry, dict) and entry.keys() == {"pairs", "seal"} else None
         if (
-            isinstance(entry, list)
-            and len(entry) == PAIRS
-            and all(isinstance(p, list) and len(p) == 2 and p[0] in EVEN_INDEX and p[1] in ODD_INDEX for p in entry)
+            isinstance(pairs, list)
+            and len(pairs) == PAIRS
+            and all(isinstance(p, list) and len(p) == 2 and p[0] in EVEN_INDEX and p[1] in ODD_INDEX for p in pairs)
+            and entry["seal"] == _seal(key, pairs)  # type: ignore[index]
         ):
-            return tuple((p[0], p[1]) for p in entry)
+            return tuple((p[0], p[1]) for p in pairs)
         words = derive(key)
-        data[key.hex()] = [list(p) for p in words]
+        pairs = [list(p) for p in words]
+        data[key.hex()] = {"pairs": pairs, "seal": _seal(key, pairs)}
         try:
             homefile.write_derived(self._root, self._rel, strictjson.dumps({VERSION: data}))
         except Exception:  # noqa: BLE001 - the cache is an optimisation; failing to write it is not an error

@@ -9,12 +9,15 @@ listing whose rows are all kept loads none of the verdict's code (start-up, issu
 
 from __future__ import annotations
 
+import os
+
 from gage.bundle import Check
 from gage.format.errors import GageError
+from gage.format.manifest import is_id
 from gage.format.record import Frozen, set_field
 from gage.home.checkcache import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
-from gage.home.listing import Stored, list_bundles
+from gage.home.listing import Stored
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
@@ -109,7 +112,6 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
     was computed from is unchanged (gage.home.rowindex says what), else computed (and kept)."""
     from gage.home import rowindex
 
-    listed = list_bundles(home, states)
     index = rowindex.RowIndex(home)
     try:
         gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
@@ -124,17 +126,39 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
             Contacts.load(home.contacts_path)
         out: list[ListedRow] = []
         misses: list[Stored] = []
-        for s in listed:
-            k = kept.get((s.state, s.id))
-            if (
-                k is not None
-                and s.id not in named  # type: ignore[operator]
-                and (k.parent is None or k.parent not in named)  # type: ignore[operator]
-                and rowindex.digest_now(s.path, k.entries) == k.digest
-            ):
-                out.append(ListedRow(**k.row))
-            else:
-                misses.append(s)
+        present: set[tuple[str, str]] = set()
+        fresh_at = rowindex.fresh_at
+        for state in states:
+            # As list_bundles lists them, but a bundle whose row is kept costs no object until
+            # its row is shown, and each is looked at from its state's folder, opened once.
+            folder = home.state_dir(state)
+            try:
+                names = os.listdir(folder)
+            except FileNotFoundError:
+                continue
+            try:
+                dir_fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                dir_fd = None
+            try:
+                for name in names:
+                    if not is_id(name):
+                        continue
+                    present.add((state, name))
+                    k = kept.get((state, name))
+                    if (
+                        k is not None
+                        and dir_fd is not None
+                        and name not in named  # type: ignore[operator]
+                        and (k.parent is None or k.parent not in named)  # type: ignore[operator]
+                        and fresh_at(dir_fd, name, k)
+                    ):
+                        out.append(ListedRow(**k.row))
+                    else:
+                        misses.append(Stored(id=name, state=state, path=folder / name))
+            finally:
+                if dir_fd is not None:
+                    os.close(dir_fd)
         fresh: dict[tuple[str, str], rowindex.Kept] = {}
         if misses:
             from gage.inbox.rows import InboxReader
@@ -149,7 +173,6 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                     warnings = dump_problems(r.verdict.warnings)
                     fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, row.fields_by_name())
             reader.cache.save()
-        present = {(s.state, s.id) for s in listed}
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
         # A listing that changed nothing writes nothing: a commit is an fsync and a checkpoint,
@@ -176,7 +199,8 @@ def indexed_check(home: Home, stored: Stored) -> Check | None:
         k = index.row(stored.state, stored.id)
     finally:
         index.close()
-    if k is None or rowindex.digest_now(stored.path, k.entries) != k.digest:
+    where = os.fspath(stored.path)
+    if k is None or not rowindex.fresh_at(None, where, k):
         return None
     try:
         _raw, m = bundle_mod.read_manifest(stored.path)
@@ -185,6 +209,6 @@ def indexed_check(home: Home, stored: Stored) -> Check | None:
     except (GageError, OSError, ValueError, TypeError):
         return None
     # Read, then looked at again: bytes changed while they were read change a ctime, so they show.
-    if problem is not None or signature is None or rowindex.digest_now(stored.path, k.entries) != k.digest:
+    if problem is not None or signature is None or not rowindex.fresh_at(None, where, k):
         return None
     return Check(path=stored.path, manifest=m, signature=signature, warnings=warnings, signature_verified=True)

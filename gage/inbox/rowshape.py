@@ -24,3 +24,19 @@ def row_json(row: Any, sender: dict[str, Any]) -> dict[str, Any]:
         "accepted_how": row.accepted_how,
         "sender": sender,
     }
+
+
+def rows_text(rows: list[dict[str, Any]]) -> str:
+    """A list of rows as `gage list --json` and MCP's `list_bundles` print it: one JSON document,
+    ASCII only (every control and non-ASCII character a \\u escape, spec/cli.md), one row a line.
+
+    One call of the C encoder: the pure-Python encoder an indent needs took 0.7 s of a 10,000-row
+    listing, an order more than the rows themselves. A line break before each object that
+    starts with its `id` (every row does) only adds whitespace between tokens: `{"` can never
+    occur inside a JSON string, where every `"` is escaped as `\\"`, so no string is split."""
+    import json
+
+    text = json.dumps(rows, ensure_ascii=True)
+    if not rows:
+        return text
+    return "[\n" + text[1:-1].replace('}, {"id": ', '},\n{"id": ') + "\n]"

@@ -26,8 +26,8 @@ from .seams import (
     UsageError,
     Verdict,
     authority_file,
-    bundle_rows,
     contact_rows,
+    first_rows,
     frame_lines,
     lean_row,
     looks_binary,
@@ -37,6 +37,7 @@ from .seams import (
     payload_status,
     quoted,
     read_json,
+    rows_text,
     verdict_of,
     visible,
 )
@@ -68,10 +69,10 @@ def list_bundles(home: Home, state: Place | None = None, limit: int | None = Non
         limit = DEFAULT_ROWS
     if not 1 <= limit <= MAX_ROWS:
         raise UsageError(f"limit must be from 1 to {MAX_ROWS}")
-    rows = bundle_rows(home, (state,) if state else ALL_STATES)
-    out = [as_json([lean_row(r) for r in rows[:limit]])]
-    if len(rows) > limit:
-        out.append(f"gage: {len(rows) - limit} more bundle(s) not listed (limit {limit}); ask with a state or a larger limit")
+    rows, total = first_rows(home, (state,) if state else ALL_STATES, limit)
+    out = [rows_text([lean_row(r) for r in rows])]  # one row a line, as `gage list --json`
+    if total > limit:
+        out.append(f"gage: {total - limit} more bundle(s) not listed (limit {limit}); ask with a state or a larger limit")
     return out
 
 

@@ -45,6 +45,7 @@ from gage.inbox import opening, send
 from gage.inbox.listed import listed_rows
 from gage.inbox.made_json import made
 from gage.inbox.read_json import read_json as inbox_read_json
+from gage.inbox.rowshape import rows_text
 from gage.trust import frame
 from gage.trust import verdict as verdict_mod
 from gage.trust.verdict import Verdict
@@ -66,6 +67,8 @@ __all__ = [
     "__version__",
     "authority_file",
     "bundle_rows",
+    "first_rows",
+    "rows_text",
     "check_path",
     "contact_rows",
     "fold_path",
@@ -109,6 +112,13 @@ def open_home(root: Path) -> Home:
     home = opening.open_home(root)
     _opened[where] = (stamp, home)
     return home
+
+
+def first_rows(home: Home, states: tuple[Place, ...], limit: int) -> tuple[list[dict[str, Any]], int]:
+    """`bundle_rows` cut to its first `limit`, and how many there are in all: only the rows given
+    are made into JSON (200 of 10,000, not all of them)."""
+    rows = listed_rows(home, states)
+    return [r.to_json() for r in rows[:limit]], len(rows)
 
 
 def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:

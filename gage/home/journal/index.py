@@ -46,12 +46,15 @@ from gage.home.journal.indexdb import (
     PLACED,
     SCHEMA,
     VERSION,
+    Damaged,
     batches,
     decode,
     encode,
     key,
     reset,
+    sealed,
     unkey,
+    unsealed,
 )
 from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
 from gage.home.journal.views import Decisions, IndexedFacts
@@ -170,10 +173,13 @@ class JournalIndex:
 
     def _check(self, db: sqlite3.Connection, fd: int | None) -> tuple[Any, ...]:
         """The index's state row if it continues the journal (raises _Stale if not)."""
-        found = db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count FROM state").fetchone()
-        if found is None or found[0] != VERSION:
+        found = db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count, seal FROM state").fetchone()
+        try:
+            state: tuple[Any, ...] = tuple(unsealed(found)) if found is not None else ()
+        except Damaged:
+            raise _Stale from None
+        if not state or state[0] != VERSION:
             raise _Stale
-        state: tuple[Any, ...] = tuple(found)
         _v, dev, ino, covered, last_start, last_hash, _m, _s = state
         sdev, sino, size, _mtime = self._stat(fd)
         if covered == 0:
@@ -211,7 +217,7 @@ class JournalIndex:
             assert fd is not None
             self._grow(db, fd, state)
             return True
-        except _Stale:
+        except (_Stale, Damaged):  # Damaged: a row the catch-up read does not hold its seal
             if not rebuild:
                 return False
             self._rebuild(db, fd)
@@ -258,33 +264,34 @@ class JournalIndex:
     ) -> None:
         dev, ino, _size, _mtime = self._stat(fd)
         db.execute(
-            "INSERT OR REPLACE INTO state VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (VERSION, dev, ino, covered, last_start, last_hash, ctime if covered == size else None, sent),
+            "INSERT OR REPLACE INTO state VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            sealed(VERSION, dev, ino, covered, last_start, last_hash, ctime if covered == size else None, sent),
         )
 
     @staticmethod
     def _write(db: sqlite3.Connection, fold: Fold, *, replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT"
-        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted((key(b), *encode(r)) for b, r in fold.rows.items()))
-        db.executemany(f"{verb} INTO thread VALUES (?, ?)", ((key(t), n) for t, n in fold.threads.items()))
+        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted(sealed(key(b), *encode(r)) for b, r in fold.rows.items()))
+        db.executemany(f"{verb} INTO thread VALUES (?, ?, ?)", (sealed(key(t), n) for t, n in fold.threads.items()))
         db.executemany("INSERT OR IGNORE INTO torn VALUES (?)", ((key(d),) for d in fold.torn))
 
     @staticmethod
     def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, Row]:
         out: dict[str, Row] = {}
         if len(ids) == 1:  # the common question: one bundle
-            found = db.execute(f"SELECT {COLUMNS} FROM bundle WHERE id = ?", (key(ids[0]),)).fetchone()  # noqa: S608
-            return {ids[0]: decode(found)} if found is not None else out
+            found = db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE id = ?", (key(ids[0]),)).fetchone()  # noqa: S608
+            return {ids[0]: decode(unsealed(found)[1:])} if found is not None else out
         for chunk in batches(ids):
             marks = ",".join("?" * len(chunk))
-            for b, *values in db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE id IN ({marks})", [key(b) for b in chunk]):  # noqa: S608
+            for got in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE id IN ({marks})", [key(b) for b in chunk]):  # noqa: S608
+                b, *values = unsealed(got)
                 out[unkey(b)] = decode(values)
         return out
 
     @staticmethod
     def _thread(db: sqlite3.Connection, thread: str) -> int:
-        found = db.execute("SELECT unattended FROM thread WHERE id = ?", (key(thread),)).fetchone()
-        return int(found[0]) if found else 0
+        found = db.execute("SELECT id, unattended, seal FROM thread WHERE id = ?", (key(thread),)).fetchone()
+        return int(unsealed(found)[1]) if found else 0
 
     # --- questions -------------------------------------------------------------------
 
@@ -296,12 +303,32 @@ class JournalIndex:
                 if sync or self._db is None or self._pid != os.getpid():
                     self._sync(True, None)  # a new connection in memory starts empty
                 return ask(self._conn())
+            except Damaged:
+                # A row that does not hold its seal: the index is rebuilt from the journal, once.
+                self._rebuild_now()
+                return ask(self._conn())
             except sqlite3.Error:
                 if self._memory:
                     raise
                 self._fall_back()
                 self._sync(True, None)
                 return ask(self._conn())
+
+    def _rebuild_now(self) -> None:
+        db = self._conn()
+        fd = open_journal(self.journal_path)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._rebuild(db, fd)
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def bundles(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, BundleFacts]:
         """The facts for each of `ids` the journal names (ids it never names are absent)."""
@@ -313,13 +340,13 @@ class JournalIndex:
 
     def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]:
         """Every bundle the journal names: a read of the whole index, for tools and tests."""
-        rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle ORDER BY id").fetchall(), sync)  # noqa: S608
+        rows = self._run(lambda db: [unsealed(r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle ORDER BY id")], sync)  # noqa: S608
         return ((unkey(b), row_facts(decode(values))) for b, *values in rows)
 
     def placed(self, *, sync: bool = True) -> dict[str, BundleFacts]:
         """Decided bundles the journal last put somewhere other than `missing`: the only decided
         bundles `reconcile` must look for on disk besides those it finds there."""
-        rows = self._run(lambda db: db.execute(f"SELECT id, {COLUMNS} FROM bundle WHERE {PLACED}").fetchall(), sync)  # noqa: S608
+        rows = self._run(lambda db: [unsealed(r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE {PLACED}")], sync)  # noqa: S608
         return {unkey(b): row_facts(decode(values)) for b, *values in rows}
 
     def facts(self) -> JournalFacts:
@@ -336,8 +363,8 @@ class JournalIndex:
         return self._run(lambda db: self._thread(db, thread), sync)
 
     def sent_count(self, *, sync: bool = True) -> int:
-        found = self._run(lambda db: db.execute("SELECT sent_count FROM state").fetchone(), sync)
-        return int(found[0]) if found else 0
+        found = self._run(lambda db: db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count, seal FROM state").fetchone(), sync)
+        return int(unsealed(found)[7]) if found else 0
 
     def recorded_torn(self, digests: Iterable[str], *, sync: bool = True) -> set[str]:
         """Which of `digests` (saved torn lines) a `repaired` entry records."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
     from gage.home.journal.facts import Row
 
-VERSION = 2
+VERSION = 3  # 3: every row sealed (a CRC-32 of its values), columns without affinity so values read back exactly
 FILE_NAME = "journal-index.sqlite"
 # Ids per query when looking many up at once.
 BATCH = 500
@@ -25,14 +26,15 @@ COLUMNS = "decision, location, received, first_received, transport, accepted_how
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (
     one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
-    covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL
+    covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL,
+    seal INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS bundle (
-    id TEXT PRIMARY KEY, decision TEXT, location TEXT, received INTEGER NOT NULL, first_received TEXT,
-    transport TEXT, accepted_how TEXT, sent TEXT, arrival TEXT
+    id TEXT PRIMARY KEY, decision, location, received, first_received, transport, accepted_how, sent, arrival,
+    seal INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS placed ON bundle(id) WHERE decision IS NOT NULL AND coalesce(location, decision) != 'missing';
-CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended, seal INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 PLACED = "decision IS NOT NULL AND coalesce(location, decision) != 'missing'"
@@ -57,6 +59,31 @@ def decode(values: Iterable[Any]) -> Row:
 
 
 _loads = json.JSONDecoder().decode
+
+
+class Damaged(sqlite3.DatabaseError):
+    """A row whose seal does not hold: written in place by something other than gage. The index
+    is rebuilt from the journal (gage.home.journal.index), as for any index that is not current."""
+
+
+def seal(*values: Any) -> int:
+    """A row's seal: a CRC-32 of its values (None, int, str or bytes, read back exactly, the
+    columns having no affinity). A checksum against damage, not a signature: whoever can write
+    the home can write a seal, and the journal itself (threat-model.md, "Caches")."""
+    return zlib.crc32(repr(values).encode("utf-8", "surrogatepass"))
+
+
+def sealed(*values: Any) -> tuple[Any, ...]:
+    """The values to store, their seal last."""
+    return (*values, seal(*values))
+
+
+def unsealed(got: Iterable[Any]) -> list[Any]:
+    """A row read back (its seal last) without its seal, or Damaged."""
+    *values, kept = got
+    if type(kept) is not int or kept != seal(*values):
+        raise Damaged("a row of the journal index does not hold its seal")
+    return values
 
 
 def batches(ids: list[str]) -> Iterator[list[str]]:
