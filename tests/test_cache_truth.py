@@ -13,7 +13,7 @@ were, so the next change meets them.
 
 `test_the_comparison_fails_when_an_invalidation_is_skipped` shows, for each cache that decides
 an answer, that the comparison fails when its invalidation is skipped. The journal-index damage
-cases marked xfail are what a fact damaged in place costs today: more than a rebuild.
+cases show a fact damaged in place costs only a rebuild (the index's rows are sealed).
 """
 
 from __future__ import annotations
@@ -354,9 +354,8 @@ def test_the_comparison_fails_when_an_invalidation_is_skipped(world, gage: Gage,
 
 
 # --- a journal index damaged in place -----------------------------------------------------------
-# A fact damaged while the index still matches the journal (its state row untouched) is believed
-# today: it should cost a rebuild. The cases marked xfail are what it costs now (reported; the
-# journal index is not changed here).
+# A fact damaged while the index still matches the journal (its state row untouched) costs a
+# rebuild: each row carries a seal, and one that does not hold rebuilds the index from the journal.
 DAMAGED_FACTS = [
     ("decision", "5"),
     ("location", "5"),
@@ -368,20 +367,11 @@ DAMAGED_FACTS = [
     ("transport", "5"),
     ("accepted_how", "5"),
 ]
-WRONG_TODAY = {
-    ("decision", "5"),  # `gage verdict` and MCP: a different answer
-    ("received", "'x'"),  # `gage verdict`: TypeError
-    ("received", "-1"),  # a different answer
-    ("first_received", "5"),  # a different answer
-    ("first_received", "'not a time'"),  # a different answer
-    ("transport", "5"),  # a different answer
-    ("accepted_how", "5"),  # `"accepted_how": "5"` in the verdict
-}
 
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [pytest.param(c, v, marks=pytest.mark.xfail(strict=True, reason="a damaged journal-index fact is believed")) if (c, v) in WRONG_TODAY else (c, v) for c, v in DAMAGED_FACTS],
+    DAMAGED_FACTS,
 )
 def test_a_journal_index_fact_damaged_in_place_costs_only_a_rebuild(world, gage: Gage, column: str, value: str) -> None:  # type: ignore[no-untyped-def]
     import sqlite3
