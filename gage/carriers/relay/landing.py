@@ -21,7 +21,7 @@ from gage.format.errors import GageError
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.home import listing, sealing, settings
 from gage.home.layout import Home
-from gage.inbox import store
+from gage.inbox import landmany
 from gage.trust import ceremony, retirement
 from gage.trust.limits import check_limits, check_pending
 
@@ -59,26 +59,61 @@ def _checker(home: Home, receiver: settings.Limits) -> Any:
 
 
 def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], digest: str) -> Opened:
-    """Open one sealed envelope from `src` and land its bundle. A refusal raises; the caller
-    decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
-    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
-    if key is None:
-        raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
-    limits = settings.load(home).limits
+    """Open one sealed envelope from `src` and land its bundle (a batch of one). A refusal
+    raises; the caller decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
     home.staging.mkdir(parents=True, exist_ok=True)
     work = home.staging / f"import-relay-{secrets.token_hex(8)}"
     try:
-        reader = envelope.Reader(work / "b", _checker(home, limits))
-        seal.open_into(src, key.identity, reader)
-        reader.finish()
-        res = store.import_bundle(home, work / "b", event="received", via="relay", transport={"carrier": "relay", **transport, "envelope": digest})
-        ceremony.remember_signer(home, res)
+        open_into(home, src, work / "b")
+        [got] = land_opened(home, [Sealed(work / "b", transport, digest)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if res.new:
-        retirement.apply_arrivals(home, [res.id])
-    ok = res.check.ok if res.check is not None else True
-    return Opened(id=res.id, state=res.state, new=res.new, ok=ok)
+    if isinstance(got, GageError):
+        raise got
+    return got
+
+
+def open_into(home: Home, src: IO[bytes], dest: Path) -> None:
+    """Open one sealed envelope from `src` into the bundle folder `dest` (a scratch folder), the
+    receiver's limits checked on its manifest before any payload byte is written. Raises a
+    GageError (a drop, or GageIOError: this home's fault) when it cannot."""
+    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+    if key is None:
+        raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
+    reader = envelope.Reader(dest, _checker(home, settings.load(home).limits))
+    seal.open_into(src, key.identity, reader)
+    reader.finish()
+
+
+@dataclass
+class Sealed:
+    """An envelope opened into a scratch bundle folder, waiting to land with its batch."""
+
+    bundle: Path
+    transport: dict[str, str]
+    digest: str
+
+
+def land_opened(home: Home, opened: list[Sealed]) -> list[Opened | GageError]:
+    """Land a batch of opened envelopes through the batched import (gage.inbox.landmany), the
+    signers remembered and key statements applied as one import does. One outcome each, in
+    order: an Opened once its journal line is in the journal, or the GageError that refused it
+    alone (the caller drops it, or, a GageIOError, leaves it unacknowledged)."""
+    items = [
+        landmany.Incoming(o.bundle, "received", "relay", {"carrier": "relay", **o.transport, "envelope": o.digest})
+        for o in opened
+    ]
+    outcomes = landmany.import_many(home, items)
+    results = [o for o in outcomes if not isinstance(o, GageError)]
+    ceremony.remember_signers(home, results)
+    retirement.apply_arrivals(home, [r.id for r in results if r.new])
+    out: list[Opened | GageError] = []
+    for o in outcomes:
+        if isinstance(o, GageError):
+            out.append(o)
+        else:
+            out.append(Opened(id=o.id, state=o.state, new=o.new, ok=o.check.ok if o.check is not None else True))
+    return out
 
 
 # A dropped envelope's journal line is bounded (spec/relay.md section 6): the reason is cut here,
