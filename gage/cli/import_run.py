@@ -36,11 +36,16 @@ def run(args: Any) -> int:
     batch: list[ImportResult] = []
 
     def done(i: int, o: landmany.Outcome) -> None:
+        if line is None:
+            said(i, o)
+            return
+        line.add(1, o.check.manifest.total_size if isinstance(o, ImportResult) and o.check is not None and o.check.manifest else 0)
+        with line.aside():  # what is printed is never drawn over
+            said(i, o)
+
+    def said(i: int, o: landmany.Outcome) -> None:
         nonlocal worst
         p = paths[i]
-        if line is not None:
-            line.add(1, o.check.manifest.total_size if isinstance(o, ImportResult) and o.check is not None and o.check.manifest else 0)
-            line.clear()  # what is printed below is never drawn over
         if isinstance(o, GageError):
             if not bulk:
                 err(f"gage: {o.stage}: {show(str(o))}")

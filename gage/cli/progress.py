@@ -116,6 +116,20 @@ class CountLine:
         self.stream.flush()
         self.drawn = True
 
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Print something (a line about one bundle) without the progress line drawn over it:
+        cleared first, drawn again after."""
+        was = self.drawn
+        self.clear()
+        try:
+            yield
+        finally:
+            if was and self.on:
+                self.stream.write(self.text())
+                self.stream.flush()
+                self.drawn = True
+
     def rate(self) -> float:
         return self.count / max(self.clock() - self.start, 1e-6)
 

@@ -37,6 +37,7 @@ class Opened:
     dropped: str | None = None  # why the envelope was dropped, when it was
     stage: str | None = None
     notes: list[str] = field(default_factory=list)
+    nbytes: int = 0  # the envelope's size, for a progress line (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {

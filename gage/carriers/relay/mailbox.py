@@ -356,6 +356,7 @@ async def _land_and_ack(
             # "already there". Nothing is lost or doubled.
             raise RelayError(f"landed {got.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
         await taking.forget(nc, bucket_name(address), p)
+        got.nbytes = p.nbytes
         done.append(got)
         if on_opened is not None:
             on_opened(got)
