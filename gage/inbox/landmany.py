@@ -160,14 +160,12 @@ def import_many(
 
 
 def _declared(src: Path) -> int:
-    """What a folder will cost the batch, by its size on disk (a guess before its manifest is read)."""
-    total = 0
-    with contextlib.suppress(OSError):
-        for dirpath, _dirs, files in os.walk(src):
-            for name in files:
-                with contextlib.suppress(OSError):
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
-    return total
+    """What a folder will cost its batch: the bytes its manifest declares (0 for what is no
+    bundle, which is refused without a copy). Never a walk of the folder, which a sender fills."""
+    try:
+        return bundle_mod.read_manifest(src)[1].total_size
+    except Exception:  # noqa: BLE001 - only a size for the batch's bound; the import says what is wrong
+        return 0
 
 
 def _one_batch(home: Home, items: list[tuple[int, Incoming]], limits: settings_mod.Limits, lock_timeout: float | None) -> list[tuple[int, Outcome]]:
@@ -206,7 +204,15 @@ def _stage_all(home: Home, items: list[tuple[int, Incoming]], work: Path, limits
             staged.append(_stage(home, i, item, work / str(i), limits, tally, decided))
         except GageError as exc:
             out[i] = exc
+        except Exception as exc:  # noqa: BLE001 - whatever one folder does, the others still come in
+            out[i] = unforeseen(exc)
     return staged
+
+
+def unforeseen(exc: Exception) -> GageError:
+    """An error nobody foresaw on one bundle (a tree too deep for a walk, a name that cannot be
+    encoded): that bundle's outcome, named by its type, never the batch's."""
+    return GageError(f"could not import it: {type(exc).__name__}: {exc}".rstrip(": "))
 
 
 def _stage(home: Home, i: int, item: Incoming, dst: Path, limits: settings_mod.Limits, tally: PendingTally, decided: object) -> _Staged:
@@ -248,6 +254,8 @@ def _place_all(
                 out[s.index] = _place(home, s, decided, tally, limits, lines, landed)
             except GageError as exc:
                 out[s.index] = exc
+            except Exception as exc:  # noqa: BLE001 - one bundle's, as above
+                out[s.index] = unforeseen(exc)
         if landed:
             try:
                 _fsync_strict(home.state_dir("pending"))
