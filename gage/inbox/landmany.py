@@ -249,21 +249,26 @@ def _place_all(
         tally = PendingTally(home, limits)
         lines: list[tuple[ArrivalEvent, dict[str, object]]] = []
         landed: list[tuple[_Staged, Path]] = []
-        for s in staged:
-            try:
-                out[s.index] = _place(home, s, decided, tally, limits, lines, landed)
-            except GageError as exc:
-                out[s.index] = exc
-            except Exception as exc:  # noqa: BLE001 - one bundle's, as above
-                out[s.index] = unforeseen(exc)
-        if landed:
-            try:
+        try:
+            for s in staged:
+                try:
+                    out[s.index] = _place(home, s, decided, tally, limits, lines, landed)
+                except GageError as exc:
+                    out[s.index] = exc
+                except Exception as exc:  # noqa: BLE001 - one bundle's, as above
+                    out[s.index] = unforeseen(exc)
+            if landed:
                 _fsync_strict(home.state_dir("pending"))
-            except OSError as exc:
-                failed = GageIOError(f"cannot make pending durable ({exc.strerror or exc}); nothing was imported", path=str(home.state_dir("pending")))
-                _undo(home, landed, out, failed)
-                lines = [ln for ln in lines if not _is_arrival_of(ln, {s.manifest.id for s, _d in landed})]
-                landed = []
+        except (OSError, KeyboardInterrupt) as exc:
+            # Renamed but not yet journaled: moved back out of pending, so pending never holds
+            # what the journal does not name; an interrupt then goes on up.
+            failed = GageIOError(f"cannot make pending durable ({getattr(exc, 'strerror', None) or exc!r}); nothing was imported", path=str(home.state_dir("pending")))
+            _undo(home, landed, out, failed)
+            if not isinstance(exc, OSError):
+                raise
+            moved = {s.manifest.id for s, _d in landed}
+            lines = [ln for ln in lines if not _is_arrival_of(ln, moved)]
+            landed = []
         if lines:
             _journal(home, lines, landed, out)
 
