@@ -285,7 +285,7 @@ async def fetch(
             want = BATCH_COUNT if limit is None else min(BATCH_COUNT, limit - len(done))
             try:
                 msgs = await sub.fetch(want, timeout=wait)
-            except nats.errors.TimeoutError:
+            except (TimeoutError, nats.errors.TimeoutError):  # a batch's wait ends in the latter
                 await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if forever:
                     continue
