@@ -139,36 +139,44 @@ def import_many(
     limits = settings_mod.load(home).limits
     pending: list[tuple[int, Incoming]] = []
     size = 0
+    read: dict[int, tuple[bytes, Manifest]] = {}  # each manifest read once: for the bound, then the import
 
     def flush() -> None:
         nonlocal size
         if pending:
-            for i, o in _one_batch(home, pending, limits, lock_timeout):
+            for i, o in _one_batch(home, pending, limits, lock_timeout, read):
                 out[i] = o
                 if on_outcome is not None:
                     on_outcome(i, o)
         pending.clear()
+        read.clear()
         size = 0
 
     for i, item in enumerate(items):
         pending.append((i, item))
-        size += _declared(item.src)
+        size += _declared(i, item.src, read)
         if len(pending) >= batch_count or size >= batch_bytes:
             flush()
     flush()
     return [o if o is not None else GageIOError("not imported", path=str(items[i].src)) for i, o in enumerate(out)]
 
 
-def _declared(src: Path) -> int:
+def _declared(i: int, src: Path, read: dict[int, tuple[bytes, Manifest]]) -> int:
     """What a folder will cost its batch: the bytes its manifest declares (0 for what is no
-    bundle, which is refused without a copy). Never a walk of the folder, which a sender fills."""
+    bundle, which is refused without a copy). Never a walk of the folder, which a sender fills.
+    The manifest read is kept in `read`, so the import does not read it again."""
     try:
-        return bundle_mod.read_manifest(src)[1].total_size
+        if Path(src).is_symlink():
+            return 0  # refused as a symlink, never read through
+        read[i] = bundle_mod.read_manifest(src)
+        return read[i][1].total_size
     except Exception:  # noqa: BLE001 - only a size for the batch's bound; the import says what is wrong
         return 0
 
 
-def _one_batch(home: Home, items: list[tuple[int, Incoming]], limits: settings_mod.Limits, lock_timeout: float | None) -> list[tuple[int, Outcome]]:
+def _one_batch(
+    home: Home, items: list[tuple[int, Incoming]], limits: settings_mod.Limits, lock_timeout: float | None, read: dict[int, tuple[bytes, Manifest]]
+) -> list[tuple[int, Outcome]]:
     out: dict[int, Outcome] = {}
     try:
         home.staging.mkdir(parents=True, exist_ok=True)
@@ -178,7 +186,7 @@ def _one_batch(home: Home, items: list[tuple[int, Incoming]], limits: settings_m
         failed = GageIOError(f"cannot make a scratch folder ({exc.strerror or exc}); nothing was imported", path=str(home.staging))
         return [(i, failed) for i, _item in items]
     try:
-        staged = _stage_all(home, items, work, limits, out)
+        staged = _stage_all(home, items, work, limits, out, read)
         try:
             atomic.sync_trees(s.path for s in staged)
         except OSError as exc:
@@ -193,7 +201,9 @@ def _one_batch(home: Home, items: list[tuple[int, Incoming]], limits: settings_m
     return sorted(out.items())
 
 
-def _stage_all(home: Home, items: list[tuple[int, Incoming]], work: Path, limits: settings_mod.Limits, out: dict[int, Outcome]) -> list[_Staged]:
+def _stage_all(
+    home: Home, items: list[tuple[int, Incoming]], work: Path, limits: settings_mod.Limits, out: dict[int, Outcome], read: dict[int, tuple[bytes, Manifest]]
+) -> list[_Staged]:
     """Read, limit, copy (unsynced), seal and check each item, outside the lock; a refusal is the item's."""
     # Counted before the lock only to spare copying what would be refused; counted again under it.
     tally = PendingTally(home, limits)
@@ -201,7 +211,7 @@ def _stage_all(home: Home, items: list[tuple[int, Incoming]], work: Path, limits
     staged = []
     for i, item in items:
         try:
-            staged.append(_stage(home, i, item, work / str(i), limits, tally, decided))
+            staged.append(_stage(home, i, item, work / str(i), limits, tally, decided, read.get(i)))
         except GageError as exc:
             out[i] = exc
         except Exception as exc:  # noqa: BLE001 - whatever one folder does, the others still come in
@@ -211,15 +221,23 @@ def _stage_all(home: Home, items: list[tuple[int, Incoming]], work: Path, limits
 
 def unforeseen(exc: Exception) -> GageError:
     """An error nobody foresaw on one bundle (a tree too deep for a walk, a name that cannot be
-    encoded): that bundle's outcome, named by its type, never the batch's."""
-    return GageError(f"could not import it: {type(exc).__name__}: {exc}".rstrip(": "))
+    encoded): that bundle's outcome, named by its type, never the batch's. The error itself is
+    its cause, for a caller of one import to raise as before (store.import_bundle)."""
+    out = GageError(f"could not import it: {type(exc).__name__}: {exc}".rstrip(": "))
+    out.__cause__ = exc
+    return out
 
 
-def _stage(home: Home, i: int, item: Incoming, dst: Path, limits: settings_mod.Limits, tally: PendingTally, decided: object) -> _Staged:
+def _stage(
+    home: Home, i: int, item: Incoming, dst: Path, limits: settings_mod.Limits, tally: PendingTally, decided: object,
+    read: tuple[bytes, Manifest] | None = None,
+) -> _Staged:
     src = Path(item.src)
     if src.is_symlink():
         raise RefusedError("is a symlink; give the bundle directory itself", path=str(src))
-    _raw, manifest = bundle_mod.read_manifest(src)  # raises MalformedError for not-a-bundle
+    # Raises MalformedError for not-a-bundle. What the source says is only a plan: the id is taken
+    # from the copy below, so a read before the batch began is as good as one now.
+    _raw, manifest = read if read is not None else bundle_mod.read_manifest(src)
     check_limits(home, manifest, limits)
     fresh = find(home, manifest.id) is None and decided.get(manifest.id) is None  # type: ignore[attr-defined]
     if fresh:
@@ -236,7 +254,7 @@ def _stage(home: Home, i: int, item: Incoming, dst: Path, limits: settings_mod.L
     readonly.seal(dst, copied)  # landed read-only (gage/bundle/readonly.py)
     result = bundle_mod.check(dst)  # before the lock: only the rename and the journal line follow it
     if fresh:
-        tally.add(copied, signature_of(dst))
+        tally.add(copied, result.signature_ok)
     return _Staged(i, item, dst, copied, result, left)
 
 
@@ -302,12 +320,12 @@ def _place(
         lines.append((it.event, again))
         return ImportResult(id=bid, state=state, new=False)
     check_limits(home, s.manifest, limits)
-    tally.check(s.manifest, signature_of(s.path))
+    tally.check(s.manifest, None, signed=s.check.signature_ok)
     dest = home.state_dir("pending") / bid
     if not atomic.rename_noreplace(s.path, dest, durable=False):
         held = find(home, bid)
         return ImportResult(id=bid, state=held.state if held else "pending", new=False)
-    tally.add(s.manifest, signature_of(dest))
+    tally.add(s.manifest, s.check.signature_ok, dest)
     lines.append((it.event, arrival_fields(s.manifest, s.check, it.via, it.transport)))
     landed.append((s, dest))
     s.check.path = dest

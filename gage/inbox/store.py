@@ -42,5 +42,8 @@ def import_bundle(
     """
     [outcome] = import_many(home, [Incoming(Path(src), event, via, transport)], lock_timeout=lock_timeout)
     if isinstance(outcome, GageError):
+        cause = outcome.__cause__
+        if type(outcome) is GageError and isinstance(cause, Exception) and not isinstance(cause, GageError):
+            raise cause  # an error nobody foresaw: one import raises it as it always has
         raise outcome
     return outcome

@@ -79,6 +79,18 @@ def _verifies(m: Manifest, sig: bytes | None) -> bool:
 _PENDING_CACHE: dict[tuple[str, int, int, int, int, int], tuple[bytes, int, bool]] = {}
 
 
+def _remember(path: Path, facts: tuple[bytes, int, bool]) -> None:
+    """What a bundle just landed at `path` counts, kept as if read there: the next listing of
+    pending (the next batch's) does not read and verify it again."""
+    try:
+        st = os.stat(path / bundle_mod.MANIFEST, follow_symlinks=False)
+    except OSError:
+        return
+    if len(_PENDING_CACHE) > 100_000:
+        _PENDING_CACHE.clear()
+    _PENDING_CACHE[(path.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)] = facts
+
+
 def _pending_facts(path: Path) -> tuple[bytes, int, bool] | None:
     try:
         st = os.stat(path / bundle_mod.MANIFEST, follow_symlinks=False)
@@ -157,13 +169,18 @@ class PendingTally:
             one[0] += 1
             one[1] += size
 
-    def add(self, m: Manifest, sig: bytes | None) -> None:
-        """`m` has landed in pending: count it for the bundles after it."""
-        self._count(m.id, (m.sender.key, declared_bytes(m), _verifies(m, sig)))
+    def add(self, m: Manifest, signed: bool, landed: Path | None = None) -> None:
+        """`m` has landed in pending (at `landed`), its signature checked (`signed`): count it for
+        the bundles after it, and remember its facts as `_pending_facts` would read them."""
+        facts = (m.sender.key, declared_bytes(m), signed)
+        self._count(m.id, facts)
+        if landed is not None:
+            _remember(landed, facts)
 
-    def check(self, m: Manifest, sig: bytes | None) -> None:
-        """Raise LimitError if `m` would take pending over a limit; see `check_pending`."""
-        if self._trusted(m.sender.key) and _verifies(m, sig):
+    def check(self, m: Manifest, sig: bytes | None, *, signed: bool | None = None) -> None:
+        """Raise LimitError if `m` would take pending over a limit; see `check_pending`.
+        `signed`: whether `sig` verifies, when a check of the same bytes already said so."""
+        if self._trusted(m.sender.key) and (signed if signed is not None else _verifies(m, sig)):
             return
         all_n, all_bytes = self._all
         key_n, key_bytes = self._per_key.get(m.sender.key, (0, 0))
