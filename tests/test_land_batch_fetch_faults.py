@@ -79,3 +79,18 @@ def test_a_fault_at_each_step_of_a_fetch_batch_acknowledges_only_what_landed(
                 assert o.id in received, "already there, but it never landed"
         assert {i for i in ids if i in _received(bob)} == set(ids), "an envelope was lost"
     assert verify_journal(bob.journal).ok
+
+
+def test_a_fetch_of_many_ends_with_one_summary_line_and_json_gives_the_ids(two, relay, tmp_path: Path, gage) -> None:  # noqa: F811
+    alice, bob = two
+    ids = [bundle(alice, tmp_path, name=f"sum-{i}.txt", data=os.urandom(300)) for i in range(3)]
+    for bid in ids[:2]:
+        deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
+    r = gage(bob, "mailbox", "fetch")
+    assert r.code == 0, r.err
+    last = r.err.strip().splitlines()[-1]
+    assert last.startswith("fetched 2 envelopes (") and last.endswith("2 landed in pending, 0 already there, 0 dropped"), last
+    deliver.deliver(alice, alice.state_dir("outbox") / ids[2], ids[2], "bob", relay=None, unconfirmed=False, creds=None)
+    j = gage(bob, "mailbox", "fetch", "--json")
+    assert j.code == 0, j.err
+    assert [o["id"] for o in __import__("json").loads(j.out)["fetched"]] == [ids[2]]

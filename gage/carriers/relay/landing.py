@@ -23,7 +23,7 @@ from gage.home import listing, sealing, settings
 from gage.home.layout import Home
 from gage.inbox import landmany
 from gage.trust import ceremony, retirement
-from gage.trust.limits import check_limits, check_pending
+from gage.trust.limits import PendingTally, check_limits
 
 
 @dataclass
@@ -50,11 +50,19 @@ class Opened:
         }
 
 
-def _checker(home: Home, receiver: settings.Limits) -> Any:
+def checker(home: Home) -> Any:
+    """The receiver's limits on an envelope's manifest, before any payload byte is written. Made
+    once for a fetch's batch: pending is listed (and its budgets counted) once, not per envelope.
+    Only a first look, to spare writing what would be refused: the import counts again, the
+    batch's own bundles included, under the lock."""
+    receiver = settings.load(home).limits
+    tally = PendingTally(home, receiver)
+    decided = listing.decisions(home)
+
     def check(m: Manifest, sig: bytes) -> None:
         check_limits(home, m, receiver)
-        if listing.find(home, m.id) is None and listing.decisions(home).get(m.id) is None:
-            check_pending(home, m, sig, receiver)
+        if listing.find(home, m.id) is None and decided.get(m.id) is None:
+            tally.check(m, sig)
 
     return check
 
@@ -74,14 +82,14 @@ def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], dige
     return got
 
 
-def open_into(home: Home, src: IO[bytes], dest: Path) -> None:
+def open_into(home: Home, src: IO[bytes], dest: Path, check: Any = None) -> None:
     """Open one sealed envelope from `src` into the bundle folder `dest` (a scratch folder), the
-    receiver's limits checked on its manifest before any payload byte is written. Raises a
-    GageError (a drop, or GageIOError: this home's fault) when it cannot."""
+    receiver's limits checked on its manifest (`check`, from `checker`) before any payload byte
+    is written. Raises a GageError (a drop, or GageIOError: this home's fault) when it cannot."""
     key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
     if key is None:
         raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
-    reader = envelope.Reader(dest, _checker(home, settings.load(home).limits))
+    reader = envelope.Reader(dest, check if check is not None else checker(home))
     seal.open_into(src, key.identity, reader)
     reader.finish()
 

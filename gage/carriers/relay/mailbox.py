@@ -294,9 +294,11 @@ async def fetch(
                 raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             batch: list[taking.Prepared] = []
             try:
+                check = landing.checker(home)  # pending listed once for what this pull took
                 for k, msg in enumerate(msgs):
                     work = taking.prepare(
-                        nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size
+                        nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size,
+                        check=check,
                     )
                     batch.append(await taking.working(msg, ack_wait, work))
                     if sum(p.nbytes for p in batch) >= BATCH_BYTES and k + 1 < len(msgs):

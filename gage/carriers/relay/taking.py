@@ -74,7 +74,7 @@ class Prepared:
 
 
 async def prepare(
-    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int
+    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, check: Any = None
 ) -> Prepared:
     """One message: its envelope to a scratch file, opened into a scratch bundle folder, or dropped
     (journaled once). Nothing lands here: the batch does (`landing.land_opened`). On a fault of
@@ -82,7 +82,9 @@ async def prepare(
     scratch = _scratch(home)
     ok = False
     try:
-        prepared = await _prepare(nc, home, msg, scratch, bucket=bucket, object_header=object_header, transport=transport, max_size=max_size)
+        prepared = await _prepare(
+            nc, home, msg, scratch, bucket=bucket, object_header=object_header, transport=transport, max_size=max_size, check=check
+        )
         ok = True
         return prepared
     finally:
@@ -91,7 +93,7 @@ async def prepare(
 
 
 async def _prepare(
-    nc: Client, home: Home, msg: Msg, scratch: Any, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int
+    nc: Client, home: Home, msg: Msg, scratch: Any, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, check: Any
 ) -> Prepared:
     tmp = scratch / "envelope.age"
     again = False
@@ -120,7 +122,7 @@ async def _prepare(
     def work() -> Prepared:
         try:
             with open(tmp, "rb") as f:
-                landing.open_into(home, f, scratch / "b")
+                landing.open_into(home, f, scratch / "b", check)
         except GageIOError:
             raise  # this home's own trouble: leave the envelope on the relay
         except GageError as exc:
