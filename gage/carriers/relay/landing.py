@@ -1,9 +1,10 @@
 """Opening an envelope and landing its bundle in `inbox/pending`, through the one import.
 
 The only relay code that writes to a home. The envelope is opened into a scratch folder
-(`tmp/import-relay-*`, which reconcile tidies if a crash leaves it), and the bundle it holds
-lands through `store.import_bundle` with the receiver's limits, the journal and the
-candidate rule (`ceremony.remember_signer`) exactly as a folder import does. Nothing here
+(`tmp/import-relay-*`, which reconcile tidies if a crash leaves it), and the bundles a fetch
+opened land together through the batched import (`landmany.import_many`) with the receiver's
+limits, the journal and the candidate rule (`ceremony.remember_signers`) exactly as a folder
+import does. Nothing here
 accepts anything; a relay's say-so is journaled as a claim about where the bundle came from.
 """
 

@@ -7,8 +7,8 @@ envelope too big for one message travels in the mailbox's object store bucket, a
 message in the mailbox points at it. The relay sees the subject, the size and the time:
 the envelope is age ciphertext, and no header names the sender or the bundle.
 
-Fetching acknowledges an envelope only after its bundle has landed (or it was journaled and
-dropped), so a crash anywhere in between makes the relay deliver it again, and the import,
+Fetching lands envelopes in batches and acknowledges each only after its batch has landed
+(or it was journaled and dropped), so a crash anywhere in between makes the relay deliver it again, and the import,
 which is idempotent by bundle id, says "already there" rather than land it twice.
 See spec/relay.md sections 1, 4 and 6.
 """
