@@ -241,3 +241,29 @@ def test_kill_9_at_each_step_of_a_batch_import_leaves_nothing_the_journal_missta
         assert verify_journal(opened.journal).ok
         at += 3 if at > 12 else 1  # every early step (the copies), then every third
     assert killed > 10
+
+
+def test_the_watcher_lands_what_one_look_finds_in_one_batch(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from gage.carriers.watch import Watcher
+
+    srcs = _sources(make_home, tmp_path, 3)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    for s in srcs:
+        shutil.copytree(s, drop / s.name)
+    (drop / "not-a-bundle").mkdir()
+    home = make_home("me")
+    writes: list[list[str]] = []
+    real = type(home.journal).append_many
+
+    def counting(self, items):  # type: ignore[no-untyped-def]
+        writes.append([str(event) for event, _fields in items])
+        return real(self, items)
+
+    monkeypatch.setattr(type(home.journal), "append_many", counting)
+    events = Watcher(home, [drop], settle=0.0).scan()
+    assert sorted(e.id for e in events if e.kind == "imported") == sorted(s.name for s in srcs)
+    assert ["received"] * 3 in writes  # the three arrivals in one journal write
+    assert any(e.kind == "skipped" and "not-a-bundle" in e.message for e in events)
