@@ -11,8 +11,6 @@ accepts anything; a relay's say-so is journaled as a claim about where the bundl
 from __future__ import annotations
 
 import hashlib
-import secrets
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -51,47 +49,37 @@ class Opened:
         }
 
 
-def checker(home: Home) -> Any:
-    """The receiver's limits on an envelope's manifest, before any payload byte is written. Made
-    once for a fetch's batch: pending is listed (and its budgets counted) once, not per envelope.
-    Only a first look, to spare writing what would be refused: the import counts again, the
+class Opener:
+    """What opening an envelope needs from this home, read once for a fetch's batch, not per
+    envelope: the sealing key (its file read and its binding verified), and the receiver's
+    limits on a manifest, with pending listed and its budgets counted once. The limits here are
+    only a first look, to spare writing what would be refused: the import counts again, the
     batch's own bundles included, under the lock."""
-    receiver = settings.load(home).limits
-    tally = PendingTally(home, receiver)
-    decided = listing.decisions(home)
 
-    def check(m: Manifest, sig: bytes) -> None:
-        check_limits(home, m, receiver)
-        if listing.find(home, m.id) is None and decided.get(m.id) is None:
-            tally.check(m, sig)
+    def __init__(self, home: Home) -> None:
+        key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+        if key is None:
+            raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
+        self.identity = key.identity
+        receiver = settings.load(home).limits
+        tally = PendingTally(home, receiver)
+        decided = listing.decisions(home)
 
-    return check
+        def check(m: Manifest, sig: bytes) -> None:
+            check_limits(home, m, receiver)
+            if listing.find(home, m.id) is None and decided.get(m.id) is None:
+                tally.check(m, sig)
 
-
-def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], digest: str) -> Opened:
-    """Open one sealed envelope from `src` and land its bundle (a batch of one). A refusal
-    raises; the caller decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
-    home.staging.mkdir(parents=True, exist_ok=True)
-    work = home.staging / f"import-relay-{secrets.token_hex(8)}"
-    try:
-        open_into(home, src, work / "b")
-        [got] = land_opened(home, [Sealed(work / "b", transport, digest)])
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if isinstance(got, GageError):
-        raise got
-    return got
+        self.check = check
 
 
-def open_into(home: Home, src: IO[bytes], dest: Path, check: Any = None) -> None:
+def open_into(home: Home, src: IO[bytes], dest: Path, opener: Opener | None = None) -> None:
     """Open one sealed envelope from `src` into the bundle folder `dest` (a scratch folder), the
-    receiver's limits checked on its manifest (`check`, from `checker`) before any payload byte
-    is written. Raises a GageError (a drop, or GageIOError: this home's fault) when it cannot."""
-    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
-    if key is None:
-        raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
-    reader = envelope.Reader(dest, check if check is not None else checker(home))
-    seal.open_into(src, key.identity, reader)
+    receiver's limits checked on its manifest before any payload byte is written. Raises a
+    GageError (a drop, or GageIOError: this home's fault) when it cannot."""
+    opener = opener if opener is not None else Opener(home)
+    reader = envelope.Reader(dest, opener.check)
+    seal.open_into(src, opener.identity, reader)
     reader.finish()
 
 

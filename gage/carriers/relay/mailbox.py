@@ -36,7 +36,7 @@ from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import (
     RelayError,
 )
-from gage.format.errors import GageError
+from gage.format.errors import GageError, GageIOError
 from gage.home import settings
 from gage.home.layout import Home
 
@@ -294,11 +294,11 @@ async def fetch(
                 raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             batch: list[taking.Prepared] = []
             try:
-                check = landing.checker(home)  # pending listed once for what this pull took
+                opener = landing.Opener(home)  # the key and pending read once for what this pull took
                 for k, msg in enumerate(msgs):
                     work = taking.prepare(
                         nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size,
-                        check=check,
+                        opener=opener,
                     )
                     batch.append(await taking.working(msg, ack_wait, work))
                     if sum(p.nbytes for p in batch) >= BATCH_BYTES and k + 1 < len(msgs):
@@ -362,8 +362,9 @@ async def _land_and_ack(
         done.append(got)
         if on_opened is not None:
             on_opened(got)
-    if failed is not None:
-        raise failed
+    if failed is not None:  # this home's fault (a full disk), or an error nobody foresaw
+        why = failed.message.replace("; nothing was imported", "")
+        raise GageIOError(f"{why}; nothing was acknowledged, the envelope stays on the relay", path=failed.path) from failed
 
 
 def _last(msg: Msg) -> bool:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
+import io
 import secrets
 import shutil
 import time
@@ -32,6 +34,10 @@ from gage.carriers.relay import landing, objects, objread
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
+# An envelope in its message up to this size is opened on the event loop itself (a few
+# milliseconds); a bigger one, or one from the bucket, on a thread, so the relay still hears
+# that the others are in hand.
+INLINE_HERE = 64 << 10
 # How often a fetch that runs for ever (`gage watch --mailbox`) sweeps its bucket's orphans.
 SWEEP_EVERY = 600.0
 
@@ -74,7 +80,7 @@ class Prepared:
 
 
 async def prepare(
-    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, check: Any = None
+    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, opener: landing.Opener | None = None
 ) -> Prepared:
     """One message: its envelope to a scratch file, opened into a scratch bundle folder, or dropped
     (journaled once). Nothing lands here: the batch does (`landing.land_opened`). On a fault of
@@ -83,7 +89,7 @@ async def prepare(
     ok = False
     try:
         prepared = await _prepare(
-            nc, home, msg, scratch, bucket=bucket, object_header=object_header, transport=transport, max_size=max_size, check=check
+            nc, home, msg, scratch, bucket=bucket, object_header=object_header, transport=transport, max_size=max_size, opener=opener
         )
         ok = True
         return prepared
@@ -93,7 +99,7 @@ async def prepare(
 
 
 async def _prepare(
-    nc: Client, home: Home, msg: Msg, scratch: Any, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, check: Any
+    nc: Client, home: Home, msg: Msg, scratch: Any, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, opener: landing.Opener | None
 ) -> Prepared:
     tmp = scratch / "envelope.age"
     again = False
@@ -102,27 +108,27 @@ async def _prepare(
     obj = (msg.headers or {}).get(object_header)
     ours = obj is not None and landing.object_ref(obj).startswith("object:")
     nuid: str | None = None
-    try:
-        with open(tmp, "wb") as f:
-            if obj is None:
-                f.write(msg.data)
-            elif not ours:
-                raise objread.ObjectError("its Gage-Object header is not an object name gage writes (32 hex digits)")
-            else:
+    if obj is None:
+        # In the message itself: opened from memory, no file written and read back.
+        size, digest = len(msg.data), hashlib.sha256(msg.data).hexdigest()
+    else:
+        try:
+            with open(tmp, "wb") as f:
+                if not ours:
+                    raise objread.ObjectError("its Gage-Object header is not an object name gage writes (32 hex digits)")
                 nuid = (await objread.read(nc, bucket, obj, f, max_size=max_size)).nuid
-    except objread.ObjectError as exc:
-        assert obj is not None
-        dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(obj), again=again)
-        return Prepared(msg, scratch, dropped=dropped, obj=obj if ours else None, nuid=exc.nuid)
-    except OSError as exc:
-        raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}; nothing was acknowledged", path=str(home.staging)) from exc
-    size = tmp.stat().st_size
-    digest = landing.digest_of_file(tmp)
+        except objread.ObjectError as exc:
+            dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(obj), again=again)
+            return Prepared(msg, scratch, dropped=dropped, obj=obj if ours else None, nuid=exc.nuid)
+        except OSError as exc:
+            raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}; nothing was acknowledged", path=str(home.staging)) from exc
+        size = tmp.stat().st_size
+        digest = landing.digest_of_file(tmp)
 
     def work() -> Prepared:
         try:
-            with open(tmp, "rb") as f:
-                landing.open_into(home, f, scratch / "b", check)
+            with io.BytesIO(msg.data) if obj is None else open(tmp, "rb") as f:
+                landing.open_into(home, f, scratch / "b", opener)
         except GageIOError:
             raise  # this home's own trouble: leave the envelope on the relay
         except GageError as exc:
@@ -131,9 +137,11 @@ async def _prepare(
         except OSError as exc:  # a fault of this home no stage named: never a drop
             raise GageIOError(f"cannot open the envelope: {exc.strerror or exc}; nothing was acknowledged") from exc
         with contextlib.suppress(OSError):
-            tmp.unlink()  # opened: only the bundle folder waits for the batch
+            tmp.unlink(missing_ok=True)  # opened: only the bundle folder waits for the batch
         return Prepared(msg, scratch, sealed=landing.Sealed(scratch / "b", transport, digest), obj=obj if ours else None, nuid=nuid, nbytes=size)
 
+    if obj is None and size <= INLINE_HERE:
+        return work()  # a small envelope: opened at once, cheaper than a hop to a thread
     return await asyncio.get_running_loop().run_in_executor(None, work)
 
 
@@ -148,7 +156,8 @@ def land(home: Home, batch: list[Prepared]) -> list[landing.Opened | GageError]:
             out.append(p.dropped)
             continue
         got = next(landed)
-        if isinstance(got, GageError) and not isinstance(got, GageIOError):
+        unforeseen = type(got) is GageError and got.__cause__ is not None  # a bug's, not the envelope's: kept
+        if isinstance(got, GageError) and not isinstance(got, GageIOError) and not unforeseen:
             assert p.sealed is not None
             again = False
             with contextlib.suppress(Exception):
