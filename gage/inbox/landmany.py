@@ -34,6 +34,9 @@ from gage.bundle import atomic, readonly
 from gage.format.errors import GageError, GageIOError, MalformedError, RefusedError
 from gage.format.keys import key_text
 from gage.format.manifest import Manifest
+from gage.format.sanitize import (
+    os_error_text,  # the CLI's own words for one (the file cut short)
+)
 from gage.format.vocab import ArrivalEvent
 from gage.home import settings as settings_mod
 from gage.home.journal.lines import iter_lines, open_journal, parse_line, rfind_newline
@@ -214,9 +217,16 @@ def _stage_all(
             staged.append(_stage(home, i, item, work / str(i), limits, tally, decided, read.get(i)))
         except GageError as exc:
             out[i] = exc
+        except OSError as exc:  # a file-system error no stage caught: exit 7 naming the file, as ever
+            out[i] = os_error(exc, item.src)
         except Exception as exc:  # noqa: BLE001 - whatever one folder does, the others still come in
             out[i] = unforeseen(exc)
     return staged
+
+
+def os_error(exc: OSError, src: Path) -> GageIOError:
+    """A file-system error no stage caught, on one bundle: its outcome, naming the file (exit 7)."""
+    return GageIOError(f"{os_error_text(exc)}; nothing was imported")
 
 
 def unforeseen(exc: Exception) -> GageError:
@@ -273,6 +283,8 @@ def _place_all(
                     out[s.index] = _place(home, s, decided, tally, limits, lines, landed)
                 except GageError as exc:
                     out[s.index] = exc
+                except OSError as exc:
+                    out[s.index] = os_error(exc, s.item.src)
                 except Exception as exc:  # noqa: BLE001 - one bundle's, as above
                     out[s.index] = unforeseen(exc)
             if landed:
