@@ -32,13 +32,13 @@ from gage.trust import ceremony
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[bytes, str, str]]]:
     """Every candidate the key layer records, in order (the real function still runs)."""
     seen: list[tuple[bytes, str, str]] = []
-    real = ceremony.add_candidate
+    real = Contacts.add_candidate  # where every path (one import, or a batch's) records one
 
-    def counting(home: Home, key: bytes, claimed_name: str, source: str) -> bool:
+    def counting(self: Contacts, key: bytes, claimed_name: str, source: str) -> bool:
         seen.append((key, claimed_name, source))
-        return real(home, key, claimed_name, source)
+        return real(self, key, claimed_name, source)
 
-    monkeypatch.setattr(ceremony, "add_candidate", counting)
+    monkeypatch.setattr(Contacts, "add_candidate", counting)
     yield seen
 
 
@@ -169,9 +169,9 @@ def test_every_caller_of_the_store_import_also_remembers_the_signer() -> None:
             if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             names = {n.func.attr for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
-            if "import_bundle" in names:
+            if names & {"import_bundle", "import_many"}:
                 callers.append((path.relative_to(root).as_posix(), fn.name))
-                assert "remember_signer" in names, f"{path.name}:{fn.name} imports a bundle but records no candidate"
+                assert names & {"remember_signer", "remember_signers"}, f"{path.name}:{fn.name} imports a bundle but records no candidate"
     # The carriers: `gage import`, the watcher, A2A (file and live) and the demo.
     files = {p for p, _ in callers}
     assert any(p.startswith("cli/") for p in files) and files >= {"carriers/watch.py", "carriers/a2a/landing.py", "cli/demo.py"}

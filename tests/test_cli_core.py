@@ -376,7 +376,7 @@ def test_import_not_a_bundle(gage: Gage, bob: Path, tmp_path: Path) -> None:
 
 
 def test_import_io_failure_is_a_clear_error(gage: Gage, bob: Path, sent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None) -> FileEntry:
+    def broken(src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None, sync: bool = True) -> FileEntry:
         if fd is not None:
             os.close(fd)
         raise OSError(errno.ENOSPC, "No space left on device", str(dst))

@@ -12,7 +12,7 @@ from gage.bundle import atomic
 from gage.home import listing
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
-from gage.inbox import send, store
+from gage.inbox import landmany, send, store
 from gage.inbox.opening import open_home
 from gage.trust import verdict as verdict_mod
 
@@ -32,23 +32,23 @@ def _made(make_home, tmp_path: Path) -> tuple[Home, Path, str]:  # noqa: ANN001
 def test_only_the_journal_line_follows_the_rename(make_home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     me, src, bid = _made(make_home, tmp_path)
     steps: list[str] = []
-    real_check, real_rename, real_append = store.bundle_mod.check, atomic.rename_noreplace, type(me.journal).append
+    real_check, real_rename, real_append = landmany.bundle_mod.check, atomic.rename_noreplace, type(me.journal).append_many
 
     def check(root: Path, **kw: object):  # type: ignore[no-untyped-def]
         steps.append("check")
         return real_check(root, **kw)  # type: ignore[arg-type]
 
-    def rename(a: Path, b: Path) -> bool:
+    def rename(a: Path, b: Path, **kw: bool) -> bool:
         steps.append(f"rename into {b.parent.name}" if b.name == bid else "rename")
-        return real_rename(a, b)
+        return real_rename(a, b, **kw)
 
-    def append(self, event: str, **fields: object):  # type: ignore[no-untyped-def]
-        steps.append(f"journal {event}")
-        return real_append(self, event, **fields)
+    def append(self, items):  # type: ignore[no-untyped-def]
+        steps.extend(f"journal {event}" for event, _fields in items)
+        return real_append(self, items)
 
-    monkeypatch.setattr(store.bundle_mod, "check", check)
-    monkeypatch.setattr(store.atomic, "rename_noreplace", rename)
-    monkeypatch.setattr(type(me.journal), "append", append)
+    monkeypatch.setattr(landmany.bundle_mod, "check", check)
+    monkeypatch.setattr(landmany.atomic, "rename_noreplace", rename)
+    monkeypatch.setattr(type(me.journal), "append_many", append)
     store.import_bundle(me, src)
     landed = steps.index("rename into pending")
     assert steps[landed + 1 :] == ["journal imported"], steps
@@ -57,15 +57,15 @@ def test_only_the_journal_line_follows_the_rename(make_home, tmp_path: Path, mon
 
 def test_a_kill_before_the_arrival_line_is_recorded_once_when_the_home_opens(make_home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     me, src, bid = _made(make_home, tmp_path)
-    real_append = type(me.journal).append
+    real_append = type(me.journal).append_many
 
-    def killed(self, event: str, **fields: object):  # type: ignore[no-untyped-def]
-        if event == "imported":
+    def killed(self, items):  # type: ignore[no-untyped-def]
+        if any(event == "imported" for event, _fields in items):
             raise Killed
-        return real_append(self, event, **fields)
+        return real_append(self, items)
 
     with monkeypatch.context() as m:
-        m.setattr(type(me.journal), "append", killed)
+        m.setattr(type(me.journal), "append_many", killed)
         with pytest.raises(Killed):
             store.import_bundle(me, src)
     assert (me.state_dir("pending") / bid).is_dir()

@@ -23,7 +23,7 @@ from gage.format.manifest import FileEntry, Manifest, Party
 from gage.home import listing, settings
 from gage.home.layout import Home
 from gage.home.settings import LimitError
-from gage.inbox import gate, send, store
+from gage.inbox import gate, landmany, send, store
 from gage.trust import limits
 
 
@@ -276,17 +276,17 @@ def test_a_race_between_two_imports_is_checked_again_under_the_lock(
     me, stranger = make_home("me"), make_home("stranger")
     set_limits(me, pending_per_key=1)
     one, two = make_bundle(stranger, tmp_path), make_bundle(stranger, tmp_path)
-    real_copy = store.bundle_mod.copy_bundle
+    real_copy = landmany.bundle_mod.copy_bundle
     state = {"done": False}
 
-    def copy_then_race(src, manifest, dest):  # type: ignore[no-untyped-def]
-        left = real_copy(src, manifest, dest)
+    def copy_then_race(src, manifest, dest, **kw):  # type: ignore[no-untyped-def]
+        left = real_copy(src, manifest, dest, **kw)
         if not state["done"]:
             state["done"] = True
             assert store.import_bundle(me, two).new  # lands while the first is between check and lock
         return left
 
-    monkeypatch.setattr(store.bundle_mod, "copy_bundle", copy_then_race)
+    monkeypatch.setattr(landmany.bundle_mod, "copy_bundle", copy_then_race)
     before_journal = len(me.journal.entries())
     with pytest.raises(LimitError):
         store.import_bundle(me, one)

@@ -257,7 +257,7 @@ def test_any_failure_on_one_candidate_is_reported_once_and_skipped(
         return f
 
     targets = {
-        "import": (watch.store, "import_bundle"),
+        "import": (watch.landmany, "_stage"),
         "verdict": (watch.verdict_mod, "compute"),
         "unattended": (watch.gate, "accept_unattended"),
         "check": (watch.bundle_mod, "check"),

@@ -321,7 +321,7 @@ def test_an_unforeseen_error_in_the_mailbox_loop_is_said_and_the_watcher_goes_on
     from gage.carriers.relay import deliver, follow, landing
 
     alice, bob = two
-    real = landing.open_and_land
+    real = landing.land_opened
     failed: list[int] = []
 
     def boom(*a: Any, **kw: Any) -> Any:
@@ -330,7 +330,7 @@ def test_an_unforeseen_error_in_the_mailbox_loop_is_said_and_the_watcher_goes_on
             raise RuntimeError("something nobody foresaw")
         return real(*a, **kw)
 
-    monkeypatch.setattr(landing, "open_and_land", boom)
+    monkeypatch.setattr(landing, "land_opened", boom)
     bid = bundle(alice, tmp_path)
     deliver.deliver(alice, alice.state_dir("outbox") / bid, bid, "bob", relay=None, unconfirmed=False, creds=None)
     events: list[Any] = []

@@ -121,13 +121,15 @@ class Stopped(Exception):
 
 
 def _copy_hashing(
-    src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None, on_bytes: Callable[[int], None] | None = None
+    src: Path, dst: Path, *, fd: int | None = None, limit: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    sync: bool = True,
 ) -> FileEntry:
     """Copy `src` (or the already opened `fd`, which this closes) to `dst`, hashing as it goes.
 
     `limit`: the size the manifest declares. No more than that is ever written, and no more
     than one byte past it read: a file that turns out longer (it grew, or reads past its
-    size) raises TamperedError, and `dst` is removed. `dst` is fsynced before it is closed.
+    size) raises TamperedError, and `dst` is removed. `dst` is fsynced before it is closed,
+    unless `sync` is False: then the caller syncs it with the rest of its batch.
     """
     if fd is None:
         try:
@@ -155,7 +157,8 @@ def _copy_hashing(
                 size += len(chunk)
                 # On a pool thread the phase is not in context: the pool's ticker reports (and stops) instead.
                 (on_bytes or progress.advance)(len(chunk))
-            os.fsync(out)
+            if sync:
+                os.fsync(out)
             written = True
         finally:
             os.close(out)
@@ -283,7 +286,7 @@ def _copy_all(files: list[tuple[str, Path]], payload: Path, sizes: dict[str, int
     return out
 
 
-def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
+def copy_bundle(src: Path, manifest: Manifest, dst: Path, *, durable: bool = True) -> list[str]:
     """Copy the manifest, the signature and the listed payload files of `src` into `dst`.
 
     Only what the manifest names is copied (regular files, never through a symlink), and
@@ -292,6 +295,8 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
     A listed file that is missing, unsafe or longer than declared is skipped and will show
     as missing when checked; a read or write that fails part-way raises OSError, and the
     caller discards the copy. The walk enters only folders on the way to a listed file.
+    `durable=False` leaves every fsync to the caller, who lands many copies and syncs them
+    together (`atomic.sync_trees`, a batch of imports).
     """
     dst.mkdir(parents=True)
     for name, cap in ((MANIFEST, MANIFEST_LIMIT), (SIGNATURE, SIGNATURE_CAP)):
@@ -308,19 +313,20 @@ def copy_bundle(src: Path, manifest: Manifest, dst: Path) -> list[str]:
             data = read_small(s, cap)
         except GageError:
             continue  # not a regular file, or over its cap: left out, and the copy's check says so
-        atomic.write_new(dst / name, data)
+        atomic.write_new(dst / name, data, sync=durable)
     (dst / PAYLOAD).mkdir()
     made: set[str] = set()
     with progress.phase("copying", manifest.total_size):
-        _copy_listed(src, manifest, dst, made)
-    atomic.fsync_dirs(dst, [f"{PAYLOAD}/{m}" for m in made] + [PAYLOAD])
+        _copy_listed(src, manifest, dst, made, durable)
+    if durable:
+        atomic.fsync_dirs(dst, [f"{PAYLOAD}/{m}" for m in made] + [PAYLOAD])
     try:
         return _left_behind(src, manifest)
     except OSError:
         return []  # only a report: a folder that turns unreadable while we look costs it, not the copy
 
 
-def _copy_listed(src: Path, manifest: Manifest, dst: Path, made: set[str]) -> None:
+def _copy_listed(src: Path, manifest: Manifest, dst: Path, made: set[str], durable: bool = True) -> None:
     """`copy_bundle`'s payload loop: each listed file, no longer than declared, never through a link."""
     for entry in manifest.files:
         try:
@@ -337,7 +343,7 @@ def _copy_listed(src: Path, manifest: Manifest, dst: Path, made: set[str]) -> No
             if stat.S_ISREG(st.st_mode) and st.st_size <= entry.size:
                 _make_parents(dst / PAYLOAD, entry.path, made)
                 handed_over = True
-                _copy_hashing(src / PAYLOAD / entry.path, dst / PAYLOAD / entry.path, fd=fd, limit=entry.size)
+                _copy_hashing(src / PAYLOAD / entry.path, dst / PAYLOAD / entry.path, fd=fd, limit=entry.size, sync=durable)
         except (UsageError, TamperedError):
             continue  # not a regular file after all, or grew past its size: left out, shown as missing
         finally:

@@ -38,7 +38,7 @@ from gage.format.errors import GageError, GageIOError, UsageError
 from gage.format.vocab import WatchKind
 from gage.home import listing
 from gage.home.layout import Home
-from gage.inbox import gate, store
+from gage.inbox import gate, landmany
 from gage.trust import ceremony, retirement
 from gage.trust import verdict as verdict_mod
 
@@ -162,11 +162,12 @@ class Watcher:
             todo = self._candidates()
         else:
             todo = list(dict.fromkeys([*only, *self._waiting()]))
+        ready: list[tuple[Path, Path]] = []  # landed together, in one batch, after the look
         for drop, path in todo:
             if self.stop_event.is_set():
                 break
             try:
-                self._consider(drop, path, events)
+                self._consider(drop, path, events, ready)
             except Exception as exc:  # noqa: BLE001 - nothing in a drop folder may stop the watcher
                 # Whatever one candidate does (a tree too deep for some walk, a name that
                 # cannot be encoded, an error nobody foresaw), it is reported once and
@@ -180,6 +181,8 @@ class Watcher:
                 rec.done = True  # report once; a change to it tries again
                 why = str(exc) if isinstance(exc, (GageError, OSError)) else f"{type(exc).__name__}: {exc}".rstrip(": ")
                 self._emit(events, WatchEvent("error", f"could not import {path}: {why}", path=path))
+        if ready:
+            self._import_all(ready, events)
         # Forget what is gone, so a later bundle under the same name is looked at afresh.
         for p in [p for p in self._seen if not os.path.lexists(p)]:
             del self._seen[p]
@@ -192,7 +195,7 @@ class Watcher:
     def waiting(self) -> int:
         return len(self._waiting())
 
-    def _consider(self, drop: Path, path: Path, events: list[WatchEvent]) -> None:
+    def _consider(self, drop: Path, path: Path, events: list[WatchEvent], ready: list[tuple[Path, Path]]) -> None:
         try:
             st = os.lstat(path)
         except FileNotFoundError:
@@ -232,7 +235,7 @@ class Watcher:
             # came first) and this one now checks out: then import swaps it in whole.
             if held.state == "pending" and bundle_mod.check(path).ok:
                 if not bundle_mod.check(held.path, expect_name=True).ok:
-                    self._import(drop, path, events)
+                    ready.append((drop, path))
             return
         decided = listing.decisions(self.home).get(manifest.id)
         if decided is not None:
@@ -254,16 +257,35 @@ class Watcher:
             self._announce(rec, path, events)
             return
         rec.done = True
-        self._import(drop, path, events)
+        ready.append((drop, path))
 
     def _announce(self, rec: _Seen, path: Path, events: list[WatchEvent]) -> None:
         if not rec.announced:
             rec.announced = True
             self._emit(events, WatchEvent("waiting", f"waiting for {path} to finish arriving", path=path))
 
-    def _import(self, drop: Path, path: Path, events: list[WatchEvent]) -> None:
-        result = store.import_bundle(self.home, path, event="received", via=where(drop))
-        ceremony.remember_signer(self.home, result)
+    def _import_all(self, ready: list[tuple[Path, Path]], events: list[WatchEvent]) -> None:
+        """The ready candidates through the batched import (gage.inbox.landmany): each refused alone."""
+        items = [landmany.Incoming(path, "received", where(drop)) for drop, path in ready]
+        try:
+            outcomes: list[landmany.Outcome] = landmany.import_many(self.home, items)
+        except GageError as exc:  # the batch as a whole (the lock not free): each is said, and tried on a change
+            outcomes = [exc] * len(items)
+        results = [o for o in outcomes if not isinstance(o, GageError)]
+        ceremony.remember_signers(self.home, results)
+        for (_drop, path), o in zip(ready, outcomes, strict=True):
+            try:
+                if isinstance(o, GageError):
+                    raise o
+                self._imported(path, o, events)
+            except Exception as exc:  # noqa: BLE001 - as in scan: one candidate's failure is said once
+                if not os.path.lexists(path):
+                    self._seen.pop(path, None)  # vanished while we looked: nothing to do
+                    continue
+                why = str(exc) if isinstance(exc, (GageError, OSError)) else f"{type(exc).__name__}: {exc}".rstrip(": ")
+                self._emit(events, WatchEvent("error", f"could not import {path}: {why}", path=path))
+
+    def _imported(self, path: Path, result: landmany.ImportResult, events: list[WatchEvent]) -> None:
         if not result.new:
             return
         stored = listing.find(self.home, result.id)

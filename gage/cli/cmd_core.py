@@ -23,7 +23,6 @@ TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
     from typing import Any
 
-    from gage.inbox import store
 
 
 def cmd_init(args: Any) -> int:
@@ -205,75 +204,9 @@ def _home_if_any(args: Any) -> Home | None:
 
 
 def cmd_import(args: Any) -> int:
-    from gage.cli import cmd_keys, import_json
-    from gage.cli.import_report import Tally
-    from gage.inbox import store
-    from gage.trust import ceremony
+    from gage.cli import import_run
 
-    home = open_home(args)
-    worst = 0
-    arrived: list[str] = []
-    rows: list[dict[str, Any]] = []  # for --json (gage/cli/import_json.py)
-    # Many PATHs: refusals are summed by cause at the end, each one told only with -v (issue 27).
-    bulk, verbose = len(args.paths) > 1, bool(getattr(args, "verbose", False))
-    tally = Tally()
-    for p in args.paths:
-        # Each path stands alone: one bad folder is reported and the rest still come in.
-        try:
-            res = store.import_bundle(home, Path(p))
-            ceremony.remember_signer(home, res)  # the key layer records the candidate, not the store
-        except GageError as exc:
-            if not bulk:
-                err(f"gage: {exc.stage}: {show(str(exc))}")
-            elif verbose:  # which PATH, when the error does not say
-                err(f"gage: {exc.stage}: {show(str(exc) if exc.path else f'{p}: {exc}')}")
-            worst = worst or int(exc.exit_code)
-            rows.append(import_json.failed(p, exc))
-            tally.refuse(p, exc)
-            continue
-        rows.append(import_json.result(home, p, res, _held_check(home, res) if args.json else None))
-        if not res.new:
-            tally.already += 1
-            if not bulk or verbose:
-                err(f"{res.id[:12]}: already there ({res.state})")
-        else:
-            tally.imported += 1
-            for name in res.left_behind:
-                err(f"{res.id[:12]}: left behind {show(name)}: not part of the bundle")
-            if res.check is not None and not res.check.ok:
-                first = res.check.first_error()
-                err(f"{res.id[:12]}: imported to pending, but it does NOT verify: {show(str(first))}")
-            elif not bulk or verbose:
-                err(f"{res.id[:12]}: imported to pending (unread; nothing is accepted until you say so)")
-            arrived.append(res.id)
-        if not args.json:
-            out(res.id)
-    # A key statement that arrived is applied now (or refused, and why): spec/keys.md.
-    if args.json:
-        doc = import_json.document(rows, import_json.statements(home, arrived))
-        emit_json(doc | ({"summary": tally.to_json()} if bulk else {}))
-    else:
-        cmd_keys.report_arrivals(home, arrived)
-    if bulk:
-        for line in tally.cause_lines():
-            err(show(line))
-        err(tally.last_line())
-    return worst
-
-
-def _held_check(home: Home, res: store.ImportResult) -> Any:
-    """For a bundle already there, the check of the copy held, so `ok` is true or false, never null."""
-    if res.check is not None:
-        return None
-    from gage.home.checkcache import CheckCache
-
-    try:
-        cache = CheckCache.of(home)
-        found = cache.check(listing.resolve(home, res.id))
-        cache.save()
-    except GageError:
-        return None
-    return found
+    return import_run.run(args)
 
 
 def cmd_list(args: Any) -> int:

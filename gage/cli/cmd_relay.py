@@ -317,15 +317,41 @@ def cmd_mailbox_fetch(args: Any) -> int:
     if key is None:
         raise UsageError("this home has no mailbox yet: gage mailbox create --relay URL")
     address = sealing.mailbox_address(key.recipient)
-    got = mailbox.run(
-        mailbox.fetch(home, _url(home, args), address, creds=_creds(home, args), limit=args.limit, on_opened=None if args.json else _report)
-    )
+    from gage.cli.progress import CountLine
+
+    line = CountLine("mailbox fetch")
+
+    def each(o: Any) -> None:
+        line.add(1, o.nbytes)
+        if not args.json:
+            with line.aside():
+                _report(o)
+
+    try:
+        got = mailbox.run(mailbox.fetch(home, _url(home, args), address, creds=_creds(home, args), limit=args.limit, on_opened=each))
+    finally:
+        line.clear()
     if args.json:
         emit_json({"mailbox": address, "fetched": [o.to_json() for o in got.opened], "more": got.left})
         return 0
     if not got.opened:
         err("the mailbox is empty")
+    elif len(got.opened) > 1:
+        err(_summary(got, line.rate()))
     return 0
+
+
+def _summary(got: Any, rate: float) -> str:
+    """The one line a fetch of many ends with: how many came to what."""
+    new = sum(1 for o in got.opened if o.new)
+    bad = sum(1 for o in got.opened if o.new and not o.ok)
+    again = sum(1 for o in got.opened if o.id is not None and not o.new)
+    dropped = sum(1 for o in got.opened if o.dropped is not None)
+    more = "; more are waiting (--limit)" if got.left else ""
+    return (
+        f"fetched {len(got.opened)} envelopes ({rate:.0f}/s): {new} landed in pending"
+        f"{f' ({bad} do NOT verify)' if bad else ''}, {again} already there, {dropped} dropped{more}"
+    )
 
 
 def cmd_deliver(args: Any) -> int:

@@ -84,3 +84,61 @@ def progress_line(label: str, stream: TextIO | None = None) -> Iterator[None]:
             yield
     finally:
         line.clear()
+
+
+class CountLine:
+    """`gage LABEL: N of M bundles, B, R/s` on one line of a terminal, throttled like ProgressLine,
+    for work counted in bundles (an import of many folders, a fetch of a mailbox). Nothing at all
+    when `stream` is not a terminal; `clear()` before the summary line is printed."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, *, total: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.on = wanted(self.stream)
+        self.total = total
+        self.clock = clock
+        self.start = clock()
+        self.count = 0
+        self.bytes = 0
+        self.last = float("-inf")
+        self.drawn = False
+
+    def add(self, n: int = 1, nbytes: int = 0) -> None:
+        self.count += n
+        self.bytes += nbytes
+        if not self.on:
+            return
+        now = self.clock()
+        if now - self.last < INTERVAL:
+            return
+        self.last = now
+        self.stream.write("\r\x1b[2K" + self.text())
+        self.stream.flush()
+        self.drawn = True
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Print something (a line about one bundle) without the progress line drawn over it:
+        cleared first, drawn again after."""
+        was = self.drawn
+        self.clear()
+        try:
+            yield
+        finally:
+            if was and self.on:
+                self.stream.write(self.text())
+                self.stream.flush()
+                self.drawn = True
+
+    def rate(self) -> float:
+        return self.count / max(self.clock() - self.start, 1e-6)
+
+    def text(self) -> str:
+        of = f" of {self.total}" if self.total is not None else ""
+        return f"gage {self.label}: {self.count}{of} bundles, {_size(self.bytes)}, {self.rate():.0f}/s"
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self.drawn = False

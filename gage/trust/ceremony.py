@@ -8,6 +8,7 @@ is deliberately no "they match" shortcut anywhere in gage.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -151,6 +152,25 @@ def remember_signer(home: Home, result: Landed) -> bool:
     if result.signer is None:
         return False
     return add_candidate(home, result.signer.key, result.signer.claimed_name, f"bundle {result.id[:12]}")
+
+
+def remember_signers(home: Home, results: Iterable[Landed]) -> int:
+    """`remember_signer` for a batch of imports: the contacts read and written once, under one
+    lock, each signer added in turn by the same rule. Returns how many were added."""
+    signers = [r for r in results if r.signer is not None and not home.identity.owns(r.signer.key)]
+    if not signers:
+        return 0
+    added = 0
+    with home.lock():
+        contacts = Contacts.load(home.contacts_path)
+        for r in signers:
+            assert r.signer is not None
+            if downgrade(home, r.signer.key, contacts) is not None:
+                continue  # the half of a confirmed hybrid key is not a new key to remember
+            added += bool(contacts.add_candidate(r.signer.key, r.signer.claimed_name, f"bundle {r.id[:12]}"))
+        if added:
+            contacts.save()
+    return added
 
 
 def forget_candidate(home: Home, key: bytes) -> bool:

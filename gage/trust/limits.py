@@ -79,6 +79,18 @@ def _verifies(m: Manifest, sig: bytes | None) -> bool:
 _PENDING_CACHE: dict[tuple[str, int, int, int, int, int], tuple[bytes, int, bool]] = {}
 
 
+def _remember(path: Path, facts: tuple[bytes, int, bool]) -> None:
+    """What a bundle just landed at `path` counts, kept as if read there: the next listing of
+    pending (the next batch's) does not read and verify it again."""
+    try:
+        st = os.stat(path / bundle_mod.MANIFEST, follow_symlinks=False)
+    except OSError:
+        return
+    if len(_PENDING_CACHE) > 100_000:
+        _PENDING_CACHE.clear()
+    _PENDING_CACHE[(path.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)] = facts
+
+
 def _pending_facts(path: Path) -> tuple[bytes, int, bool] | None:
     try:
         st = os.stat(path / bundle_mod.MANIFEST, follow_symlinks=False)
@@ -108,37 +120,79 @@ def check_pending(home: Home, m: Manifest, sig: bytes | None, limits: settings_m
     contact signed is never counted nor refused. What a person accepts or rejects leaves
     pending and frees its place.
     """
-    contacts = Contacts.load(home.contacts_path)
-    memo: dict[bytes, bool] = {}
+    PendingTally(home, limits).check(m, sig)
 
-    def trusted(key: bytes) -> bool:
+
+class PendingTally:
+    """`check_pending` for many bundles at once (a batch of imports): pending is listed once,
+    and each bundle the batch lands is added with `add`, so the next one is counted against
+    it exactly as a separate import would count it against what it found in pending."""
+
+    def __init__(self, home: Home, limits: settings_mod.Limits) -> None:
+        self.home, self.limits = home, limits
+        self.contacts = Contacts.load(home.contacts_path)
+        self._memo: dict[bytes, bool] = {}
+        # Per pending id: (key, declared bytes, signed by it); the counted ones summed beside them.
+        self._held: dict[str, tuple[bytes, int, bool]] = {}
+        self._all = [0, 0]
+        self._per_key: dict[bytes, list[int]] = {}
+        d = home.state_dir("pending")
+        try:
+            names = os.listdir(d)
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if is_id(name):
+                facts = _pending_facts(d / name)
+                if facts is not None:
+                    self._count(name, facts)
+
+    def _trusted(self, key: bytes) -> bool:
         """A key the ceremony confirmed and no statement retired: the one trust function's answer."""
-        if key not in memo:
-            memo[key] = key_trust(home, contacts, key).trusted
-        return memo[key]
+        if key not in self._memo:
+            self._memo[key] = key_trust(self.home, self.contacts, key).trusted
+        return self._memo[key]
 
-    if trusted(m.sender.key) and _verifies(m, sig):
-        return
-    key_n = key_bytes = all_n = all_bytes = 0
-    d = home.state_dir("pending")
-    try:
-        names = os.listdir(d)
-    except FileNotFoundError:
-        names = []
-    for name in names:
-        if not is_id(name) or name == m.id:
-            continue
-        facts = _pending_facts(d / name)
-        if facts is None:
-            continue
-        key, size, signed = facts
-        if signed and trusted(key):
-            continue
-        all_n += 1
-        all_bytes += size
-        if key == m.sender.key:
-            key_n += 1
-            key_bytes += size
+    def _counted(self, facts: tuple[bytes, int, bool]) -> bool:
+        key, _size, signed = facts
+        return not (signed and self._trusted(key))
+
+    def _count(self, name: str, facts: tuple[bytes, int, bool]) -> None:
+        if name in self._held:
+            return  # already counted (the same id twice in a batch lands once)
+        self._held[name] = facts
+        if self._counted(facts):
+            key, size, _signed = facts
+            self._all[0] += 1
+            self._all[1] += size
+            one = self._per_key.setdefault(key, [0, 0])
+            one[0] += 1
+            one[1] += size
+
+    def add(self, m: Manifest, signed: bool, landed: Path | None = None) -> None:
+        """`m` has landed in pending (at `landed`), its signature checked (`signed`): count it for
+        the bundles after it, and remember its facts as `_pending_facts` would read them."""
+        facts = (m.sender.key, declared_bytes(m), signed)
+        self._count(m.id, facts)
+        if landed is not None:
+            _remember(landed, facts)
+
+    def check(self, m: Manifest, sig: bytes | None, *, signed: bool | None = None) -> None:
+        """Raise LimitError if `m` would take pending over a limit; see `check_pending`.
+        `signed`: whether `sig` verifies, when a check of the same bytes already said so."""
+        if self._trusted(m.sender.key) and (signed if signed is not None else _verifies(m, sig)):
+            return
+        all_n, all_bytes = self._all
+        key_n, key_bytes = self._per_key.get(m.sender.key, (0, 0))
+        same = self._held.get(m.id)
+        if same is not None and self._counted(same):  # the bundle itself is never counted against itself
+            all_n, all_bytes = all_n - 1, all_bytes - same[1]
+            if same[0] == m.sender.key:
+                key_n, key_bytes = key_n - 1, key_bytes - same[1]
+        _refuse_over(self.home, m, self.limits, key_n, key_bytes, all_n, all_bytes)
+
+
+def _refuse_over(home: Home, m: Manifest, limits: settings_mod.Limits, key_n: int, key_bytes: int, all_n: int, all_bytes: int) -> None:
     size = declared_bytes(m)
     shown = key_shown(m.sender.key)  # a hybrid key by its fingerprint: its 3984 characters would bury the message
     who = shown if shown.startswith("hybrid key") else f"key {shown}"

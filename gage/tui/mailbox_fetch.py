@@ -1,7 +1,8 @@
 """The open interface fetches this home's mailbox itself (issue 30): mail arrives with nothing else run.
 
-A background thread runs the very fetch `gage watch` runs (gage.carriers.relay.follow): every
-envelope lands in pending through the ordinary import, and is acknowledged only after it landed.
+A background thread runs the very fetch `gage watch` runs (gage.carriers.relay.follow): envelopes
+land in pending in batches through the ordinary import (gage.inbox.landmany), and each is
+acknowledged only after its batch landed.
 The inbox's own file watcher then shows the bundle like any other arrival; this only says, as a
 notification, that mail came (made safe: the sender's label may be a claim). Nothing happens
 for a home with no mailbox, or without the relay extra.

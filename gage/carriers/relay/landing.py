@@ -1,17 +1,16 @@
 """Opening an envelope and landing its bundle in `inbox/pending`, through the one import.
 
 The only relay code that writes to a home. The envelope is opened into a scratch folder
-(`tmp/import-relay-*`, which reconcile tidies if a crash leaves it), and the bundle it holds
-lands through `store.import_bundle` with the receiver's limits, the journal and the
-candidate rule (`ceremony.remember_signer`) exactly as a folder import does. Nothing here
+(`tmp/import-relay-*`, which reconcile tidies if a crash leaves it), and the bundles a fetch
+opened land together through the batched import (`landmany.import_many`) with the receiver's
+limits, the journal and the candidate rule (`ceremony.remember_signers`) exactly as a folder
+import does. Nothing here
 accepts anything; a relay's say-so is journaled as a claim about where the bundle came from.
 """
 
 from __future__ import annotations
 
 import hashlib
-import secrets
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -21,9 +20,9 @@ from gage.format.errors import GageError
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.home import listing, sealing, settings
 from gage.home.layout import Home
-from gage.inbox import store
+from gage.inbox import landmany
 from gage.trust import ceremony, retirement
-from gage.trust.limits import check_limits, check_pending
+from gage.trust.limits import PendingTally, check_limits
 
 
 @dataclass
@@ -37,6 +36,7 @@ class Opened:
     dropped: str | None = None  # why the envelope was dropped, when it was
     stage: str | None = None
     notes: list[str] = field(default_factory=list)
+    nbytes: int = 0  # the envelope's size, for a progress line (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,36 +49,69 @@ class Opened:
         }
 
 
-def _checker(home: Home, receiver: settings.Limits) -> Any:
-    def check(m: Manifest, sig: bytes) -> None:
-        check_limits(home, m, receiver)
-        if listing.find(home, m.id) is None and listing.decisions(home).get(m.id) is None:
-            check_pending(home, m, sig, receiver)
+class Opener:
+    """What opening an envelope needs from this home, read once for a fetch's batch, not per
+    envelope: the sealing key (its file read and its binding verified), and the receiver's
+    limits on a manifest, with pending listed and its budgets counted once. The limits here are
+    only a first look, to spare writing what would be refused: the import counts again, the
+    batch's own bundles included, under the lock."""
 
-    return check
+    def __init__(self, home: Home) -> None:
+        key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+        if key is None:
+            raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
+        self.identity = key.identity
+        receiver = settings.load(home).limits
+        tally = PendingTally(home, receiver)
+        decided = listing.decisions(home)
+
+        def check(m: Manifest, sig: bytes) -> None:
+            check_limits(home, m, receiver)
+            if listing.find(home, m.id) is None and decided.get(m.id) is None:
+                tally.check(m, sig)
+
+        self.check = check
 
 
-def open_and_land(home: Home, src: IO[bytes], *, transport: dict[str, str], digest: str) -> Opened:
-    """Open one sealed envelope from `src` and land its bundle. A refusal raises; the caller
-    decides whether it is a drop (journaled once, acknowledged) or a fault to retry."""
-    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
-    if key is None:
-        raise seal.OpenError("this home has no sealing key: run `gage mailbox create` first")
-    limits = settings.load(home).limits
-    home.staging.mkdir(parents=True, exist_ok=True)
-    work = home.staging / f"import-relay-{secrets.token_hex(8)}"
-    try:
-        reader = envelope.Reader(work / "b", _checker(home, limits))
-        seal.open_into(src, key.identity, reader)
-        reader.finish()
-        res = store.import_bundle(home, work / "b", event="received", via="relay", transport={"carrier": "relay", **transport, "envelope": digest})
-        ceremony.remember_signer(home, res)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if res.new:
-        retirement.apply_arrivals(home, [res.id])
-    ok = res.check.ok if res.check is not None else True
-    return Opened(id=res.id, state=res.state, new=res.new, ok=ok)
+def open_into(home: Home, src: IO[bytes], dest: Path, opener: Opener | None = None) -> None:
+    """Open one sealed envelope from `src` into the bundle folder `dest` (a scratch folder), the
+    receiver's limits checked on its manifest before any payload byte is written. Raises a
+    GageError (a drop, or GageIOError: this home's fault) when it cannot."""
+    opener = opener if opener is not None else Opener(home)
+    reader = envelope.Reader(dest, opener.check)
+    seal.open_into(src, opener.identity, reader)
+    reader.finish()
+
+
+@dataclass
+class Sealed:
+    """An envelope opened into a scratch bundle folder, waiting to land with its batch."""
+
+    bundle: Path
+    transport: dict[str, str]
+    digest: str
+
+
+def land_opened(home: Home, opened: list[Sealed]) -> list[Opened | GageError]:
+    """Land a batch of opened envelopes through the batched import (gage.inbox.landmany), the
+    signers remembered and key statements applied as one import does. One outcome each, in
+    order: an Opened once its journal line is in the journal, or the GageError that refused it
+    alone (the caller drops it, or, a GageIOError, leaves it unacknowledged)."""
+    items = [
+        landmany.Incoming(o.bundle, "received", "relay", {"carrier": "relay", **o.transport, "envelope": o.digest})
+        for o in opened
+    ]
+    outcomes = landmany.import_many(home, items)
+    results = [o for o in outcomes if not isinstance(o, GageError)]
+    ceremony.remember_signers(home, results)
+    retirement.apply_arrivals(home, [r.id for r in results if r.new])
+    out: list[Opened | GageError] = []
+    for o in outcomes:
+        if isinstance(o, GageError):
+            out.append(o)
+        else:
+            out.append(Opened(id=o.id, state=o.state, new=o.new, ok=o.check.ok if o.check is not None else True))
+    return out
 
 
 # A dropped envelope's journal line is bounded (spec/relay.md section 6): the reason is cut here,

@@ -7,8 +7,8 @@ envelope too big for one message travels in the mailbox's object store bucket, a
 message in the mailbox points at it. The relay sees the subject, the size and the time:
 the envelope is age ciphertext, and no header names the sender or the bundle.
 
-Fetching acknowledges an envelope only after its bundle has landed (or it was journaled and
-dropped), so a crash anywhere in between makes the relay deliver it again, and the import,
+Fetching lands envelopes in batches and acknowledges each only after its batch has landed
+(or it was journaled and dropped), so a crash anywhere in between makes the relay deliver it again, and the import,
 which is idempotent by bundle id, says "already there" rather than land it twice.
 See spec/relay.md sections 1, 4 and 6.
 """
@@ -38,6 +38,7 @@ from gage.carriers.relay.errors import (
     RelayUnreachable,
 )
 from gage.carriers.testhook import kill_at
+from gage.format.errors import GageError, GageIOError
 from gage.home import settings
 from gage.home.layout import Home
 
@@ -53,6 +54,11 @@ INLINE_MAX = 768 * 1024
 DEFAULT_MAX_MSGS = 10_000
 DEFAULT_MAX_BYTES = 256 << 20  # JetStream reserves it (and the bucket the same) when the stream is made: hundreds fit a disk
 ACK_WAIT = 120.0
+# A fetch lands what it takes in batches of at most this many envelopes, or about this many
+# envelope bytes (a big envelope lands alone): memory stays flat however many wait, and an
+# envelope is acknowledged only once its batch is durable (spec/relay.md section 7).
+BATCH_COUNT = 128
+BATCH_BYTES = 64 << 20
 __all__ = ["CONNECT_TIMEOUT", "SHARED_API_PREFIX", "connected"]  # where the other relay modules find them
 
 
@@ -323,9 +329,10 @@ async def fetch(
         while limit is None or len(done) < limit:
             if stop is not None and stop.is_set():
                 break
+            want = BATCH_COUNT if limit is None else min(BATCH_COUNT, limit - len(done))
             try:
                 # Not nats-py's pull subscription: it reads a status from headers a sender stored (gage.carriers.relay.pull).
-                msgs = await pull.take(nc, stream_name(address), CONSUMER, batch=1, wait=wait)
+                msgs = await pull.take(nc, stream_name(address), CONSUMER, batch=want, wait=wait)
             except (nats.errors.Error, nats.js.errors.Error) as exc:
                 raise RelayError(f"the relay failed while fetching: {exc or type(exc).__name__}") from None
             if not msgs:
@@ -333,36 +340,79 @@ async def fetch(
                 if forever:
                     continue
                 return Fetched(done, left=False)
-            for msg in msgs:
-                work = taking.take(
-                    nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size
-                )
-                try:
-                    taken = await taking.working(msg, ack_wait, work)
-                except RelayError:
-                    raise  # the relay failed: it cannot take a word from us either
-                except Exception:
-                    # This home's fault (a full disk) or one nobody foresaw: not acknowledged, but
-                    # handed back at once, so the next fetch has it without waiting out the ack wait.
-                    with contextlib.suppress(Exception):
-                        await msg.nak()
-                    raise
-                opened = taken.opened
-                try:
-                    await msg.ack_sync(timeout=10)
-                except (TimeoutError, nats.errors.Error) as exc:
-                    # Landed but not acknowledged: the relay delivers it again, and it is
-                    # "already there". Nothing is lost or doubled.
-                    raise RelayError(f"landed {opened.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
-                await taking.forget(nc, bucket_name(address), taken)
-                if _last(msg):  # drained: what is left in the bucket unnamed is an orphan's
-                    await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
-                done.append(opened)
-                if on_opened is not None:
-                    on_opened(opened)
-                if not forever and _last(msg):
+            batch: list[taking.Prepared] = []
+            try:
+                opener = landing.Opener(home)  # the key and pending read once for what this pull took
+                for k, msg in enumerate(msgs):
+                    work = taking.prepare(
+                        nc, home, msg, bucket=bucket_name(address), object_header=OBJECT_HEADER, transport=transport, max_size=max_size,
+                        opener=opener,
+                    )
+                    batch.append(await taking.working(msg, ack_wait, work))
+                    if sum(p.nbytes for p in batch) >= BATCH_BYTES and k + 1 < len(msgs):
+                        await _land_and_ack(nc, home, address, ack_wait, batch, done, on_opened)
+                        batch = []
+                await _land_and_ack(nc, home, address, ack_wait, batch, done, on_opened)
+                batch = []
+            except BaseException:
+                # This home's fault (a full disk), the relay's, or one nobody foresaw: what was not
+                # acknowledged is handed back at once, so the next fetch has it without waiting out
+                # the ack wait; what landed was acknowledged above and stays landed.
+                for msg in msgs:
+                    if not msg.is_acked:
+                        with contextlib.suppress(Exception):
+                            await msg.nak()
+                taking.forget_scratch(batch)
+                raise
+            if msgs and _last(msgs[-1]):  # drained: what is left in the bucket unnamed is an orphan's
+                await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
+                if not forever:
                     return Fetched(done, left=False)  # the relay says none is waiting: no need to wait to be sure
     return Fetched(done, left=True)
+
+
+async def _land_and_ack(
+    nc: Client,
+    home: Home,
+    address: str,
+    ack_wait: float,
+    batch: list[taking.Prepared],
+    done: list[landing.Opened],
+    on_opened: Callable[[landing.Opened], None] | None,
+) -> None:
+    """Land a batch (one import batch, gage.inbox.landmany), then acknowledge each envelope whose
+    outcome is durable: landed and journaled, already there, or dropped and journaled. One this
+    home could not land (GageIOError) is handed back unacknowledged and the fetch stops, after
+    the others are acknowledged."""
+    if not batch:
+        return
+    try:
+        outcomes = await taking.working_all(
+            [p.msg for p in batch], ack_wait, asyncio.get_running_loop().run_in_executor(None, taking.land, home, batch)
+        )
+    finally:
+        taking.forget_scratch(batch)
+    failed: GageError | None = None
+    for p, got in zip(batch, outcomes, strict=True):
+        if isinstance(got, GageError):
+            failed = failed or got
+            with contextlib.suppress(Exception):
+                await p.msg.nak()
+            continue
+        try:
+            await p.msg.ack_sync(timeout=10)
+        except (TimeoutError, nats.errors.Error) as exc:
+            # Landed but not acknowledged: the relay delivers it again, and it is
+            # "already there". Nothing is lost or doubled.
+            raise RelayError(f"landed {got.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
+        await taking.forget(nc, bucket_name(address), p)
+        got.nbytes = p.nbytes
+        done.append(got)
+        if on_opened is not None:
+            on_opened(got)
+    if failed is not None:  # this home's fault (a full disk), or an error nobody foresaw
+        why = failed.message.replace("; nothing was imported", "")
+        raise GageIOError(f"{why}; nothing was acknowledged, the envelope stays on the relay", path=failed.path) from failed
 
 
 def _last(msg: Msg) -> bool:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
+import io
 import secrets
 import shutil
 import time
@@ -32,18 +34,15 @@ from gage.carriers.relay import landing, objects, objread
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
+# An envelope in its message up to this size is opened on the event loop itself (a few
+# milliseconds); a bigger one, or one from the bucket, on a thread, so the relay still hears
+# that the others are in hand.
+INLINE_HERE = 64 << 10
 # How often a fetch that runs for ever (`gage watch --mailbox`) sweeps its bucket's orphans.
 SWEEP_EVERY = 600.0
 
 
-@dataclass
-class Taken:
-    opened: landing.Opened
-    obj: str | None = None  # the object to delete once acknowledged (one its message named, gage's name form only)
-    nuid: str | None = None
-
-
-async def working(msg: Msg, ack_wait: float, work: Awaitable[Taken]) -> Taken:
+async def working(msg: Msg, ack_wait: float, work: Awaitable[Any]) -> Any:
     """Run `work`, telling the relay it is still in hand (a big bundle takes longer than the ack
     wait), so it is not delivered again while it is landing; a crash stops the telling."""
     task = asyncio.ensure_future(work)
@@ -66,61 +65,134 @@ def _scratch(home: Home) -> Any:
     return scratch
 
 
-async def take(
-    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int
-) -> Taken:
-    """One message: its envelope to a scratch file, opened, landed or dropped; acknowledged by the caller."""
+@dataclass
+class Prepared:
+    """One message made ready for its batch: an envelope opened into `scratch/b` (`sealed`), or
+    a drop already journaled (`dropped`). Acknowledged only once its batch has landed."""
+
+    msg: Msg
+    scratch: Any
+    sealed: landing.Sealed | None = None
+    dropped: landing.Opened | None = None
+    obj: str | None = None
+    nuid: str | None = None
+    nbytes: int = 0
+
+
+async def prepare(
+    nc: Client, home: Home, msg: Msg, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, opener: landing.Opener | None = None
+) -> Prepared:
+    """One message: its envelope to a scratch file, opened into a scratch bundle folder, or dropped
+    (journaled once). Nothing lands here: the batch does (`landing.land_opened`). On a fault of
+    this home (GageIOError) or the relay's (RelayError) the scratch is removed and it raises."""
     scratch = _scratch(home)
+    ok = False
+    try:
+        prepared = await _prepare(
+            nc, home, msg, scratch, bucket=bucket, object_header=object_header, transport=transport, max_size=max_size, opener=opener
+        )
+        ok = True
+        return prepared
+    finally:
+        if not ok:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _prepare(
+    nc: Client, home: Home, msg: Msg, scratch: Any, *, bucket: str, object_header: str, transport: dict[str, str], max_size: int, opener: landing.Opener | None
+) -> Prepared:
     tmp = scratch / "envelope.age"
     again = False
     with contextlib.suppress(Exception):
         again = msg.metadata.num_delivered > 1
-    try:
-        headers = msg.headers or {}
-        raw = headers.get(object_header)
-        nuid: str | None = None
-        gone: str | None = None  # the object deleted with the envelope: one its message named
+    headers = msg.headers or {}
+    raw = headers.get(object_header)
+    nuid: str | None = None
+    gone: str | None = None  # the object deleted with the envelope: one its message named
+    if raw is None:
+        # In the message itself: opened from memory, no file written and read back.
+        size, digest = len(msg.data), hashlib.sha256(msg.data).hexdigest()
+    else:
         obj: objread.Named | None = None
         try:
             with open(tmp, "wb") as f:
-                if raw is None:
-                    f.write(msg.data)
-                else:
-                    obj = objread.named(headers)
-                    # A message from an older gage names its object alone: it goes whatever its fate.
-                    gone = obj.name if obj.size is None else None
-                    meta = await objread.read(nc, bucket, obj, f, max_size=max_size)
-                    gone, nuid = obj.name, meta.nuid
+                obj = objread.named(headers)
+                # A message from an older gage names its object alone: it goes whatever its fate.
+                gone = obj.name if obj.size is None else None
+                meta = await objread.read(nc, bucket, obj, f, max_size=max_size)
+                gone, nuid = obj.name, meta.nuid
         except objread.ObjectError as exc:
-            assert raw is not None
             dropped = landing.drop(home, exc, transport=transport, digest=landing.object_ref(raw), again=again)
             # Deleted only when a meta that matched the message was read (its chunks were bad): a
             # message naming what it does not match deletes nothing but what its own sender put.
             if exc.nuid is not None and obj is not None:
                 gone = obj.name
-            return Taken(dropped, gone, exc.nuid)
+            return Prepared(msg, scratch, dropped=dropped, obj=gone, nuid=exc.nuid)
         except OSError as exc:
             raise GageIOError(f"cannot write the envelope into this home: {exc.strerror or exc}; nothing was acknowledged", path=str(home.staging)) from exc
+        size = tmp.stat().st_size
         digest = landing.digest_of_file(tmp)
 
-        def work() -> landing.Opened:
-            try:
-                with open(tmp, "rb") as f:
-                    return landing.open_and_land(home, f, transport=transport, digest=digest)
-            except GageIOError:
-                raise  # this home's own trouble: leave the envelope on the relay
-            except GageError as exc:
-                return landing.drop(home, exc, transport=transport, digest=digest, again=again)
-            except OSError as exc:  # a fault of this home no stage named: never a drop
-                raise GageIOError(f"cannot land the envelope: {exc.strerror or exc}; nothing was acknowledged") from exc
+    def work() -> Prepared:
+        try:
+            with io.BytesIO(msg.data) if raw is None else open(tmp, "rb") as f:
+                landing.open_into(home, f, scratch / "b", opener)
+        except GageIOError:
+            raise  # this home's own trouble: leave the envelope on the relay
+        except GageError as exc:
+            dropped = landing.drop(home, exc, transport=transport, digest=digest, again=again)
+            return Prepared(msg, scratch, dropped=dropped, obj=gone, nuid=nuid, nbytes=size)
+        except OSError as exc:  # a fault of this home no stage named: never a drop
+            raise GageIOError(f"cannot open the envelope: {exc.strerror or exc}; nothing was acknowledged") from exc
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)  # opened: only the bundle folder waits for the batch
+        return Prepared(msg, scratch, sealed=landing.Sealed(scratch / "b", transport, digest), obj=gone, nuid=nuid, nbytes=size)
 
-        opened = await asyncio.get_running_loop().run_in_executor(None, work)
-        return Taken(opened, gone, nuid)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    if raw is None and size <= INLINE_HERE:
+        return work()  # a small envelope: opened at once, cheaper than a hop to a thread
+    return await asyncio.get_running_loop().run_in_executor(None, work)
 
 
-async def forget(nc: Client, bucket: str, taken: Taken) -> None:
+def land(home: Home, batch: list[Prepared]) -> list[landing.Opened | GageError]:
+    """The batch's opened envelopes landed together; a refusal of one (not a fault of this home)
+    is that envelope's drop, journaled once. One outcome per Prepared, in order."""
+    sealed = [p for p in batch if p.sealed is not None]
+    landed = iter(landing.land_opened(home, [p.sealed for p in sealed if p.sealed is not None]) if sealed else [])
+    out: list[landing.Opened | GageError] = []
+    for p in batch:
+        if p.dropped is not None:
+            out.append(p.dropped)
+            continue
+        got = next(landed)
+        unforeseen = type(got) is GageError and got.__cause__ is not None  # a bug's, not the envelope's: kept
+        if isinstance(got, GageError) and not isinstance(got, GageIOError) and not unforeseen:
+            assert p.sealed is not None
+            again = False
+            with contextlib.suppress(Exception):
+                again = p.msg.metadata.num_delivered > 1
+            got = landing.drop(home, got, transport=p.sealed.transport, digest=p.sealed.digest, again=again)
+        out.append(got)
+    return out
+
+
+async def working_all(msgs: list[Msg], ack_wait: float, work: Awaitable[Any]) -> Any:
+    """`working` for a batch: every message of it is told to the relay as still in hand."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=max(0.5, ack_wait / 3))
+        if done:
+            return task.result()
+        for msg in msgs:
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+
+def forget_scratch(batch: list[Prepared]) -> None:
+    for p in batch:
+        shutil.rmtree(p.scratch, ignore_errors=True)
+
+
+async def forget(nc: Client, bucket: str, taken: Prepared) -> None:
     """After the acknowledgement: the object goes (best effort: what stays is swept later)."""
     if taken.obj is not None:
         with contextlib.suppress(GageError):
