@@ -38,15 +38,29 @@ def is_delivery(msg: Msg) -> bool:
 async def take(nc: Client, stream: str, consumer: str, *, batch: int, wait: float) -> list[Msg]:
     """Up to `batch` messages from the consumer, waiting at most `wait` seconds for the first.
 
-    An empty list is an empty mailbox. A relay that does not answer, or answers with an error,
-    raises RelayError (nothing was taken: what was handed out is delivered again after the ack wait).
+    What is waiting is asked for at once (`no_wait`: the server hands out what it has, then says
+    "no messages"); only when nothing waits is one message waited for. A pull that waited for a
+    whole batch would outlast the ack wait of its first messages, which the server would then hand
+    out again in the same pull. An empty list is an empty mailbox. A relay that does not answer, or
+    answers with an error, raises RelayError (nothing was taken: what was handed out is delivered
+    again after the ack wait).
     """
+    got = await _pull(nc, stream, consumer, {"batch": batch, "no_wait": True}, batch, NO_WAIT_ANSWER) if batch > 1 else []
+    if got:
+        return got
+    return await _pull(nc, stream, consumer, {"batch": 1, "expires": int(wait * 1e9)}, 1, wait + 2.0)  # the server's own "expired" comes at `wait`
+
+
+# How long a `no_wait` pull may take to be answered before what came is taken as all.
+NO_WAIT_ANSWER = 5.0
+
+
+async def _pull(nc: Client, stream: str, consumer: str, req: dict[str, object], batch: int, within: float) -> list[Msg]:
     sub = await nc.subscribe(nc.new_inbox())
     try:
-        req = {"batch": batch, "expires": int(wait * 1e9)}
         await nc.publish(api_subject(nc, f"CONSUMER.MSG.NEXT.{stream}.{consumer}"), json.dumps(req).encode(), reply=sub.subject)
         got: list[Msg] = []
-        deadline = time.monotonic() + wait + 2.0  # the server's own "expired" comes at `wait`
+        deadline = time.monotonic() + within
         while len(got) < batch:
             left = deadline - time.monotonic()
             if left <= 0:
