@@ -28,7 +28,7 @@ from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
-from gage.tui import export, mailbox_fetch, pairing, safe, sending
+from gage.tui import export, invite, mailbox_fetch, pairing, safe, sending
 from gage.tui import outbox as tui_outbox
 from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
@@ -281,6 +281,18 @@ class GageApp(App[int]):
             sending.SendDialog("Reply", intro, fields),
             lambda got: sending.run(self, lambda: sending.reply_work(self.home, bundle_id, to, got)) if got else None,
         )
+
+    # --- invite and join (gage.tui.invite): the relay's rendezvous, then the mutual ceremony ----
+
+    def action_invite(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen | invite.InviteScreen):
+            return
+        invite.start_invite(self)
+
+    def action_join(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen | invite.InviteScreen):
+            return
+        invite.start_join(self)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers the same commands as the keys (from gage.tui.bindings)."""
