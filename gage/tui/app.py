@@ -117,9 +117,18 @@ class GageApp(App[int]):
             self._outbox_stop = tui_outbox.start(self, self.home)
 
     def show_queued(self, waiting: int | None = None) -> None:
-        """The header: my name, how many deliveries wait for their way (counted now unless given), the relay."""
+        """The header: my name, how many deliveries wait for their way (counted now unless given), this home's mailbox, the relay."""
         self._waiting = tui_outbox.queued(self.home) if waiting is None else waiting
-        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None))
+        if waiting is None or not hasattr(self, "_mailbox"):  # read again when the counts are (an invite may have made one)
+            self._mailbox = tui_outbox.mailbox_line(self.home)
+        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None),
+                                           mailbox=self._mailbox)
+
+    def mailbox_made(self) -> None:
+        """An invite or a join made this home's mailbox: the header names it, and the interface fetches it from now on."""
+        self.show_queued()
+        if self._watch and getattr(self, "_mail_stop", None) is None:
+            self._mail_stop = mailbox_fetch.start(self, self.home)
 
     def relay_state(self, up: bool) -> None:
         """The mailbox's relay went away (False) or answers again (True): said in the header."""

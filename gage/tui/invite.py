@@ -129,7 +129,8 @@ class InviteScreen(Screen[None]):
 
         try:
             mine = meet.own_claims(app.home, self.url, self.creds,  # type: ignore[attr-defined]
-                                   made=lambda a: say(app.notify, f"Made this home's mailbox {a} (recorded in settings.toml)"))
+                                   made=lambda a: (say(app.notify, f"Made this home's mailbox {a} (recorded in settings.toml)"),
+                                                   say(getattr(app, "mailbox_made", lambda: None))))
             if self.role == "invite":
                 side = self.side = invite.Inviter(self.url, self.creds, None, self.expires)
                 code = side.open()

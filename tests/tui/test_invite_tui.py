@@ -68,12 +68,16 @@ async def test_an_invite_from_the_interface_and_a_join_at_a_terminal_confirm_bot
     app = TestApp(alice)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
+        assert "mailbox" not in app.sub_title  # none yet: the invite makes it
         code = await _invite(app, pilot, relay.url)
+        # The header names this home's mailbox where it shows the outbox and the relay's state.
+        assert await wait_for(lambda: "mailbox mb" in app.sub_title and relay.url in app.sub_title), app.sub_title
         jn = await asyncio.to_thread(Term, bob, "join", code, "--relay", relay.url, "--name", "alice")
         try:
             assert await wait_for(lambda: isinstance(app.screen, PairNameDialog)), screen_text(app)
             # Their claimed name is shown literally: markup in it is text, and clicking it runs nothing.
-            assert HOSTILE in screen_text(app)
+            await pilot.pause()
+            assert await wait_for(lambda: HOSTILE in screen_text(app), 10), screen_text(app)
             app.screen.query_one("#pair-name-input", Input).value = "bob"
             await pilot.press("enter")
             assert await wait_for(lambda: isinstance(app.screen, InviteMutualScreen)), screen_text(app)
