@@ -73,14 +73,14 @@ def _open(app: App[Any], role: str, got: dict[str, str]) -> None:
     try:
         from gage.carriers.relay import rendezvous
     except ImportError:
-        app.notify("invite and join need the optional relay extra: pip install 'gage-bundles[relay]'", severity="error")
+        app.notify("invite and join need the optional relay extra: pip install 'gage-bundles[relay]'", severity="error", markup=False)
         return
     try:
         url, creds = _checked(app.home, got.get("relay", ""))  # type: ignore[attr-defined]
         code = rendezvous.parse_code(got["code"]) if role == "join" else None
         expires = rendezvous.parse_duration(got.get("expires") or DEFAULT_EXPIRES) if role == "invite" else 0.0
     except GageError as exc:
-        app.notify(safe.error_text(exc), title=role, severity="error", timeout=10)
+        app.notify(safe.error_text(exc), title=role, severity="error", timeout=10, markup=False)
         return
     app.push_screen(InviteScreen(role, url, creds, code, expires))
 
@@ -168,7 +168,7 @@ class InviteScreen(Screen[None]):
 
     def failed(self, message: str) -> None:
         title = "Invite" if self.role == "invite" else "Join"
-        self.app.notify(message, title=title, severity="information" if self.cancel.is_set() else "error", timeout=12)
+        self.app.notify(message, title=title, severity="information" if self.cancel.is_set() else "error", timeout=12, markup=False)
         if self.is_attached and self.app.screen is self:
             self.dismiss(None)
 

@@ -61,7 +61,7 @@ class InviteMutualScreen(MutualScreen):
         self.app.notify(
             f"NOT confirmed: the other side stopped ({safe.one_line(why, limit=200)}). Nothing was confirmed. "
             + how_to_finish(self.key, self.local_name),
-            title="Not confirmed", severity="warning", timeout=15,
+            title="Not confirmed", severity="warning", timeout=15, markup=False,
         )
         self.dismiss(False)
 
@@ -135,7 +135,7 @@ class InviteMutualScreen(MutualScreen):
         side = self.side
         self.app.run_worker(lambda: meet.tell(side, why), thread=True, group="invite-tell", exit_on_error=False)
         super().give_up(why)
-        self.app.notify(how_to_finish(self.key, self.local_name), title="To finish later", timeout=15)
+        self.app.notify(how_to_finish(self.key, self.local_name), title="To finish later", timeout=15, markup=False)
 
     def action_back(self) -> None:
         if self.phase == "waiting":
@@ -172,7 +172,7 @@ class InviteMutualScreen(MutualScreen):
         name = safe.one_line(self.local_name, limit=64)
         self.app.post_message(ContactsChanged(self.local_name))
         if not self.is_attached:
-            self.app.notify(f"Confirmed: {name} is now a contact.", title="Paired")
+            self.app.notify(f"Confirmed: {name} is now a contact.", title="Paired", markup=False)
             return
         self.confirmed = True
         self.refresh_bindings()
