@@ -135,3 +135,39 @@ async def test_a_join_from_the_interface_is_told_at_once_of_a_wrong_code(relay, 
         assert await wait_for(lambda: any("no invite with this code" in str(n.message) for n in app._notifications))
         assert await wait_for(lambda: not isinstance(app.screen, InviteScreen))
     assert confirmed(alice) == {}
+
+
+async def test_the_other_side_giving_up_is_shown_at_once_and_nothing_is_kept(relay, tmp_path: Path) -> None:  # noqa: F811
+    alice, bob = Home.init(tmp_path / "alice", "alice"), Home.init(tmp_path / "bob", "bob")
+    app = TestApp(alice)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        code = await _invite(app, pilot, relay.url)
+        jn = await asyncio.to_thread(Term, bob, "join", code, "--relay", relay.url, "--name", "alice")
+        try:
+            assert await wait_for(lambda: isinstance(app.screen, PairNameDialog)), screen_text(app)
+            app.screen.query_one("#pair-name-input", Input).value = "bob"
+            await pilot.press("enter")
+            assert await wait_for(lambda: isinstance(app.screen, InviteMutualScreen))
+            await _type(app, pilot, pairs(bob)[0])  # alice has typed a pair; bob gives up at his first
+            await asyncio.to_thread(jn.expect, b"their pair 1: ")
+            await asyncio.to_thread(jn.send, "give up")
+            assert await asyncio.to_thread(jn.finish) == 9, jn.text()
+            # Told while she would type her next pair, not after it: the screen ends, and says how to finish.
+            assert await wait_for(lambda: not isinstance(app.screen, InviteMutualScreen), 15), screen_text(app)
+            said = " ".join(str(n.message) for n in app._notifications)
+            assert "NOT confirmed: the other side stopped (gave up)" in said
+            assert "--name bob --mutual" in said
+        finally:
+            jn.close()
+    assert confirmed(alice) == {} and confirmed(bob) == {}
+    assert whereabouts.of(alice, bob.identity.key) is None
+
+
+async def test_the_command_palette_finds_invite_and_join(tmp_path: Path) -> None:
+    app = TestApp(Home.init(tmp_path / "alice", "alice"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        titles = [c.title.lower() for c in app.get_system_commands(app.screen)]
+    for word in ("invite", "join"):
+        assert any(word in t for t in titles), word
