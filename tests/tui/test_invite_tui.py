@@ -171,3 +171,38 @@ async def test_the_command_palette_finds_invite_and_join(tmp_path: Path) -> None
         titles = [c.title.lower() for c in app.get_system_commands(app.screen)]
     for word in ("invite", "join"):
         assert any(word in t for t in titles), word
+
+
+async def test_a_join_from_the_interface_and_an_invite_at_a_terminal_confirm_both_keys(relay, tmp_path: Path) -> None:  # noqa: F811
+    alice, bob = Home.init(tmp_path / "alice", "alice"), Home.init(tmp_path / "bob", "bob")
+    inv = await asyncio.to_thread(Term, alice, "invite", "--relay", relay.url, "--name", "bob")
+    app = TestApp(bob)
+    try:
+        code = await asyncio.to_thread(inv.code)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            await pilot.press("J")
+            await pilot.pause()
+            app.screen.query_one("#send-code", Input).value = code
+            app.screen.query_one("#send-relay", Input).value = relay.url
+            await pilot.press("enter")
+            assert await wait_for(lambda: isinstance(app.screen, PairNameDialog)), [str(n.message) for n in app._notifications]
+            app.screen.query_one("#pair-name-input", Input).value = "alice"
+            await pilot.press("enter")
+            assert await wait_for(lambda: isinstance(app.screen, InviteMutualScreen))
+            theirs, mine = pairs(alice), pairs(bob)
+            for i in range(4):
+                await asyncio.to_thread(inv.expect, f"their pair {i + 1}: ".encode())
+                await asyncio.to_thread(inv.send, mine[i])
+                await _type(app, pilot, theirs[i])
+            await _type(app, pilot, closing(alice, bob))
+            await asyncio.to_thread(inv.expect, b"their closing pair: ")
+            await asyncio.to_thread(inv.send, closing(alice, bob))
+            assert await wait_for(lambda: app.screen.confirmed), screen_text(app)
+            assert await asyncio.to_thread(inv.finish) == 0, inv.text()
+    finally:
+        inv.close()
+    assert confirmed(alice) == {"bob": bob.identity.key}
+    assert confirmed(bob) == {"alice": alice.identity.key}
+    w = whereabouts.of(bob, alice.identity.key)
+    assert w is not None and w.mailbox_ok() and w.relay == relay.url
