@@ -114,6 +114,11 @@ class InviteScreen(Screen[None]):
             self.show_status(f"Joining {self.code.text} on {public}: waiting for the inviter…")
         self.app.run_worker(self._meet, thread=True, group="invite", exit_on_error=False)
 
+    def on_unmount(self) -> None:
+        """Closed while waiting (the interface quit): the code is withdrawn, as with Esc."""
+        if not getattr(self, "_handed_over", False):
+            self.cancel.set()
+
     def show_status(self, text: str, style: str = "") -> None:
         self.query_one("#invite-status", Static).update(safe.literal(text, style, limit=600))
 
@@ -152,6 +157,7 @@ class InviteScreen(Screen[None]):
             meet.tell(side, "withdrawn")
             say(self.failed, "The code is withdrawn; nothing was swapped.")
             return
+        self._handed_over = True  # from here the ceremony's screen speaks for this side
         say(self.arrived, side, theirs, came_from)
 
     def show_code(self, code: Any) -> None:

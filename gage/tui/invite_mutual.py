@@ -12,6 +12,7 @@ gage.carriers.relay.meet's; what the other side says (a reason) is shown literal
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any
 
 from textual.content import Content
@@ -41,16 +42,18 @@ class InviteMutualScreen(MutualScreen):
         super().__init__(key, claimed_name, source, name)
         self.side, self.theirs, self.came_from = side, theirs, came_from
         self.phase = "pairs"  # then "closing" (typing their closing pair), "waiting" (their outcome), "ended"
+        self.leave = threading.Event()  # this screen left (or the interface closed): the waits on the relay end
 
     def on_mount(self) -> None:
         super().on_mount()
         from gage.carriers.relay import meet
 
-        self.watch = meet.Watch(self.side, every=0.5)
+        self.watch = meet.Watch(self.side)
         self.set_interval(0.25, self._look)
 
     def on_unmount(self) -> None:
         self.watch.stop()
+        self.leave.set()
 
     def _look(self) -> None:
         """The other side said it stopped, while this side types: nothing is confirmed, said at once."""
@@ -118,7 +121,7 @@ class InviteMutualScreen(MutualScreen):
 
         def work() -> None:
             try:
-                held: str | None = side.outcome(True, "")
+                held: str | None = side.outcome(True, "", cancelled=self.leave.is_set)
             except Exception as exc:  # noqa: BLE001 - the relay lost: nothing is confirmed, and it is said
                 held = f"the relay was lost while waiting for the other side ({safe.error_text(exc)})"
             with contextlib.suppress(RuntimeError):  # the interface closed meanwhile
@@ -132,12 +135,16 @@ class InviteMutualScreen(MutualScreen):
 
         self.phase = "ended"
         self.watch.stop()
+        self.leave.set()
         side = self.side
         self.app.run_worker(lambda: meet.tell(side, why), thread=True, group="invite-tell", exit_on_error=False)
         super().give_up(why)
         self.app.notify(how_to_finish(self.key, self.local_name), title="To finish later", timeout=15, markup=False)
 
     def action_back(self) -> None:
+        if self.phase == "ended" and not self.confirmed:
+            self.dismiss(False)  # it ended (refused, or they stopped): Esc only closes
+            return
         if self.phase == "waiting":
             self.give_up("left while waiting for the other side")
             return

@@ -206,3 +206,17 @@ async def test_a_join_from_the_interface_and_an_invite_at_a_terminal_confirm_bot
     assert confirmed(bob) == {"alice": alice.identity.key}
     w = whereabouts.of(bob, alice.identity.key)
     assert w is not None and w.mailbox_ok() and w.relay == relay.url
+
+
+async def test_quitting_while_an_invite_waits_withdraws_the_code_and_does_not_hang(relay, tmp_path: Path) -> None:  # noqa: F811
+    alice, bob = Home.init(tmp_path / "alice", "alice"), Home.init(tmp_path / "bob", "bob")
+    app = TestApp(alice)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        code = await _invite(app, pilot, relay.url)
+        started = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - started < 15  # the wait on the relay ends with the interface, not at the code's expiry
+    jn = await asyncio.to_thread(Term, bob, "join", code, "--relay", relay.url, "--name", "alice")
+    assert await asyncio.to_thread(jn.finish) == 9, jn.text()
+    assert "closed" in jn.text()

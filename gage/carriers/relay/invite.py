@@ -144,8 +144,10 @@ class _Side:
 
         return self._run(step)
 
-    def outcome(self, matched: bool, why: str = "") -> str | None:
-        """Say how our ceremony ended; if it matched, wait for theirs. None: both matched; else why not."""
+    def outcome(self, matched: bool, why: str = "", cancelled: Callable[[], bool] | None = None) -> str | None:
+        """Say how our ceremony ended; if it matched, wait for theirs. None: both matched; else why not.
+
+        `cancelled` (asked between polls) ends the wait: this side then confirms nothing."""
         assert self.session is not None
         session = self.session
         body = _msg("outcome", box=session.seal({"kind": "outcome", "matched": matched, "why": why[:200]}))
@@ -164,7 +166,9 @@ class _Side:
 
             until = asyncio.get_running_loop().time() + OUTCOME_WAIT
             try:
-                await rendezvous.wait_for(nc, self.theirs, self.seen, theirs, until=until, what="their outcome")
+                await rendezvous.wait_for(nc, self.theirs, self.seen, theirs, until=until, what="their outcome", cancelled=cancelled)
+            except rendezvous.Cancelled:
+                return "this side left before the other side finished"
             except rendezvous.Waited:
                 return "the other side did not finish its ceremony in time"
             o = heard[0]
