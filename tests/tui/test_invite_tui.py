@@ -155,6 +155,7 @@ async def test_the_other_side_giving_up_is_shown_at_once_and_nothing_is_kept(rel
             assert await asyncio.to_thread(jn.finish) == 9, jn.text()
             # Told while she would type her next pair, not after it: the screen ends, and says how to finish.
             assert await wait_for(lambda: not isinstance(app.screen, InviteMutualScreen), 15), screen_text(app)
+            assert await wait_for(lambda: "the other side stopped" in " ".join(str(n.message) for n in app._notifications), 5)
             said = " ".join(str(n.message) for n in app._notifications)
             assert "NOT confirmed: the other side stopped (gave up)" in said
             assert "--name bob --mutual" in said
