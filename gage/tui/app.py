@@ -30,7 +30,7 @@ from gage.home.listing import find
 from gage.trust.verdict import Verdict
 from gage.tui import export, invite, mailbox_fetch, pairing, safe, sending
 from gage.tui import outbox as tui_outbox
-from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
+from gage.tui.bindings import GLOBAL, INVITE, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
@@ -50,7 +50,7 @@ Clock = Callable[[], datetime]
 class GageApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses (tests) live elsewhere
     TITLE = "gage"
-    BINDINGS = bindings_for("everywhere")
+    BINDINGS = bindings_for("everywhere") + bindings_for("invite")
 
     def __init__(
         self,
@@ -305,7 +305,7 @@ class GageApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers the same commands as the keys (from gage.tui.bindings)."""
-        for k in GLOBAL:
+        for k in GLOBAL + INVITE:
             if k.palette:
                 yield SystemCommand(f"{k.label} ({k.display or k.key})", k.help, partial(self.run_action, k.action))
         yield SystemCommand("Pair from a key file", "Start the word-pair ceremony from a public key file.", self.pair_from_file)

@@ -36,8 +36,6 @@ GLOBAL: tuple[Key, ...] = (
     Key("B", "app.new_bundle", "Send: new bundle", "Make a bundle from files and send it: signed by you, delivered to a contact.", show=False, display="B"),
     Key("D", "app.deliver", "Send: deliver bundle", "Deliver (send) a bundle you made to a contact; if the way is not there it waits in the outbox.", show=False, display="D"),
     Key("R", "app.reply", "Send: reply", "Reply to the open bundle: a reply bundle to its confirmed sender, delivered to them.", show=False, display="R"),
-    Key("I", "app.invite", "Invite (pair through the relay)", "Make a one-time code to read to someone on a call; they join it, then you both read word pairs.", show=False, display="I"),
-    Key("J", "app.join", "Join an invite", "Join the code someone read you (their `gage invite`), then read word pairs with them.", show=False, display="J"),
 )
 
 INBOX: tuple[Key, ...] = (
@@ -98,6 +96,12 @@ MUTUAL: tuple[Key, ...] = (
     ),
 )
 
+# Everywhere too (the app's bindings), listed last in the help: pairing through the relay, as `gage invite` / `gage join`.
+INVITE: tuple[Key, ...] = (
+    Key("I", "app.invite", "Invite (pair through the relay)", "Make a one-time code to read to someone on a call; they join it, then you both read word pairs.", show=False, display="I"),
+    Key("J", "app.join", "Join an invite", "Join the code someone read you (their `gage invite`), then read word pairs with them.", show=False, display="J"),
+)
+
 CONTACTS: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
     Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
@@ -125,6 +129,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
     "ceremony": CEREMONY,
     "mutual": MUTUAL,
     "contacts": CONTACTS,
+    "invite": INVITE,
 }
 
 
