@@ -1,7 +1,8 @@
 """`gage invite` and `gage join`: two people, one command each, then the ceremony.
 
-Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's; the ceremony is
-`pair --mutual`'s own code (gage.cli.pairing), told to confirm nothing unless the other side
+Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's, the sequence around them
+(claims, checks, the watch, the route kept) gage.carriers.relay.meet's, shared with the
+interface; the ceremony is `pair --mutual`'s own code (gage.cli.pairing), told to confirm nothing unless the other side
 matched too. What arrives through the relay is kept nowhere until the ceremony confirms the key:
 then, and only then, its route goes into `where.json`, as `gage pair` keeps a key file's. A
 failed, refused or abandoned invite leaves the contacts and routes as they were.
@@ -11,16 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 from typing import Any
 
-from gage.cli.cmd_relay import _checked_url, _creds, _relay, _sealing_key
+from gage.cli.cmd_relay import _checked_url, _creds, _relay
 from gage.cli.output import err, open_home, out, show
 from gage.format import relayurl
 from gage.format.errors import GageError, RefusedError, UsageError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import check_local_name, key_text, short_fingerprint
-from gage.home import sealing, unlock, whereabouts
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 from gage.trust import ceremony
@@ -40,26 +38,10 @@ def _url(home: Home, args: Any) -> str:
 
 
 def _own_claims(home: Home, url: str, creds: Any) -> Any:
-    """This home's key file, mailbox and relay, making the mailbox first if it has none (as `gage mailbox create`).
-
-    Unlocked here, before any code is made or spent: the key signs the route it claims."""
-    config, mailbox, invite = _relay("config"), _relay("mailbox"), _relay("invite")
-    signer = unlock.signing_identity(home).secret
-    key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
-    if key is not None and key.binding.signing_key != home.identity.key:
-        key = _sealing_key(home)  # the same sealing key, bound again by the current key after a rotation
-    relay = config.relay_url(home)
-    if key is None or relay is None:
-        if home.identity.current_retirement is not None:
-            raise UsageError("this home's key is retired; it opens no new mailbox")
-        key = _sealing_key(home)
-        address = sealing.mailbox_address(key.recipient)
-        mailbox.run(mailbox.create(url, address, creds=creds))
-        config.record(home, url, creds)
-        relay = url
-        err(f"made this home's mailbox {address} on {show(url)} (recorded in settings.toml)")
-    kf = KeyFile(key=home.identity.key, name=home.identity.name, sealing=key.binding.to_carried())
-    return invite.Claims(kf, sealing.mailbox_address(key.recipient), relayurl.public(relay), signer)
+    """This home's claims (gage.carriers.relay.meet), its mailbox made first if it has none."""
+    return _relay("meet").own_claims(
+        home, url, creds, made=lambda address: err(f"made this home's mailbox {address} on {show(url)} (recorded in settings.toml)")
+    )
 
 
 def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
@@ -85,24 +67,21 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
     """The mutual ceremony; the other side hears how ours ended. Their route is kept only once confirmed."""
     from gage.cli import pairing
 
+    meet = _relay("meet")
     key = theirs.keyfile.key
     try:
-        if home.identity.owns(key):
-            raise RefusedError("the other side sent this home's own key: nothing was confirmed")
-        down = ceremony.downgrade(home, key)
-        if down is not None:
-            raise RefusedError(ceremony.mismatch_message(down))
+        meet.refuse_before_words(home, theirs)
         out(f"Their key {short_fingerprint(key)} claims the name \"{show(theirs.keyfile.name)}\" (a claim, not a fact),")
         out(f"with a mailbox on {show(relayurl.public(theirs.relay))}, signed by that key: kept only if the words confirm it.")
         name = _name(home, args, key, theirs.keyfile.name)
     except (GageError, KeyboardInterrupt):
-        _tell(side, "stopped before the ceremony")
+        meet.tell(side, "stopped before the ceremony")
         raise
     out("")
     out("The word-pair ceremony, both ways at once. Stay on the call (a channel neither machine controls).")
     out(f"They will be known here as: {show(name)}. Take turns, pair by pair: read your pair, then type theirs as")
     out("they read it. A pair that does not match is asked again; `give up` stops (nothing is confirmed on either side).")
-    watch = _Watch(side)
+    watch = meet.Watch(side)
 
     def agree(matched: bool, why: str) -> str | None:
         watch.stop()  # this side's typing is over: from here it waits for their outcome itself
@@ -113,7 +92,7 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
         code = pairing.mutual(home, name, key, ceremony.my_words(home), agree=agree, stopped=watch.stopped)
     except KeyboardInterrupt:
         err("")  # the prompt's line is left open
-        _tell(side, "Ctrl-C")
+        meet.tell(side, "Ctrl-C")
         _how_to_finish(key, name)
         raise
     except GageError:
@@ -122,34 +101,9 @@ def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int
     finally:
         watch.stop()
     if code == 0:
-        whereabouts.remember(home, theirs.where(source))
+        meet.keep_route(home, theirs, source)
         out(f"Mail now flows: `gage deliver ID --to {show(name)}`; `gage watch` (or an open `gage`) fetches what they send.")
     return code
-
-
-class _Watch:
-    """Looks on the relay, in the background, for the other side saying it stopped, while this side types."""
-
-    def __init__(self, side: Any) -> None:
-        self.side, self.why, self.done = side, None, threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.done.wait(1.0):
-            try:
-                why = self.side.stopped()
-            except Exception:  # noqa: BLE001 - the relay gone or slow: this side finds out when it says its own outcome
-                return
-            if why is not None:
-                self.why = why
-                return
-
-    def stopped(self) -> str | None:
-        return self.why
-
-    def stop(self) -> None:
-        self.done.set()
 
 
 def _how_to_finish(key: bytes, name: str) -> None:
@@ -157,12 +111,6 @@ def _how_to_finish(key: bytes, name: str) -> None:
     err("To finish without the relay, both run `gage pair KEY --name NAME --mutual` on a call; here:")
     err(f"  gage pair {key_text(key)} --name {show(name)} --mutual")
     err("(their mailbox is then set from their key file, `gage key export`, or a new `gage invite`).")
-
-
-def _tell(side: Any, why: str) -> None:
-    """Best effort: the other side hears that this one stopped, so it confirms nothing and stops waiting."""
-    with contextlib.suppress(GageError, KeyboardInterrupt):
-        side.outcome(False, why)
 
 
 def cmd_invite(args: Any) -> int:
@@ -185,7 +133,7 @@ def cmd_invite(args: Any) -> int:
             side.withdraw()  # a join is told at once that the code is gone
         err("gage: the code is withdrawn; nothing was swapped.")
         raise
-    return _ceremony(home, args, side, theirs, f"gage invite on {relayurl.public(url)}")
+    return _ceremony(home, args, side, theirs, _relay("meet").source("invite", url))
 
 
 def cmd_join(args: Any) -> int:
@@ -198,4 +146,4 @@ def cmd_join(args: Any) -> int:
     side = invite.Joiner(url, creds, code)
     out(f"Joining {code.text} on {show(relayurl.public(url))}: waiting for the inviter...")
     theirs = side.meet(mine)
-    return _ceremony(home, args, side, theirs, f"gage join on {relayurl.public(url)}")
+    return _ceremony(home, args, side, theirs, _relay("meet").source("join", url))

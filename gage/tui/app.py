@@ -28,9 +28,9 @@ from gage.home.health import check_files
 from gage.home.layout import Home
 from gage.home.listing import find
 from gage.trust.verdict import Verdict
-from gage.tui import export, mailbox_fetch, pairing, safe, sending
+from gage.tui import export, invite, mailbox_fetch, pairing, safe, sending
 from gage.tui import outbox as tui_outbox
-from gage.tui.bindings import GLOBAL, bindings_for, palette_entries
+from gage.tui.bindings import GLOBAL, INVITE, bindings_for, palette_entries
 from gage.tui.bundle_view import BundleScreen
 from gage.tui.ceremony import CeremonyScreen
 from gage.tui.contacts import ContactsScreen
@@ -50,7 +50,7 @@ Clock = Callable[[], datetime]
 class GageApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses (tests) live elsewhere
     TITLE = "gage"
-    BINDINGS = bindings_for("everywhere")
+    BINDINGS = bindings_for("everywhere") + bindings_for("invite")
 
     def __init__(
         self,
@@ -117,9 +117,18 @@ class GageApp(App[int]):
             self._outbox_stop = tui_outbox.start(self, self.home)
 
     def show_queued(self, waiting: int | None = None) -> None:
-        """The header: my name, how many deliveries wait for their way (counted now unless given), the relay."""
+        """The header: my name, how many deliveries wait for their way (counted now unless given), this home's mailbox, the relay."""
         self._waiting = tui_outbox.queued(self.home) if waiting is None else waiting
-        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None))
+        if waiting is None or not hasattr(self, "_mailbox"):  # read again when the counts are (an invite may have made one)
+            self._mailbox = tui_outbox.mailbox_line(self.home)
+        self.sub_title = tui_outbox.header(self.home.identity.name, self._waiting, relay_up=getattr(self, "_relay_up", None),
+                                           mailbox=self._mailbox)
+
+    def mailbox_made(self) -> None:
+        """An invite or a join made this home's mailbox: the header names it, and the interface fetches it from now on."""
+        self.show_queued()
+        if self._watch and getattr(self, "_mail_stop", None) is None:
+            self._mail_stop = mailbox_fetch.start(self, self.home)
 
     def relay_state(self, up: bool) -> None:
         """The mailbox's relay went away (False) or answers again (True): said in the header."""
@@ -282,9 +291,21 @@ class GageApp(App[int]):
             lambda got: sending.run(self, lambda: sending.reply_work(self.home, bundle_id, to, got)) if got else None,
         )
 
+    # --- invite and join (gage.tui.invite): the relay's rendezvous, then the mutual ceremony ----
+
+    def action_invite(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen | invite.InviteScreen):
+            return
+        invite.start_invite(self)
+
+    def action_join(self) -> None:
+        if isinstance(self.screen, ModalScreen | CeremonyScreen | MutualScreen | invite.InviteScreen):
+            return
+        invite.start_join(self)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers the same commands as the keys (from gage.tui.bindings)."""
-        for k in GLOBAL:
+        for k in GLOBAL + INVITE:
             if k.palette:
                 yield SystemCommand(f"{k.label} ({k.display or k.key})", k.help, partial(self.run_action, k.action))
         yield SystemCommand("Pair from a key file", "Start the word-pair ceremony from a public key file.", self.pair_from_file)

@@ -96,6 +96,12 @@ MUTUAL: tuple[Key, ...] = (
     ),
 )
 
+# Everywhere too (the app's bindings), listed last in the help: pairing through the relay, as `gage invite` / `gage join`.
+INVITE: tuple[Key, ...] = (
+    Key("I", "app.invite", "Invite (pair through the relay)", "Make a one-time code to read to someone on a call; they join it, then you both read word pairs.", show=False, display="I"),
+    Key("J", "app.join", "Join an invite", "Join the code someone read you (their `gage invite`), then read word pairs with them.", show=False, display="J"),
+)
+
 CONTACTS: tuple[Key, ...] = (
     Key("escape", "back", "Back", "Back to the inbox.", display="Esc"),
     Key("p", "pair", "Pair", "Pair with the highlighted candidate key."),
@@ -123,6 +129,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
     "ceremony": CEREMONY,
     "mutual": MUTUAL,
     "contacts": CONTACTS,
+    "invite": INVITE,
 }
 
 

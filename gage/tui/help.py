@@ -25,6 +25,7 @@ TITLES = {
     "ceremony": "Pairing (word-pair ceremony)",
     "mutual": "Pairing both ways (the mutual ceremony)",
     "contacts": "Contacts",
+    "invite": "Pairing through a relay (everywhere)",
 }
 VERDICT_STYLES = (("verified", "bold green"), ("unverified", "bold yellow"), ("invalid", "bold red"))
 NOTES = (

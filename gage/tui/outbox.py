@@ -43,11 +43,29 @@ def queued(home: Home) -> int:
         return 0
 
 
-def header(name: str, waiting: int, *, relay_up: bool | None = None) -> str:
-    """The header's line: my name, how many deliveries wait for their way, and the relay when it is down."""
+def mailbox_line(home: Home) -> str | None:
+    """This home's mailbox, short (its address's start, and the relay it is on), or None without one."""
+    from gage.format import relayurl
+    from gage.home import sealing, settings
+
+    try:
+        key = sealing.load(home.root, home.identity.key, owned=home.identity.owns)
+        url = settings.load(home).relay_url
+    except Exception:  # noqa: BLE001 - a header is never worth a crash; the home's problems are shown elsewhere
+        return None
+    if key is None or not url:
+        return None
+    address = sealing.mailbox_address(key.recipient)
+    return safe.one_line(f"mailbox {address[:10]}… on {relayurl.public(url)}", limit=80)
+
+
+def header(name: str, waiting: int, *, relay_up: bool | None = None, mailbox: str | None = None) -> str:
+    """The header's line: my name, how many deliveries wait for their way, this home's mailbox, and the relay when it is down."""
     parts = [safe.one_line(name, limit=40)]
     if waiting:
         parts.append(f"{waiting} waiting to be delivered (gage outbox)")
+    if mailbox:
+        parts.append(mailbox)
     if relay_up is False:
         parts.append("the relay is not reachable")
     return " · ".join(parts)

@@ -66,8 +66,9 @@ class PairNameDialog(SubmitsOnEnter, ModalScreen[PairChoice | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, key: bytes, claimed_name: str, source: str, *, mutual: bool = False) -> None:
+    def __init__(self, key: bytes, claimed_name: str, source: str, *, mutual: bool = False, both_only: bool = False) -> None:
         super().__init__(classes="dialog", id="pair-name")
+        self.both_only = both_only  # an invite: the ceremony is both ways, on the call it came through
         self.key = key
         self.claimed_name = claimed_name
         self.source = source  # untrusted in part (a key file's name): shown through safe
@@ -95,9 +96,10 @@ class PairNameDialog(SubmitsOnEnter, ModalScreen[PairChoice | None]):
                 classes="dialog-line export-label",
             )
             yield Input(placeholder="name", id="pair-name-input", max_length=64)
-            with RadioSet(id="pair-mode", compact=True):
-                yield RadioButton(Content("One way: I type their words"), value=not self.mutual, id="mode-one-way")
-                yield RadioButton(Content("Both ways at once, on one call"), value=self.mutual, id="mode-mutual")
+            if not self.both_only:
+                with RadioSet(id="pair-mode", compact=True):
+                    yield RadioButton(Content("One way: I type their words"), value=not self.mutual, id="mode-one-way")
+                    yield RadioButton(Content("Both ways at once, on one call"), value=self.mutual, id="mode-mutual")
             yield Static("", markup=False, id="pair-problem", classes="dialog-line sev-bad")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Next", id="yes", variant="primary")
@@ -109,6 +111,8 @@ class PairNameDialog(SubmitsOnEnter, ModalScreen[PairChoice | None]):
         self.query_one("#pair-name-input", Input).focus()
 
     def chosen_mutual(self) -> bool:
+        if self.both_only:
+            return True
         pressed = self.query_one(RadioSet).pressed_button
         return pressed is not None and pressed.id == "mode-mutual"
 

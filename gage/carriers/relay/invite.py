@@ -57,6 +57,10 @@ class InviteRefused(RefusedError):
     """The code was used, expired, wrong, or never made: nothing was swapped (exit 9)."""
 
 
+class Withdrawn(RefusedError):
+    """This side stopped waiting (the interface's Esc, as Ctrl-C on the command line): nothing was swapped."""
+
+
 def _msg(kind: str, **fields: Any) -> dict[str, Any]:
     return {"gage-invite": VERSION, "kind": kind, **fields}
 
@@ -140,8 +144,10 @@ class _Side:
 
         return self._run(step)
 
-    def outcome(self, matched: bool, why: str = "") -> str | None:
-        """Say how our ceremony ended; if it matched, wait for theirs. None: both matched; else why not."""
+    def outcome(self, matched: bool, why: str = "", cancelled: Callable[[], bool] | None = None) -> str | None:
+        """Say how our ceremony ended; if it matched, wait for theirs. None: both matched; else why not.
+
+        `cancelled` (asked between polls) ends the wait: this side then confirms nothing."""
         assert self.session is not None
         session = self.session
         body = _msg("outcome", box=session.seal({"kind": "outcome", "matched": matched, "why": why[:200]}))
@@ -160,7 +166,9 @@ class _Side:
 
             until = asyncio.get_running_loop().time() + OUTCOME_WAIT
             try:
-                await rendezvous.wait_for(nc, self.theirs, self.seen, theirs, until=until, what="their outcome")
+                await rendezvous.wait_for(nc, self.theirs, self.seen, theirs, until=until, what="their outcome", cancelled=cancelled)
+            except rendezvous.Cancelled:
+                return "this side left before the other side finished"
             except rendezvous.Waited:
                 return "the other side did not finish its ceremony in time"
             o = heard[0]
@@ -222,18 +230,23 @@ class Inviter(_Side):
         """Close the code (Ctrl-C, or given up before anyone joined), so a join is told at once."""
         self._run(lambda nc: rendezvous.say(nc, self.mine, _msg("closed", why=why)))
 
-    def wait_join(self, mine: Claims, wrong_code: Callable[[int], None] | None = None) -> Claims:
+    def wait_join(self, mine: Claims, wrong_code: Callable[[int], None] | None = None, cancelled: Callable[[], bool] | None = None) -> Claims:
         """The first join after the offer that opens with the code's key; a wrong code costs one of MAX_TRIES.
 
         What is not a well-formed join (not gage's, no SPAKE2 message that finishes) costs nothing: a
-        stranger without the words cannot spend the code by writing junk."""
+        stranger without the words cannot spend the code by writing junk. `cancelled` (asked between
+        polls) withdraws the code, so a join is told at once, as `withdraw` after Ctrl-C does."""
 
         async def step(nc: Client) -> Claims:
             wrong = 0
             until = asyncio.get_running_loop().time() + max(0.0, self.deadline - time.time())
             while True:
                 try:
-                    join = await rendezvous.wait_for(nc, self.theirs, self.seen, lambda s: _is(s, "join"), until=until, what="a join")
+                    join = await rendezvous.wait_for(nc, self.theirs, self.seen, lambda s: _is(s, "join"), until=until, what="a join",
+                                                     cancelled=cancelled)
+                except rendezvous.Cancelled:
+                    await rendezvous.say(nc, self.mine, _msg("closed", why="withdrawn"))
+                    raise Withdrawn("the code is withdrawn; nothing was swapped") from None
                 except rendezvous.Waited:
                     await rendezvous.say(nc, self.mine, _msg("closed", why="expired"))
                     tried = f" ({wrong} wrong code{'s' if wrong != 1 else ''} tried)" if wrong else ""
@@ -281,7 +294,10 @@ class Joiner(_Side):
     def __init__(self, url: str, creds: str | None, code: Code) -> None:
         super().__init__(url, creds, code, "j")
 
-    def meet(self, mine: Claims) -> Claims:
+    def meet(self, mine: Claims, cancelled: Callable[[], bool] | None = None) -> Claims:
+        """Join with our claims; theirs once the inviter answers. `cancelled` (asked while the answer is
+        awaited) stops it: the inviter then hears this side's outcome, not matched."""
+
         async def step(nc: Client) -> Claims:
             until = asyncio.get_running_loop().time() + LOOKUP_WAIT
             offer, later = await rendezvous.newest(nc, self.theirs, ("offer",), until=until)
@@ -326,7 +342,11 @@ class Joiner(_Side):
 
             until = asyncio.get_running_loop().time() + ANSWER_WAIT
             try:
-                got = await rendezvous.wait_for(nc, self.theirs, offer.seq, answer, until=until, what="the answer")
+                got = await rendezvous.wait_for(nc, self.theirs, offer.seq, answer, until=until, what="the answer", cancelled=cancelled)
+            except rendezvous.Cancelled:
+                body = _msg("outcome", box=session.seal({"kind": "outcome", "matched": False, "why": "left before the answer"}))
+                await rendezvous.say(nc, self.mine, body)
+                raise Withdrawn("the join was left before the inviter answered; nothing was swapped") from None
             except rendezvous.Waited:
                 raise RelayError("the inviter did not answer (is their `gage invite` still running?): nothing was confirmed") from None
             self.seen = got.seq

@@ -49,6 +49,10 @@ _ODD = {w: i for i, w in enumerate(ODD)}
 _CODE = re.compile(r"^([1-9][0-9]{0,3})-([a-z]+)-([a-z]+)$")
 
 
+class Cancelled(Exception):
+    """A wait ended by the person (the interface's Esc), not by the relay or the clock."""
+
+
 @dataclass(frozen=True)
 class Code:
     """A parsed invite code. `text` is the whole code (the PAKE password); `nameplate` is public."""
@@ -260,11 +264,17 @@ async def newest(nc: Client, subject: str, kinds: Container[str], *, until: floa
 
 
 async def wait_for(
-    nc: Client, subject: str, seq: int, want: Callable[[Said], Awaitable[bool] | bool], *, until: float, what: str
+    nc: Client, subject: str, seq: int, want: Callable[[Said], Awaitable[bool] | bool], *, until: float, what: str,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Said:
-    """Poll `subject` past `seq` for the first message `want` takes, until the loop time `until`."""
+    """Poll `subject` past `seq` for the first message `want` takes, until the loop time `until`.
+
+    `cancelled`: asked between polls; True ends the wait with Cancelled (an interface's Esc, where
+    the command line has Ctrl-C)."""
     loop = asyncio.get_running_loop()
     while True:
+        if cancelled is not None and cancelled():
+            raise Cancelled(what)
         try:
             async for s in messages(nc, subject, seq, until=until):
                 seq = s.seq
