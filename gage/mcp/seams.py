@@ -118,7 +118,7 @@ def first_rows(home: Home, states: tuple[Place, ...], limit: int) -> tuple[list[
     """`bundle_rows` cut to its first `limit`, and how many there are in all: only the rows given
     are made into JSON (200 of 10,000, not all of them)."""
     rows = listed_rows(home, states)
-    return [r.to_json() for r in rows[:limit]], len(rows)
+    return sendqueue.with_delivery(home, [r.to_json() for r in rows[:limit]]), len(rows)
 
 
 def bundle_rows(home: Home, states: tuple[Place, ...]) -> list[dict[str, Any]]:
