@@ -123,10 +123,10 @@ def cmd_invite(args: Any) -> int:
     mine = _own_claims(home, url, creds)
     side = invite.Inviter(url, creds, chosen, expires)
     code = side.open()
-    out(f"code: {code.text}")
-    out(f"Read this code to them; they run: gage join {code.text} --relay {show(relayurl.public(url))}")
-    out(f"It works once, for {rendezvous.say_duration(expires)}. Waiting for them to join...")
-    try:
+    try:  # from the moment the offer is on the relay: a Ctrl-C while the code is still being printed withdraws it too
+        out(f"code: {code.text}")
+        out(f"Read this code to them; they run: gage join {code.text} --relay {show(relayurl.public(url))}")
+        out(f"It works once, for {rendezvous.say_duration(expires)}. Waiting for them to join...")
         theirs = side.wait_join(mine, lambda n: err(f"   a join came with a wrong code ({n} of {invite.MAX_TRIES}); still waiting..."))
     except KeyboardInterrupt:
         with contextlib.suppress(GageError, KeyboardInterrupt):
