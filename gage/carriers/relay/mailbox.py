@@ -38,7 +38,6 @@ from gage.carriers.relay.errors import (
     RelayUnreachable,
 )
 from gage.carriers.testhook import kill_at
-from gage.format.errors import GageError, GageIOError
 from gage.home import settings
 from gage.home.layout import Home
 
@@ -350,9 +349,9 @@ async def fetch(
                     )
                     batch.append(await taking.working(msg, ack_wait, work))
                     if sum(p.nbytes for p in batch) >= BATCH_BYTES and k + 1 < len(msgs):
-                        await _land_and_ack(nc, home, address, ack_wait, batch, done, on_opened)
+                        await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done, on_opened)
                         batch = []
-                await _land_and_ack(nc, home, address, ack_wait, batch, done, on_opened)
+                await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done, on_opened)
                 batch = []
             except BaseException:
                 # This home's fault (a full disk), the relay's, or one nobody foresaw: what was not
@@ -369,50 +368,6 @@ async def fetch(
                 if not forever:
                     return Fetched(done, left=False)  # the relay says none is waiting: no need to wait to be sure
     return Fetched(done, left=True)
-
-
-async def _land_and_ack(
-    nc: Client,
-    home: Home,
-    address: str,
-    ack_wait: float,
-    batch: list[taking.Prepared],
-    done: list[landing.Opened],
-    on_opened: Callable[[landing.Opened], None] | None,
-) -> None:
-    """Land a batch (one import batch, gage.inbox.landmany), then acknowledge each envelope whose
-    outcome is durable: landed and journaled, already there, or dropped and journaled. One this
-    home could not land (GageIOError) is handed back unacknowledged and the fetch stops, after
-    the others are acknowledged."""
-    if not batch:
-        return
-    try:
-        outcomes = await taking.working_all(
-            [p.msg for p in batch], ack_wait, asyncio.get_running_loop().run_in_executor(None, taking.land, home, batch)
-        )
-    finally:
-        taking.forget_scratch(batch)
-    failed: GageError | None = None
-    for p, got in zip(batch, outcomes, strict=True):
-        if isinstance(got, GageError):
-            failed = failed or got
-            with contextlib.suppress(Exception):
-                await p.msg.nak()
-            continue
-        try:
-            await p.msg.ack_sync(timeout=10)
-        except (TimeoutError, nats.errors.Error) as exc:
-            # Landed but not acknowledged: the relay delivers it again, and it is
-            # "already there". Nothing is lost or doubled.
-            raise RelayError(f"landed {got.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
-        await taking.forget(nc, bucket_name(address), p)
-        got.nbytes = p.nbytes
-        done.append(got)
-        if on_opened is not None:
-            on_opened(got)
-    if failed is not None:  # this home's fault (a full disk), or an error nobody foresaw
-        why = failed.message.replace("; nothing was imported", "")
-        raise GageIOError(f"{why}; nothing was acknowledged, the envelope stays on the relay", path=failed.path) from failed
 
 
 def _last(msg: Msg) -> bool:

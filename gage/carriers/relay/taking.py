@@ -23,14 +23,16 @@ import io
 import secrets
 import shutil
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import nats.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from gage.carriers.relay import landing, objects, objread
+from gage.carriers.relay.errors import RelayError
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
@@ -190,6 +192,50 @@ async def working_all(msgs: list[Msg], ack_wait: float, work: Awaitable[Any]) ->
 def forget_scratch(batch: list[Prepared]) -> None:
     for p in batch:
         shutil.rmtree(p.scratch, ignore_errors=True)
+
+
+async def land_and_ack(
+    nc: Client,
+    home: Home,
+    bucket: str,
+    ack_wait: float,
+    batch: list[Prepared],
+    done: list[landing.Opened],
+    on_opened: Callable[[landing.Opened], None] | None,
+) -> None:
+    """Land a batch (one import batch, gage.inbox.landmany), then acknowledge each envelope whose
+    outcome is durable: landed and journaled, already there, or dropped and journaled. One this
+    home could not land (GageIOError) is handed back unacknowledged and the fetch stops, after
+    the others are acknowledged."""
+    if not batch:
+        return
+    try:
+        outcomes = await working_all(
+            [p.msg for p in batch], ack_wait, asyncio.get_running_loop().run_in_executor(None, land, home, batch)
+        )
+    finally:
+        forget_scratch(batch)
+    failed: GageError | None = None
+    for p, got in zip(batch, outcomes, strict=True):
+        if isinstance(got, GageError):
+            failed = failed or got
+            with contextlib.suppress(Exception):
+                await p.msg.nak()
+            continue
+        try:
+            await p.msg.ack_sync(timeout=10)
+        except (TimeoutError, nats.errors.Error) as exc:
+            # Landed but not acknowledged: the relay delivers it again, and it is
+            # "already there". Nothing is lost or doubled.
+            raise RelayError(f"landed {got.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
+        await forget(nc, bucket, p)
+        got.nbytes = p.nbytes
+        done.append(got)
+        if on_opened is not None:
+            on_opened(got)
+    if failed is not None:  # this home's fault (a full disk), or an error nobody foresaw
+        why = failed.message.replace("; nothing was imported", "")
+        raise GageIOError(f"{why}; nothing was acknowledged, the envelope stays on the relay", path=failed.path) from failed
 
 
 async def forget(nc: Client, bucket: str, taken: Prepared) -> None:
