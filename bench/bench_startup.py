@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-bytecode", action="store_true", help="compile every module on every run (no .pyc)")
     ap.add_argument(
         "--compare", metavar="DIR", action="append", default=[],
-        help="also run the gage package in DIR (DIR/gage), in the same rounds (repeatable: before and after alike)",
+        help="also run the gage package in DIR (DIR/gage), in the same rounds (repeatable: before and after alike); only between versions whose caches have the same format, or each throws the other's away and both are measured cold",
     )
     args = ap.parse_args(argv)
 
