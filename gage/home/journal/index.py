@@ -50,6 +50,7 @@ from gage.home.journal.indexdb import (
     batches,
     decode,
     encode,
+    immediate,
     key,
     reset,
     sealed,
@@ -149,17 +150,11 @@ class JournalIndex:
         try:
             if before is None and self._current(db, fd):
                 return True
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 done = self._update(db, fd, rebuild, before)
                 if not done:
                     db.execute("DELETE FROM state")  # stale: whoever reads next rebuilds it
-                db.execute("COMMIT")
-                return done
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
+            return done
         finally:
             if fd is not None:
                 os.close(fd)
@@ -318,14 +313,8 @@ class JournalIndex:
         db = self._conn()
         fd = open_journal(self.journal_path)
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 self._rebuild(db, fd)
-                db.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
         finally:
             if fd is not None:
                 os.close(fd)

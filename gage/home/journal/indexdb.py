@@ -3,6 +3,7 @@ index"). Split out of gage.home.journal.index, which keeps it in step with the j
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import zlib
@@ -91,10 +92,23 @@ def batches(ids: list[str]) -> Iterator[list[str]]:
         yield ids[i : i + BATCH]
 
 
-def reset(db: sqlite3.Connection) -> None:
-    """A fresh file, or another version's layout: it is only a cache, so it starts again."""
+@contextlib.contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (BEGIN IMMEDIATE: taken before anything is read, so two processes
+    never both update from the same old state); committed, or rolled back on any exception."""
     db.execute("BEGIN IMMEDIATE")
     try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+
+
+def reset(db: sqlite3.Connection) -> None:
+    """A fresh file, or another version's layout: it is only a cache, so it starts again."""
+    with immediate(db):
         if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:  # not done by another process meanwhile
             for table in ("state", "bundle", "thread", "torn"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -102,7 +116,3 @@ def reset(db: sqlite3.Connection) -> None:
                 if statement.strip():
                     db.execute(statement)
             db.execute(f"PRAGMA user_version = {VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
