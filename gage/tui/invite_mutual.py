@@ -95,11 +95,7 @@ class InviteMutualScreen(MutualScreen):
                 self.dismiss(True)
             return
         field = self.query_one("#heard", Input)
-        line = field.value
-        if hearing.is_give_up(line):
-            self.give_up("gave up")
-            return
-        typed = hearing.words_of(line)
+        typed = self.heard(field)
         if not typed:
             return
         field.value = ""

@@ -138,11 +138,7 @@ class MutualScreen(Screen[bool]):
         if self.index >= PAIRS:
             return  # all four typed: confirming, or it was refused (the reason is shown)
         field = self.query_one("#heard", Input)
-        line = field.value
-        if hearing.is_give_up(line):
-            self.give_up("gave up")
-            return
-        typed = hearing.words_of(line)
+        typed = self.heard(field)
         if not typed:
             return
         check = hearing.check_pair(self.expected, self.index, typed)
@@ -209,6 +205,13 @@ class MutualScreen(Screen[bool]):
             )
         )
         closing.display = True
+
+    def heard(self, field: Input) -> list[str]:
+        """The words typed into `field`; none when it is empty, or says `give up` (which gives up)."""
+        if hearing.is_give_up(field.value):
+            self.give_up("gave up")
+            return []
+        return hearing.words_of(field.value)
 
     def give_up(self, why: str) -> None:
         """Only a deliberate act ends the ceremony: nothing is confirmed, and the pairs not matched are named."""
