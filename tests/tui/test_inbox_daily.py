@@ -14,11 +14,18 @@ from typing import Any
 
 from textual.app import App
 from textual.widget import Widget
-from tuikit import MIXED_ROWS, TestApp, World, hold_decisions, mixed_world, screen_text
+from tuikit import (
+    MIXED_ROWS,
+    Terminal,
+    TestApp,
+    World,
+    hold_decisions,
+    mixed_world,
+    screen_text,
+)
 
 from gage.tui.inbox_preview import PreviewPane
 from gage.tui.inbox_table import InboxTable
-from gage.tui.payload_view import PreviewLines
 
 SMALL, WIDE = (80, 24), (160, 45)
 ROWS = MIXED_ROWS
@@ -28,15 +35,19 @@ def table(app: TestApp) -> InboxTable:
     return app.inbox.query_one(InboxTable)
 
 
-def on_every_paint(app: App, check: Callable[[], None]) -> list[int]:
+def on_every_paint(app: App, check: Callable[[], None], terminal: Terminal | None = None) -> list[int]:
     """Run `check` each time the app puts a frame on the terminal (App._display: every
-    compositor update, full or partial), so a wrong state shown even for one frame fails."""
+    compositor update, full or partial), so a wrong state shown even for one frame fails.
+    With a `terminal`, each update is applied to it first, so `check` can read what the
+    terminal shows rather than what the widgets hold now."""
     real = app._display
     painted = [0]
 
     def display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
         real(screen, renderable)
         if renderable is not None and screen is app.screen:
+            if terminal is not None:
+                terminal.apply(renderable)
             painted[0] += 1
             check()
 
@@ -105,10 +116,12 @@ async def test_the_side_preview_never_shows_a_payload_under_another_bundles_fram
     mismatches: list[str] = []
     payloads_seen: set[str] = set()
 
+    terminal: list[Terminal] = []
+
     def check() -> None:
         pane = app.inbox.query_one(PreviewPane)
         width = pane.region.width
-        text = "\n".join(line[-width:] for line in screen_text(app).splitlines())  # the pane's columns
+        text = "\n".join(line[-width:] for line in terminal[0].text().splitlines())  # the pane's columns, as shown
         shown = {t for t in tokens if f"payload of {t}" in text}
         if not shown:
             return
@@ -122,13 +135,28 @@ async def test_the_side_preview_never_shows_a_payload_under_another_bundles_fram
         if framed != token:
             mismatches.append(f"payload of {token} under the frame of {found.group(1) if found else None} ({framed})")
 
-    def slow_remove(self: PreviewLines) -> object:
-        """A busy machine: a widget asked to leave stays a while (Textual removes it later anyway)."""
-        return self.set_timer(0.3, lambda: Widget.remove(self))
+    real_check_refresh = Widget._check_refresh
 
-    monkeypatch.setattr(PreviewLines, "remove", slow_remove)
+    def late_refresh(self: Widget) -> None:
+        """A busy machine: each widget of the pane takes its refresh to the screen at its own idle,
+        and the later it sits in the pane the later that idle comes (Textual gives every widget
+        its own message queue, so nothing orders them). A pane whose frame and payload are two
+        widgets then paints one without the other."""
+        pane = next((a for a in self.ancestors if isinstance(a, PreviewPane)), None)
+        if pane is None:
+            real_check_refresh(self)
+            return
+        inside = list(pane.walk_children())
+        place = inside.index(self) if self in inside else 0
+        if place == 0:
+            real_check_refresh(self)
+        else:
+            self.set_timer(0.02 * place, lambda: real_check_refresh(self) if self.is_attached else None)
+
+    monkeypatch.setattr(Widget, "_check_refresh", late_refresh)
     async with app.run_test(size=WIDE) as pilot:
-        painted = on_every_paint(app, check)
+        terminal.append(Terminal(app))
+        painted = on_every_paint(app, check, terminal[0])
         t = table(app)
         # Key repeat: a move every few milliseconds, nothing waited for in between, while
         # each row's file is read in a worker thread and lands whenever it is ready.

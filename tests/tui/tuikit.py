@@ -452,3 +452,53 @@ def hold_decisions(monkeypatch, after: int):  # type: ignore[no-untyped-def]
 
     monkeypatch.setattr(gate, "decide_many", held)
     return go, seen
+
+
+class Terminal:
+    """What a terminal shows after every update Textual sends it, cell by cell.
+
+    A check that renders the compositor afresh (screen_text) sees the widgets' current
+    state through the last layout: a state no terminal ever showed, or missing one it did.
+    This applies each update as the terminal would (cursor moves, then text written from
+    there), so a check reads the screen a person looked at."""
+
+    def __init__(self, app: App) -> None:
+        self.console = app.console
+        width, height = app.size
+        self.cells = [[" "] * width for _ in range(height)]
+        for y, line in enumerate(screen_text(app).splitlines()[:height]):
+            self._write(0, y, line)
+
+    def _write(self, x: int, y: int, text: str) -> int:
+        from rich.cells import cell_len
+
+        if not 0 <= y < len(self.cells):
+            return x
+        row = self.cells[y]
+        for ch in text:
+            w = cell_len(ch)
+            if 0 <= x < len(row):
+                row[x] = ch
+                for pad in range(1, w):
+                    if x + pad < len(row):
+                        row[x + pad] = ""
+            x += w
+        return x
+
+    def apply(self, renderable: Any) -> None:
+        from rich.segment import ControlType
+
+        x = y = 0
+        for seg in self.console.render(renderable):
+            if seg.control:
+                for code in seg.control:
+                    if code[0] == ControlType.CURSOR_MOVE_TO:
+                        x, y = code[1], code[2]
+                continue
+            if seg.text == "\n":
+                x, y = 0, y + 1
+                continue
+            x = self._write(x, y, seg.text)
+
+    def text(self) -> str:
+        return "\n".join("".join(row) for row in self.cells)
