@@ -99,7 +99,6 @@ class InboxScreen(InboxView, Screen[None]):
         yield BulkBar(id="inbox-bulk")
         yield Static("", id="inbox-lens", markup=False)
         yield Static("", id="inbox-detail", markup=False)
-        yield Static("", id="inbox-via", markup=False)
         yield Footer(compact=True, show_command_palette=False)  # Ctrl+P still opens it; the space is for keys
 
     def on_mount(self) -> None:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.text import Text
+from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable, Input, Static
@@ -187,11 +188,11 @@ class InboxView(InboxKeys):
         """Under the table: the highlighted bundle's id, full subject and claimed name; beside it, at
         wide sizes, its frame and a bounded preview."""
         row = self.current()
-        via_line = self.query_one("#inbox-via", Static)
-        via_line.update(claims(row) if row else "")
         box = self.query_one("#inbox-detail", Static)
         box.remove_class("error")
-        box.update(detail(row) if row else "")
+        # One widget for the detail and the claims under it: two were painted a moment apart,
+        # one bundle's id over another's claims (each widget's refresh has its own idle).
+        box.update(Content.assemble(detail(row), "\n", claims(row)) if row else "")
         pane = self.query_one(PreviewPane)
         if pane.display:
             pane.show(row.id if row else None, row.verdict if row else None)

@@ -24,6 +24,7 @@ from tuikit import (
     screen_text,
 )
 
+from gage.tui.inbox_cells import claims
 from gage.tui.inbox_preview import PreviewPane
 from gage.tui.inbox_table import InboxTable
 
@@ -53,6 +54,23 @@ def on_every_paint(app: App, check: Callable[[], None], terminal: Terminal | Non
 
     app._display = display  # type: ignore[method-assign]
     return painted
+
+
+def late_idles(monkeypatch: Any, place: Callable[[Widget], int]) -> None:
+    """A busy machine: each widget takes its refresh to the screen at its own idle (Textual
+    gives every widget its own message queue, so nothing orders them), here `place` steps
+    of 20 ms late. Parts of one thing drawn by two widgets are then painted one without
+    the other."""
+    real = Widget._check_refresh
+
+    def late(self: Widget) -> None:
+        n = place(self)
+        if n <= 0:
+            real(self)
+        else:
+            self.set_timer(0.02 * n, lambda: real(self) if self.is_attached else None)
+
+    monkeypatch.setattr(Widget, "_check_refresh", late)
 
 
 def cursor_in_view(app: TestApp) -> bool:
@@ -135,25 +153,12 @@ async def test_the_side_preview_never_shows_a_payload_under_another_bundles_fram
         if framed != token:
             mismatches.append(f"payload of {token} under the frame of {found.group(1) if found else None} ({framed})")
 
-    real_check_refresh = Widget._check_refresh
+    def place(w: Widget) -> int:  # the later a widget sits in the pane, the later its idle
+        pane = next((a for a in w.ancestors if isinstance(a, PreviewPane)), None)
+        inside = list(pane.walk_children()) if pane is not None else []
+        return inside.index(w) if w in inside else 0
 
-    def late_refresh(self: Widget) -> None:
-        """A busy machine: each widget of the pane takes its refresh to the screen at its own idle,
-        and the later it sits in the pane the later that idle comes (Textual gives every widget
-        its own message queue, so nothing orders them). A pane whose frame and payload are two
-        widgets then paints one without the other."""
-        pane = next((a for a in self.ancestors if isinstance(a, PreviewPane)), None)
-        if pane is None:
-            real_check_refresh(self)
-            return
-        inside = list(pane.walk_children())
-        place = inside.index(self) if self in inside else 0
-        if place == 0:
-            real_check_refresh(self)
-        else:
-            self.set_timer(0.02 * place, lambda: real_check_refresh(self) if self.is_attached else None)
-
-    monkeypatch.setattr(Widget, "_check_refresh", late_refresh)
+    late_idles(monkeypatch, place)
     async with app.run_test(size=WIDE) as pilot:
         terminal.append(Terminal(app))
         painted = on_every_paint(app, check, terminal[0])
@@ -172,6 +177,47 @@ async def test_the_side_preview_never_shows_a_payload_under_another_bundles_fram
         assert painted[0] > 5
     assert payloads_seen, "no payload was ever shown: the test saw nothing"
     assert not mismatches, mismatches[:5]
+
+
+async def test_the_lines_under_the_table_never_pair_one_bundles_id_with_anothers_claims(tmp_path: Path, monkeypatch) -> None:
+    """The detail (id, subject, sender) and the claims line under it (the name a stranger
+    claims, the carrier's word) speak of one bundle in every paint, however late a widget's
+    idle comes: a stranger's "claims to be alice" under a confirmed sender's id misleads."""
+    world, tokens = mixed_world(tmp_path)
+    app = TestApp(world.home)
+    wrong: list[str] = []
+    terminal: list[Terminal] = []
+    claimed: set[str] = set()
+
+    def check() -> None:
+        detail = app.inbox.query_one("#inbox-detail")
+        lines = terminal[0].text().splitlines()[detail.region.y : detail.region.y + 3]
+        found = re.search(r"\b([0-9a-f]{12})\b", lines[0]) if lines else None
+        if found is None or len(lines) < 3:
+            return
+        row = next((r for bid, r in app.inbox.rows.items() if bid.startswith(found.group(1))), None)
+        if row is None:
+            return
+        claims_now = "claims to be" in claims(row).plain
+        if claims_now:
+            claimed.add(row.id)
+        if claims_now != ("claims to be" in lines[2]):
+            wrong.append(f"{found.group(1)} with the claims line {lines[2].strip()!r}")
+
+    late_idles(monkeypatch, lambda w: list(app.inbox.children).index(w) if w.parent is app.inbox else 0)
+    async with app.run_test(size=WIDE) as pilot:
+        terminal.append(Terminal(app))
+        painted = on_every_paint(app, check, terminal[0])
+        t = table(app)
+        for delay in (0.0, 0.01, 0.05):
+            for step in [t.action_cursor_down] * (ROWS + 3) + [t.action_cursor_up] * (ROWS + 3):
+                step()
+                await asyncio.sleep(delay)
+        await pilot.pause()
+        await pilot.pause(0.3)
+        assert painted[0] > 5
+    assert claimed, "no stranger's claim was ever shown: the test saw nothing"
+    assert not wrong, wrong[:5]
 
 
 
