@@ -1,6 +1,6 @@
 """A landed bundle's files are read-only, and the trees gage removes are removed whatever their modes.
 
-The check cache (gage/home/checkcache.py) trusts that a change to a file changes its ctime. A
+The check cache (gage/home/cache/checks.py) trusts that a change to a file changes its ctime. A
 write through a shared writable `mmap` breaks that: only the first write to a clean page
 updates the timestamps, so later writes to the same page can go unseen (issue 19). A payload
 file that is read-only cannot be mapped for writing, or opened for writing at all, without

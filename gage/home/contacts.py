@@ -19,7 +19,8 @@ from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
-from gage.home import homefile, tomlmemo
+from gage.home import homefile
+from gage.home.cache import tomlparsed
 from gage.home.clash import Clash
 from gage.home.contactrecords import Candidate as Candidate
 from gage.home.contactrecords import Contact as Contact
@@ -60,7 +61,7 @@ class Contacts:
         if text is None:
             return c
         try:
-            doc = tomlmemo.loads(text, path, CONTACTS_LIMIT)
+            doc = tomlparsed.loads(text, path, CONTACTS_LIMIT)
         except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
             raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
         unknown = sorted(set(doc) - {"contact", "candidate"})

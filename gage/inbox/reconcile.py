@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gage.bundle import atomic, readonly
 from gage.format.manifest import is_id
-from gage.home import reconcilemark
+from gage.home.cache import reconcilemark
 from gage.home.journal.facts import BundleFacts
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 

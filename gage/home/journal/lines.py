@@ -1,7 +1,7 @@
 """The journal file's lines: constants, hashing, parsing, and reading a piece at a time.
 
 Shared by the journal (gage/home/journal/log.py), its check (gage/home/journal/verify.py) and its index
-(gage/home/journal/index.py). Reading by blocks with `pread`, forwards from an offset or backwards
+(gage/home/cache/journalindex.py). Reading by blocks with `pread`, forwards from an offset or backwards
 from the end, is what lets an append and the index cost the same whatever the journal's length.
 """
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gage.format.vocab import Event
-    from gage.home.journal.index import JournalIndex
+    from gage.home.cache.journalindex import JournalIndex
 
 # Re-exported: callers have always found these here.
 __all__ = [
@@ -94,7 +94,7 @@ class Journal:
         self.path = path
         self.head_path = path.with_name(path.name + ".head")
         self._lock = lock
-        # Where the derived index lives (gage/home/journal/index.py); None keeps it in memory only.
+        # Where the derived index lives (gage/home/cache/journalindex.py); None keeps it in memory only.
         self.index_path = index_path
         self._index: JournalIndex | None = None
         # Why the head was left behind by the last append whose lines were recorded (a full disk), or None.
@@ -105,7 +105,7 @@ class Journal:
         """The derived per-bundle index: a cache of what `entries()` says, checked against the file."""
         if self._index is None:
             # Imported here: sqlite3 costs start-up time that most commands never need.
-            from gage.home.journal.index import JournalIndex
+            from gage.home.cache.journalindex import JournalIndex
 
             self._index = JournalIndex(self.path, self.index_path)
         return self._index

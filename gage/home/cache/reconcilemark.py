@@ -18,7 +18,7 @@ skipped. The marker is written only when its claim is exact:
   no repair, and nothing changed while it read);
 - none of the folders' or the journal's timestamps is within RACY_NS of the scan starting: a
   change in the same timestamp tick as the snapshot could otherwise keep its stamps (git's "racy"
-  rule, as gage/home/checkcache.py);
+  rule, as gage/home/cache/checks.py);
 - no inbox entry with a bundle name is a symbolic link (whether it leads to a folder can change
   without any folder here changing), and `tmp/` holds no scratch copy (reconcile removes those by
   age, which changes with the clock alone).

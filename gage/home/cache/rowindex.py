@@ -45,7 +45,13 @@ from gage import __version__
 from gage.format import sha256
 from gage.format.record import Frozen, set_field
 from gage.home import homefile
-from gage.home.cachedb import open_cache_db
+from gage.home.cache.rowkept import ROW_TYPES as ROW_TYPES
+from gage.home.cache.rowkept import SENDER_TYPES as SENDER_TYPES
+from gage.home.cache.rowkept import Kept as Kept
+from gage.home.cache.rowkept import digest_now as digest_now
+from gage.home.cache.rowkept import digest_of, kept_of, packed, row_seal, stats_at
+from gage.home.cache.rowkept import fresh_at as fresh_at
+from gage.home.cache.sqlitefile import open_cache_db
 from gage.home.journal.lines import (
     iter_lines,
     line_hash,
@@ -54,12 +60,6 @@ from gage.home.journal.lines import (
     rfind_newline,
 )
 from gage.home.layout import Home
-from gage.home.rowkept import ROW_TYPES as ROW_TYPES
-from gage.home.rowkept import SENDER_TYPES as SENDER_TYPES
-from gage.home.rowkept import Kept as Kept
-from gage.home.rowkept import digest_now as digest_now
-from gage.home.rowkept import digest_of, kept_of, packed, row_seal, stats_at
-from gage.home.rowkept import fresh_at as fresh_at
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
