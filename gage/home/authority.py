@@ -25,7 +25,7 @@ from gage.home import homefile
 from gage.home.cache import tomlparsed
 from gage.home.contacts import Contacts
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -83,7 +83,7 @@ class AuthorityFile(Record):
 
 def _grant_lines(text: str) -> list[int]:
     # Compiled on first use (re's own cache): a home's file most often holds no grant, and
-    # then no line is looked for (start-up, issue 28).
+    # then no line is looked for (start-up).
     header = re.compile(r"^\s*\[\[\s*grant\s*\]\]\s*(#.*)?$")
     return [n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)]
 

@@ -28,7 +28,7 @@ from gage.home.contactrecords import PreviousKey as PreviousKey
 from gage.home.contactrecords import Retirement as Retirement
 from gage.home.contactrecords import text_field as _text
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -230,7 +230,7 @@ class Contacts:
     def confirmable(self, name: str, key: bytes) -> None:
         """Raise RefusedError, saying what to do, if confirming `key` as `name` would be refused.
 
-        The ceremony asks this before any word is read (issue 18), and `_confirm` again under
+        The ceremony asks this before any word is read, and `_confirm` again under
         the lock, so a clash is never found only after both people have read their words."""
         found = self.clash(name, key)
         if found is not None:

@@ -1,10 +1,10 @@
-"""The inbox read model's rows as a listing shows them, kept in the row index (issue 28).
+"""The inbox read model's rows as a listing shows them, kept in the row index, so a listing need not compute them all again.
 
 `gage list`, `gage mcp`'s `list_bundles` and `gage verdict` start here. Each row is the row
 gage.inbox.rows computes (`InboxReader`, `inbox_rows`: the one read model), taken from the row
 index (gage/home/cache/rowindex.py says when a kept row may be used) when nothing it was computed
 from changed, and computed through `InboxReader` otherwise. A module apart from rows.py so a
-listing whose rows are all kept loads none of the verdict's code (start-up, issue 28).
+listing whose rows are all kept loads none of the verdict's code (start-up).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from gage.home.cache.checks import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -176,7 +176,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
         # A listing that changed nothing writes nothing: a commit is an fsync and a checkpoint,
-        # most of a small listing's time (issue 28).
+        # most of a small listing's time.
         unchanged = named is not None and not named and not fresh and not gone and stamp == old
         if not unchanged and rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
             index.save(stamp, fresh, gone, clear=named is None, named=named or ())

@@ -31,7 +31,7 @@ from gage.trust.sender import Sender as Sender
 from gage.trust.sender import TransportClaim as TransportClaim
 from gage.trust.sender import transport_claim
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

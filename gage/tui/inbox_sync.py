@@ -170,7 +170,7 @@ def indexed_arrivals(home: Home, state: str, present: Mapping[str, Stored], fact
     """Each present bundle's first arrival, as the journal says, read from the row index
     (gage.home.cache.rowindex: the rows `gage list` and `gage mcp` keep) rather than looked up in the
     journal index one bundle at a time: a first load of 10,000 then posts its newest
-    screenful after one query (issue 28). A bundle the index does not hold, or that a journal
+    screenful after one query. A bundle the index does not hold, or that a journal
     line named since the index's stamp, is looked up in the journal as before (a first
     arrival never changes once written, so the two agree). None when the index has no
     current stamp (never written, or the journal is not the one it saw), or holds under

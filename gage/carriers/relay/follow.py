@@ -113,7 +113,7 @@ def follow(
         except Exception as exc:  # noqa: BLE001 - nothing may end the mailbox loop unseen
             # An error nobody foresaw (a bug, a library's surprise): said every time, with its
             # type, and tried again after a pause; no envelope was acknowledged by the failed
-            # round, so nothing is lost. The watcher goes on (issue 26).
+            # round, so nothing is lost. The watcher goes on: one surprise does not stop delivery for good.
             why = f"{type(exc).__name__}: {str(exc)[:300]}".rstrip(": ")
             on_event(WatchEvent("error", f"mailbox: an unexpected error ({why}); the envelope stays on the relay, trying again"))
             stop.wait(pause)

@@ -60,7 +60,7 @@ from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, row_facts
 from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
 from gage.home.journal.views import Decisions, IndexedFacts
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
@@ -110,7 +110,7 @@ class JournalIndex:
 
     @staticmethod
     def _open_file(path: Path) -> sqlite3.Connection:
-        """Never through a link, FIFO or device at any of its names (issue 19: gage.home.cache.sqlitefile);
+        """Never through a link, FIFO or device at any of its names (gage.home.cache.sqlitefile says why);
         OSError means the index runs in memory."""
 
         def prepare(db: sqlite3.Connection) -> None:

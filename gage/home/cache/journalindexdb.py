@@ -9,7 +9,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

@@ -42,7 +42,7 @@ from gage.format.manifest import is_id
 from gage.home import homefile
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -97,7 +97,7 @@ def snapshot(home: Home) -> Snapshot:
 def _staging_busy(home: Home) -> bool:
     """A scratch copy in tmp/ or anything in tmp/accepting: work reconcile finishes, seen with two
     listings of small folders. Checked even when the marker matches, so a marker (crafted, or
-    written by a bug) can never hide a half-finished accept (issue 19)."""
+    written by a bug) can never hide a half-finished accept."""
     try:
         with os.scandir(home.staging) as it:
             if any(e.name.startswith(SCRATCH_PREFIXES) for e in it):

@@ -1,4 +1,4 @@
-"""The row index: inbox rows remembered across commands (issue 28), stored, never a source.
+"""The row index: inbox rows remembered across commands, stored, never a source.
 
 `gage list`, the interface and `gage mcp` show one row per held bundle (gage.inbox.rows). A row
 depends on the bundle's bytes, on who this home trusts (identity, contacts, authority) and on
@@ -61,11 +61,11 @@ from gage.home.journal.lines import (
 )
 from gage.home.layout import Home
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint (issue 27)
+FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint, as every screen names a key
 SCHEMA_VERSION = 6  # 6: a row's parts in one sealed JSON text, its stat values packed beside it; 3: its arrival in its own column (the interface orders by it)
 FILE_NAME = "rows.sqlite"
 _TRUST_FILES_LIMIT = 16 << 20

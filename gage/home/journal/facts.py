@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 
 from gage.format.record import Frozen, Record, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from gage.format import sha256, vocab
 from gage.format.errors import GageIOError, MalformedError
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

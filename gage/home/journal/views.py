@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from gage.home.journal.facts import EMPTY, BundleFacts, JournalFacts, Seen
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
