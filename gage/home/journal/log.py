@@ -6,6 +6,9 @@ shorter than its head has been truncated. A crash mid-write leaves a torn last l
 next append saves it, byte for byte, in `journal.jsonl.torn/<sha256>.bin` before cutting it
 off, then records it in a `repaired` entry, so it is neither silently dropped nor silently
 kept, and `gage journal verify` reports it.
+
+Long because the journal is one class whose append, chain, head and torn-line repair keep each
+other's invariants under the lock: kept whole, its crash argument is read in one place.
 """
 
 from __future__ import annotations
