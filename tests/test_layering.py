@@ -93,6 +93,7 @@ def test_each_contract_can_fail(tmp_path: Path) -> None:
         "gage.mcp.answers -> gage.format.bad",
         "gage.mcp.seams -> gage.inbox.gate",
         "gage.carriers.watch -> gage.carriers.a2a.server",
+        "gage.carriers.relay.follow -> gage.carriers.watch",
     ):
         assert edge in said, (edge, said)
 

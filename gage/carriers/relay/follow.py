@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from gage.carriers.events import WatchEvent
 from gage.carriers.relay import landing, mailbox
 from gage.carriers.relay.creds import Creds
-from gage.carriers.watch import WatchEvent
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 from gage.home.listing import find
