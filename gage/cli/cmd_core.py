@@ -40,7 +40,7 @@ def cmd_init(args: Any) -> int:
         emit_json(made_json.identity(home))
         return 0
     from gage.format.words import format_pairs
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")
@@ -62,7 +62,7 @@ def cmd_id(args: Any) -> int:
     ident = home.identity
     # The word list, only for the commands that show words (not `gage list`, in this module too).
     from gage.format.words import format_pairs
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:

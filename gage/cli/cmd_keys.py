@@ -18,9 +18,9 @@ from gage.format.keys import key_shown, key_text, short_fingerprint
 from gage.format.keystatement import FILE_LIMIT
 from gage.format.words import format_pairs
 from gage.home import listing
+from gage.home.cache.wordpairs import WordCache
 from gage.home.identity import load_key_file
 from gage.home.layout import Home
-from gage.home.wordcache import WordCache
 from gage.inbox import ownkey
 from gage.trust import retirement
 

@@ -202,7 +202,7 @@ def cmd_contacts(args: Any) -> int:
     from gage.format.words import (
         format_pairs,  # with the word list: only here (start-up, issue 28)
     )
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     cache = WordCache(home.cache / "words.json")
     from gage.home import (

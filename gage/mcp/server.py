@@ -298,7 +298,7 @@ class _Answering:
     """The SDK's read stream, answering here what the SDK could not read (gage/mcp/wire.py).
 
     The SDK hands on a line it cannot parse as an exception and then drops it, so the
-    client of a request holding a lone surrogate waited for ever (issue 29 item 6). This
+    client of a request holding a lone surrogate waited for ever. This
     answers such a request through the server's own write stream, so answers never mix.
     """
 

@@ -11,7 +11,7 @@ Where a carrier (A2A) said the bundle came from is part of the frame (`via`, and
 summary bar, which stays in view while the payload scrolls, repeats it (gage.tui.via).
 Any bundle shown here, yours from the outbox too, can be exported as an A2A artifact.
 
-Nothing here grows with the bundle on the UI thread (issue 9, class 2): the verdict
+Nothing here grows with the bundle on the UI thread, so the interface never freezes: the verdict
 (which hashes every byte) is computed in a thread worker, the frame shows at most
 `MAX_PROBLEMS` problems, the file list is virtual and only one file is previewed at a
 time, read in a worker and bounded (gage.tui.payload_view).
