@@ -205,6 +205,11 @@ class BundleScreen(Screen[None]):
         head = self.query("#preview-head")
         if head:
             head.first(Static).update(Content.assemble("── ", safe.literal(entry.path, "bold"), " ── reading…"))
+        # The file before goes with its name: its lines under the next file's name, for as
+        # long as that read takes, would say they are that file's.
+        self.preview = None
+        for old in self.query("PreviewLines, #preview-tail"):
+            old.display = False
         self.run_worker(
             partial(self._read, v, index),
             thread=True,
