@@ -15,6 +15,11 @@ Nothing here grows with the bundle on the UI thread, so the interface never free
 (which hashes every byte) is computed in a thread worker, the frame shows at most
 `MAX_PROBLEMS` problems, the file list is virtual and only one file is previewed at a
 time, read in a worker and bounded (gage.tui.payload_view).
+
+Long because the screen is one idea with three parts that must agree in every paint (the
+frame, the payload's banners and file list, the one file previewed): the redraw and the
+preview share one lock and one verdict, and split across modules they would share them
+through private state.
 """
 
 from __future__ import annotations
