@@ -1,8 +1,9 @@
 """Entry point: argument parsing, the home, and the mapping from typed errors to exit codes.
 
-Start-up matters for a command typed many times a day (issue 13): this module and the parser
-(gage/cli/commands.py) import nothing heavy; a command's own module, and what it needs (the
-signing library, the watcher, the interface), is imported when that command runs.
+Start-up matters for a command typed many times a day: this module and the table of commands
+(gage/cli/commands/__init__.py) import nothing heavy; a command's own module is imported when
+that command runs, and what its body needs (the signing library, the watcher, the interface)
+when its `run` does.
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from gage import __version__
-from gage.cli import argtypes, commands, lazyparse
+from gage.cli import commands
 from gage.cli.help import attach as attach_help
 from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
-
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
-if TYPE_CHECKING:
-    from typing import Any
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
@@ -29,11 +26,11 @@ PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a e
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (`only`) the top level with one command's parser under it.
+    """The whole parser, or (`only`, a name in the table) the top level with one command's parser under it.
 
-    Building all fifty-odd parsers costs more than most commands' own work (issue 28), so a
-    command run by name gets only its own; `--help`, completion, `gage man` and did-you-mean
-    need every parser and get them (`main` builds the whole one for anything it cannot name).
+    Building all fifty-odd parsers costs more than most commands' own work, so a command run by
+    name gets only its own; `--help`, completion, `gage man` and did-you-mean need every parser
+    and get them (`main` builds the whole one for anything it cannot name).
     """
     parser = GageParser(
         prog="gage",
@@ -42,12 +39,44 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    target: Any = sub if only is None else lazyparse.OnlyOne(sub, only)
-    every: argparse._SubParsersAction[argparse.ArgumentParser] = target  # GageParser all the way down
-    commands.register(every)
+    for name in (only,) if only is not None else commands.COMMANDS:
+        module = commands.load(name)
+        p = sub.add_parser(name, help=commands.COMMANDS[name][1])
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
+
+
+# The top level's own options (above): those taking a value, and the help flags.
+_TOP_WITH_VALUE = ("--home",)
+_HELP = ("-h", "--help")
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs, when that is plain from the words alone; else None.
+
+    Anything it cannot be sure of (a help flag anywhere, no command, an unknown top-level
+    option) gives None, and the whole parser is built: help, completion, `gage man` and
+    did-you-mean always see every command."""
+    if any(a in _HELP for a in argv):
+        return None
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return None
+        if word in _TOP_WITH_VALUE:
+            i += 2
+            continue
+        if any(word.startswith(f"{o}=") for o in _TOP_WITH_VALUE):
+            i += 1
+            continue
+        if word.startswith("-"):
+            return None  # --version, or an option argparse should judge with every command known
+        return word
+    return None
 
 
 def _command_path(args: argparse.Namespace) -> str:
@@ -79,10 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gage.cli.complete_values import main as complete_main
 
         return complete_main(given[1:])
-    named = lazyparse.command_named(given)
-    parser = build_parser(named) if named else build_parser()
-    if named and named not in lazyparse.registered(parser):
-        parser = build_parser()  # not a command after all (a typo, an option's value): the whole parser answers
+    named = command_named(given)
+    # A word that is no command (a typo, an option's value): the whole parser answers.
+    parser = build_parser(named) if named in commands.COMMANDS else build_parser()
     GageParser.json_errors = "--json" in given
     try:
         args = parser.parse_args(argv)
@@ -94,8 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             err("gage: usage: no command given, and no terminal to open the interface on")
             return int(Exit.USAGE)
+        from gage.cli.commands import tui
+
         args.command = "tui"
-        args.func = argtypes.Lazy("cmd_core", "cmd_tui")
+        args.func = tui.run
     try:
         if _command_path(args) in PROGRESS:
             from gage.cli.progress import progress_line
@@ -161,7 +191,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     without the interpreter's last collections.
 
     At exit the interpreter looks for reference cycles among every object the command loaded:
-    4 to 6 ms of a small command's 50 to 60 (issue 28, bench/bench_startup.py). `gc.freeze()`
+    4 to 6 ms of a small command's 50 to 60 (bench/bench_startup.py). `gc.freeze()`
     moves every object to the permanent generation, so those collections have nothing to walk.
     Objects are still freed by reference counting as the modules are cleared, atexit handlers
     (logging's, weakref.finalize's) still run and the standard streams are still flushed; what
