@@ -122,10 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             err("gage: usage: no command given, and no terminal to open the interface on")
             return int(Exit.USAGE)
-        from gage.cli.commands import tui
-
         args.command = "tui"
-        args.func = tui.run
+        args.func = commands.load("tui").run  # as the table runs every command
     try:
         if _command_path(args) in PROGRESS:
             from gage.cli.progress import progress_line
