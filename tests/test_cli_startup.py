@@ -79,6 +79,20 @@ def test_python_m_gage_version_loads_no_command_code() -> None:
     assert _heavy(names) == []
 
 
+def test_help_version_and_a_typo_read_the_table_and_import_no_command() -> None:
+    """`gage --help`, `gage --version` and `gage lsit` need each command's name and one line, which
+    the table holds: no command's module is imported for them."""
+    for argv in (["--help"], ["--version"], ["lsit"], ["--home", "/nonexistent", "-h"]):
+        mods = _loaded_after(
+            "import contextlib, io\n"
+            "from gage.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            f"    main({argv!r})\n"
+        )
+        assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == [], argv
+        assert _heavy(mods) == [], argv
+
+
 def test_a_command_loads_only_its_own_module() -> None:
     mods = _loaded_after(
         "import contextlib, io, tempfile\n"

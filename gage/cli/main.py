@@ -25,12 +25,14 @@ from gage.format.errors import Exit, GageError
 PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a export", "a2a import"}
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, table_only: bool = False) -> argparse.ArgumentParser:
     """The whole parser, or (`only`, a name in the table) the top level with one command's parser under it.
 
     Building all fifty-odd parsers costs more than most commands' own work, so a command run by
-    name gets only its own; `--help`, completion, `gage man` and did-you-mean need every parser
-    and get them (`main` builds the whole one for anything it cannot name).
+    name gets only its own; completion, `gage man` and a command's `--help` need every parser
+    and get them (`main` builds the whole one for anything it cannot name). `table_only`: every
+    command by its name and one line, from the table alone, no command's module imported: all
+    that `gage --help`, `gage --version` and a mistyped command (did you mean?) read.
     """
     parser = GageParser(
         prog="gage",
@@ -40,10 +42,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in (only,) if only is not None else commands.COMMANDS:
-        module = commands.load(name)
         p = sub.add_parser(name, help=commands.COMMANDS[name][1])
-        module.add_arguments(p)
-        p.set_defaults(func=module.run)
+        if not table_only:
+            module = commands.load(name)
+            module.add_arguments(p)
+            p.set_defaults(func=module.run)
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
@@ -52,6 +55,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 # The top level's own options (above): those taking a value, and the help flags.
 _TOP_WITH_VALUE = ("--home",)
 _HELP = ("-h", "--help")
+_TOP_ALONE = ("--version", *_HELP)
+
+
+def _top_level_only(argv: Sequence[str]) -> bool:
+    """Whether `argv` holds only the top level's own options (`gage`, `gage --help`, `gage --version`,
+    with `--home DIR` or not): then no command's parser is needed to answer."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in _TOP_WITH_VALUE:
+            i += 2
+        elif word in _TOP_ALONE or any(word.startswith(f"{o}=") for o in _TOP_WITH_VALUE):
+            i += 1
+        else:
+            return False
+    return True
 
 
 def command_named(argv: Sequence[str]) -> str | None:
@@ -109,11 +128,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return complete_main(given[1:])
     named = command_named(given)
-    # A word that is no command (a typo, an option's value): the whole parser answers.
-    parser = build_parser(named) if named in commands.COMMANDS else build_parser()
+    if named in commands.COMMANDS:
+        parser = build_parser(named)
+    else:
+        # No command (the top level's own options), or a word that is none (a typo): the table
+        # answers. Anything else (a command's --help, an option argparse must judge): every parser.
+        parser = build_parser(table_only=named is not None or _top_level_only(given))
     GageParser.json_errors = "--json" in given
     try:
         args = parser.parse_args(argv)
+        if args.command is not None and not hasattr(args, "func"):
+            args = build_parser(args.command).parse_args(argv)  # named in a way command_named did not read
     finally:
         GageParser.json_errors = False
     if args.command is None:
