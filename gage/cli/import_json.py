@@ -33,7 +33,7 @@ def result(home: Home, path: str, res: ImportResult, held: Any = None) -> dict[s
         "problem": Problem.of(first).to_json() if first is not None else None,
         "left_behind": [json_text(n) for n in res.left_behind],
         "error": None,
-        # Who signed it, as `gage verify --json` names them (issue 27): fingerprint beside key.
+        # Who signed it, as `gage verify --json` names them: fingerprint beside key.
         "signer": signer_json(home, check.manifest, check.signature_ok) if check is not None else None,
     }
 

@@ -29,7 +29,7 @@ def run(args: Any) -> int:
     worst = 0
     arrived: list[str] = []
     rows: list[dict[str, Any] | None] = [None] * len(paths)  # for --json (gage/cli/import_json.py)
-    # Many PATHs: refusals are summed by cause at the end, each one told only with -v (issue 27).
+    # Many PATHs: refusals are summed by cause at the end, each one told only with -v.
     bulk, verbose = len(paths) > 1, bool(getattr(args, "verbose", False))
     tally = Tally()
     line = CountLine("import", total=len(paths)) if bulk else None
