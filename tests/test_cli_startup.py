@@ -91,6 +91,13 @@ def test_help_version_and_a_typo_read_the_table_and_import_no_command() -> None:
         )
         assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == [], argv
         assert _heavy(mods) == [], argv
+    mods = _loaded_after(
+        "import contextlib, io\n"
+        "from gage.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['key', 'retire', '--help'])\n"
+    )
+    assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == ["gage.cli.commands.key"]  # a command's help: its own
 
 
 def test_a_command_loads_only_its_own_module() -> None:

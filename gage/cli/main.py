@@ -29,8 +29,8 @@ def build_parser(only: str | None = None, *, table_only: bool = False) -> argpar
     """The whole parser, or (`only`, a name in the table) the top level with one command's parser under it.
 
     Building all fifty-odd parsers costs more than most commands' own work, so a command run by
-    name gets only its own; completion, `gage man` and a command's `--help` need every parser
-    and get them (`main` builds the whole one for anything it cannot name). `table_only`: every
+    name (or its `--help`) gets only its own; completion and `gage man` need every parser and get
+    them, as does anything `main` cannot name. `table_only`: every
     command by its name and one line, from the table alone, no command's module imported: all
     that `gage --help`, `gage --version` and a mistyped command (did you mean?) read.
     """
@@ -74,17 +74,15 @@ def _top_level_only(argv: Sequence[str]) -> bool:
 
 
 def command_named(argv: Sequence[str]) -> str | None:
-    """The command `argv` runs, when that is plain from the words alone; else None.
+    """The command `argv` runs (or shows the help of), when that is plain from the words alone; else None.
 
-    Anything it cannot be sure of (a help flag anywhere, no command, an unknown top-level
-    option) gives None, and the whole parser is built: help, completion, `gage man` and
-    did-you-mean always see every command."""
-    if any(a in _HELP for a in argv):
-        return None
+    Anything it cannot be sure of (a help flag before the command, no command, an unknown
+    top-level option) gives None, and `main` builds what answers it: the table alone, or
+    every parser."""
     i = 0
     while i < len(argv):
         word = argv[i]
-        if word == "--":
+        if word == "--" or word in _HELP:
             return None
         if word in _TOP_WITH_VALUE:
             i += 2
@@ -132,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(named)
     else:
         # No command (the top level's own options), or a word that is none (a typo): the table
-        # answers. Anything else (a command's --help, an option argparse must judge): every parser.
+        # answers. Anything else (an option argparse must judge before the command): every parser.
         parser = build_parser(table_only=named is not None or _top_level_only(given))
     GageParser.json_errors = "--json" in given
     try:
