@@ -123,6 +123,7 @@ def test_every_command_is_one_module_that_runs_each_of_its_actions() -> None:
         module = commands.load(name)
         assert module.__name__ == f"gage.cli.commands.{commands.COMMANDS[name][0]}"
         assert callable(module.add_arguments) and callable(module.run), name
+        assert (module.__doc__ or "").startswith(f"`gage {name}"), f"{name}: its module's docstring opens with the command"
         assert p._defaults.get("func") is module.run, f"{name} does not run its own module"
         actions = help.subcommands(p)
         if actions:
