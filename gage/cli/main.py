@@ -30,9 +30,9 @@ def build_parser(only: str | None = None, *, table_only: bool = False) -> argpar
 
     Building all fifty-odd parsers costs more than most commands' own work, so a command run by
     name (or its `--help`) gets only its own; completion and `gage man` need every parser and get
-    them, as does anything `main` cannot name. `table_only`: every
-    command by its name and one line, from the table alone, no command's module imported: all
-    that `gage --help`, `gage --version` and a mistyped command (did you mean?) read.
+    them, as does anything `main` cannot name. `table_only`: every command by its name and one
+    line, from the table alone, no command's module imported: all that `gage --help`,
+    `gage --version` and a mistyped command (did you mean?) read.
     """
     parser = GageParser(
         prog="gage",
