@@ -50,7 +50,7 @@ from gage.format import strictjson  # noqa: E402
 from gage.format.keyfile import KeyFile  # noqa: E402
 from gage.format.keys import Identity, key_text, parse_key, verify_manifest_signature  # noqa: E402
 from gage.format.signing import SecretKey  # noqa: E402
-from gage.home import checkcache  # noqa: E402
+from gage.home.cache import checks  # noqa: E402
 from gage.home.layout import Home  # noqa: E402
 from gage.inbox import send  # noqa: E402
 
@@ -112,7 +112,7 @@ def cli_list(home: Home, *, cold: bool) -> Callable[[], None]:
 
     def run() -> None:
         if cold:
-            (cache / checkcache.FILE_NAME).unlink(missing_ok=True)
+            (cache / checks.FILE_NAME).unlink(missing_ok=True)
         res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if res.returncode != 0:
             raise SystemExit(f"list failed: {res.stderr.decode(errors='replace')}")
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         homes = {"classical": make_home(work / "classical", a.pending, hybrid=False), "hybrid": make_home(work / "hybrid", a.pending, hybrid=True)}
         print(f"made two homes of {a.pending} pending in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-        time.sleep(checkcache.RACY_NS / 1e9 + 0.2)  # the cache keeps only checks of files older than this
+        time.sleep(checks.RACY_NS / 1e9 + 0.2)  # the cache keeps only checks of files older than this
         for h in homes.values():
             cli_list(h, cold=False)()  # warm the page cache and fill the check cache
         runners: dict[str, dict[str, Callable[[], None]]] = {

@@ -2,7 +2,7 @@
 
 The floor is what any listing must do: read every pending bundle's `manifest.json` once
 and parse it (`Manifest.parse`). A second `gage list` may add a stat of each bundle's
-files (the check cache's key: gage.home.checkcache), the verdict's trust half and the output,
+files (the check cache's key: gage.home.cache.checks), the verdict's trust half and the output,
 but it must not hash payloads again; the target is within 3x of the floor. `verdict ID`
 and `read ID` must not grow with the inbox: each is run in a small home and a big one,
 and the ratio big/small is printed (target about 1).
@@ -49,7 +49,7 @@ from scale import make_home  # noqa: E402
 
 from gage.cli.main import main as gage_main  # noqa: E402
 from gage.format.manifest import Manifest  # noqa: E402
-from gage.home import checkcache  # noqa: E402
+from gage.home.cache import checks  # noqa: E402
 from gage.home.layout import ALL_STATES  # noqa: E402
 from gage.inbox.listed import listed_rows  # noqa: E402
 from gage.inbox.opening import open_home
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"made homes: {a.pending} pending / {journal} journal entries, and {a.small_pending} / {small_journal} "
               f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         # A check is remembered only once its files are older than the cache's racy window.
-        time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+        time.sleep(checks.RACY_NS / 1e9 + 0.2)
         before_home = work / "big-before"
         if a.compare:
             shutil.copytree(big, before_home, symlinks=True)
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.journal_small is not None:
             short = work / "short"
             make_home(short, pending=a.pending, journal=a.journal_small, hybrid=a.hybrid)
-            time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+            time.sleep(checks.RACY_NS / 1e9 + 0.2)
             cli(short, "list")()
         big_id, small_id = some_id(big), some_id(small)
         runners: dict[str, Callable[[], None]] = {

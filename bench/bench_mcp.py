@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_list import LAUNCH, floor  # noqa: E402
 from scale import make_home  # noqa: E402
 
-from gage.home import checkcache  # noqa: E402
+from gage.home.cache import checks  # noqa: E402
 
 INIT = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         big = work / "big"
         make_home(big, pending=a.pending, journal=10 * a.pending, hybrid=a.hybrid)
-        time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+        time.sleep(checks.RACY_NS / 1e9 + 0.2)
         srcs: dict[str, str | None] = {"gage": None}
         homes = {"gage": big}
         if a.compare:
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             # find the other's file and start it again, and neither would list warm.
             homes["before"] = work / "big-before"
             shutil.copytree(big, homes["before"], symlinks=True)
-            time.sleep(checkcache.RACY_NS / 1e9 + 0.2)
+            time.sleep(checks.RACY_NS / 1e9 + 0.2)
         for tag, src in srcs.items():
             subprocess.run(_cmd(homes[tag], src)[:-1] + ["list"], capture_output=True, check=True)  # warm its caches
         runs: dict[str, Callable[[], object]] = {"sdk import (floor)": sdk_floor, "manifest parse (floor)": lambda: floor(big)}

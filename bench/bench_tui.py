@@ -10,7 +10,7 @@ interleaved between the sizes so both see the same machine load:
   does) until its row is on screen with its verdict, with the live watcher on;
 - tick: one run of the periodic age refresh with every row loaded;
 - restart rows, restart fill: the app closed and started again on the unchanged home, with
-  the check cache (gage.home.checkcache, `cache/checks.json`) the first app saved: first rows,
+  the check cache (gage.home.cache.checks, `cache/checks.json`) the first app saved: first rows,
   and until every verdict is filled in.
 
 It prints the median of each, for each size, and the ratio big/small. Each round starts a
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_list import floor  # noqa: E402
 from scale import make_home, person, write_bundle  # noqa: E402
 
-from gage.home import checkcache
+from gage.home.cache import checks
 from gage.inbox import store  # noqa: E402
 from gage.inbox.opening import open_home
 from gage.tui.app import GageApp  # noqa: E402
@@ -87,7 +87,7 @@ class AllChecked:
 
 async def one_round(root: Path, wire: Path, n: int) -> dict[str, float]:
     home = open_home(root)
-    (home.cache / checkcache.FILE_NAME).unlink(missing_ok=True)  # a first run: nothing remembered
+    (home.cache / checks.FILE_NAME).unlink(missing_ok=True)  # a first run: nothing remembered
     app = GageApp(home, watch=True)
     out: dict[str, float] = {}
     gc.collect()  # as a new process starts: nothing of the last round's app left to collect

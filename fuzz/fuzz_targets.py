@@ -320,11 +320,11 @@ def envelope(data: bytes) -> None:
 
 def directory_record(data: bytes) -> None:
     """A record is valid (and then holds together), malformed, or refused: never anything else."""
-    from gage.carriers.relay import record
+    from gage.carriers.relay import dirrecord
     from gage.format.errors import MalformedError, RefusedError
 
     try:
-        rec = record.parse(data, handle="bob")
+        rec = dirrecord.parse(data, handle="bob")
     except (MalformedError, RefusedError):
         return
     assert rec.handle == "bob" and rec.binding.signing_key == rec.signing_key and rec.binding.verifies()

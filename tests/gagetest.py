@@ -109,7 +109,7 @@ def stop_process(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
 def small_home_with_a_bundle(tmp_path: Path) -> tuple[Home, Home, Manifest]:
     """A home (`me`) holding one pending bundle from another (`them`, unpaired), both made as
     `gage init` makes them (hybrid keys), and listed once as if past the check cache's racy
-    window (gage/home/checkcache.py), so its check and row are kept as for any bundle not just
+    window (gage/home/cache/checks.py), so its check and row are kept as for any bundle not just
     landed: what the start-up tests run `id`, `list` and `verdict ID` on."""
     me = Home.init(tmp_path / "me", "me")
     them = Home.init(tmp_path / "them", "them")
@@ -132,12 +132,12 @@ def later_clock() -> int:
 
 def listed_later(home: Home) -> None:
     """List `home` in this process as a listing after the racy window would: its checks and rows kept."""
-    from gage.home import checkcache
+    from gage.home.cache import checks
     from gage.inbox.listed import listed_rows
 
-    real = checkcache.now_ns
-    checkcache.now_ns = later_clock
+    real = checks.now_ns
+    checks.now_ns = later_clock
     try:
         listed_rows(home)
     finally:
-        checkcache.now_ns = real
+        checks.now_ns = real

@@ -78,10 +78,11 @@ class Term:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        try:
-            os.close(self.master)
-        except OSError:
-            pass
+        # Once: the number is free after this, and a second close would close whatever was
+        # opened under it since (another thread's file, in the interface's tests).
+        master, self.master = self.master, -1
+        if master >= 0:
+            os.close(master)
 
     def text(self) -> str:
         return self.screen.decode("utf-8", errors="replace").replace("\r\n", "\n")

@@ -34,9 +34,10 @@ import pytest
 from gagetest import Run, arrive, pair
 
 from gage.bundle import readonly
-from gage.home import checkcache, homefile, reconcilemark, rowindex, tomlmemo
-from gage.home.checkcache import CheckCache
-from gage.home.journal.index import JournalIndex
+from gage.home import homefile
+from gage.home.cache import checks, reconcilemark, rowindex, tomlparsed
+from gage.home.cache.checks import CheckCache
+from gage.home.cache.journalindex import JournalIndex
 from gage.home.layout import ALL_STATES
 from gage.home.listing import list_bundles
 from gage.inbox import opening, ownkey, send
@@ -50,7 +51,7 @@ from gage.tui.rows import load_rows
 
 Gage = Callable[..., Run]
 TOKEN = re.compile(r"==== gage frame ([0-9a-f]{16}) ====")
-RACY_S = checkcache.RACY_NS / 1e9
+RACY_S = checks.RACY_NS / 1e9
 
 
 class Clock:
@@ -59,7 +60,7 @@ class Clock:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.offset = 0.0
-        monkeypatch.setattr(checkcache, "now_ns", self.now_ns)
+        monkeypatch.setattr(checks, "now_ns", self.now_ns)
         monkeypatch.setattr(reconcilemark, "now_ns", self.now_ns)
 
     def now_ns(self) -> int:
@@ -299,23 +300,23 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
 
 def _stale_toml_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     """The TOML memo believed without comparing its text with the file's."""
-    real = tomlmemo.loads
+    real = tomlparsed.loads
 
     def loads(text: str, path: Path | None, limit: int) -> dict[str, Any]:
-        at = tomlmemo._memo_at(path)
+        at = tomlparsed._memo_at(path)
         data = homefile.read_derived(*at, 2 * limit + 4096) if at is not None else None
         if data is not None:
             return json.loads(data)["doc"]  # type: ignore[no-any-return]
         return real(text, path, limit)
 
-    monkeypatch.setattr(tomlmemo, "loads", loads)
+    monkeypatch.setattr(tomlparsed, "loads", loads)
 
 
 SKIPPED: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     # The row index's trust generation never moves: a contact's change does not retire its rows.
     "row index: trust generation": lambda m: m.setattr(rowindex, "generation", lambda home: "the same"),
     # The check cache's tree digest never moves: an edited payload is still "checked out".
-    "check cache: tree digest": lambda m: m.setattr(checkcache, "_tree_digest", lambda entries: "the same"),
+    "check cache: tree digest": lambda m: m.setattr(checks, "_tree_digest", lambda entries: "the same"),
     # The reconcile marker, while there, is always fresh: a bundle moved past the gate by hand stays there.
     "reconcile marker": lambda m: m.setattr(reconcilemark, "fresh", lambda home: (home.cache / reconcilemark.FILE_NAME).exists()),
     "toml memo": _stale_toml_memo,

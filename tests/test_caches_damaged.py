@@ -17,7 +17,7 @@ import pytest
 from gagetest import arrive, pair
 
 from gage.cli.main import main as cli_main
-from gage.home import rowindex
+from gage.home.cache import rowindex
 from gage.home.layout import Home
 from gage.inbox import gate, send
 

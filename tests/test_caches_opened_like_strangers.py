@@ -21,8 +21,9 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from test_reconcile_marker import LATER, _marker, _settled, scans_fixture  # noqa: F401
 
 from gage.carriers.a2a import card as card_mod
-from gage.home import homefile, listing, reconcilemark
-from gage.home.checkcache import CheckCache
+from gage.home import homefile, listing
+from gage.home.cache import reconcilemark
+from gage.home.cache.checks import CheckCache
 from gage.home.journal.log import Journal
 from gage.home.layout import Home
 from gage.inbox import reconcile, send

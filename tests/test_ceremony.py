@@ -25,10 +25,10 @@ from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text, short_fingerprint
 from gage.format.wordlist import EVEN, ODD
 from gage.format.words import PAIRS, derive
+from gage.home.cache.wordpairs import WordCache
 from gage.home.contacts import Contacts
 from gage.home.journal.verify import verify as verify_journal
 from gage.home.layout import Home
-from gage.home.wordcache import WordCache
 from gage.trust import ceremony
 
 PROMPT = b"their 8 words:"
@@ -247,13 +247,13 @@ def test_the_compare_uses_a_fresh_derivation_not_the_cache(make_home) -> None:
     cache.words_for(bob.identity.key)
     import json
 
-    from gage.home import wordcache
+    from gage.home.cache import wordpairs
 
     doc = json.loads((alice.cache / "words.json").read_bytes())
     (v,) = doc.keys()
     planted = [list(p) for p in derive(mallory.identity.key)]
     # Planted with its seal, as whoever can write the home can: the cache then serves it.
-    doc[v][bob.identity.key.hex()] = {"pairs": planted, "seal": wordcache._seal(bob.identity.key, planted)}
+    doc[v][bob.identity.key.hex()] = {"pairs": planted, "seal": wordpairs._seal(bob.identity.key, planted)}
     (alice.cache / "words.json").write_text(json.dumps(doc))
     assert WordCache(alice.cache / "words.json").words_for(bob.identity.key) == derive(mallory.identity.key)
     outcome = ceremony.confirm(alice, "bob", bob.identity.key, " ".join(_words(mallory)))

@@ -1,4 +1,4 @@
-"""The check cache (gage.home.checkcache): a changed byte is never served a stale good check, and
+"""The check cache (gage.home.cache.checks): a changed byte is never served a stale good check, and
 the cache is only ever an optimisation (issue 13)."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from gage import bundle as bundle_mod
 from gage.bundle.treestat import tree_entries
 from gage.format.manifest import Manifest
 from gage.home import authority as authority_mod
-from gage.home import checkcache, listing
-from gage.home.checkcache import CheckCache
+from gage.home import listing
+from gage.home.cache import checks
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.inbox import send
 
@@ -26,7 +27,7 @@ from gage.inbox import send
 def short_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """Checks of trees older than 50 ms are remembered (the tests sleep past it), so no test
     waits two seconds; a write after the check still lands in a later clock tick."""
-    monkeypatch.setattr(checkcache, "RACY_NS", 50_000_000)
+    monkeypatch.setattr(checks, "RACY_NS", 50_000_000)
 
 
 def settle() -> None:
@@ -54,7 +55,7 @@ def homes(make_home: Callable[[str], Home], tmp_path: Path) -> tuple[Home, Home,
 
 
 def no_row_index(home: Home) -> None:
-    """`gage list` takes unchanged rows from the row index (gage/home/rowindex.py) without asking
+    """`gage list` takes unchanged rows from the row index (gage/home/cache/rowindex.py) without asking
     the check cache: these tests are about the check cache, so each listing starts without it."""
     for name in ("rows.sqlite", "rows.sqlite-wal", "rows.sqlite-shm"):
         (home.cache / name).unlink(missing_ok=True)
@@ -81,7 +82,7 @@ def test_a_second_list_takes_checks_from_the_cache_and_hashes_nothing(
 ) -> None:
     _, me, bid = homes
     assert verdicts(gage, me) == {bid: "verified"}
-    assert (me.cache / checkcache.FILE_NAME).is_file()
+    assert (me.cache / checks.FILE_NAME).is_file()
 
     def no_check(*a: object, **k: object) -> bundle_mod.Check:
         raise AssertionError("checked again although nothing changed")
@@ -94,7 +95,7 @@ def test_a_second_list_takes_checks_from_the_cache_and_hashes_nothing(
 def test_a_tree_written_within_the_racy_window_is_not_remembered(
     make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(checkcache, "RACY_NS", 2_000_000_000)
+    monkeypatch.setattr(checks, "RACY_NS", 2_000_000_000)
     alice, me = make_home("alice"), make_home("me")
     bid = bundle_from(alice, me, tmp_path)
     cache, result = one_check(me, bid)
@@ -172,7 +173,7 @@ def test_deleting_the_cache_changes_nothing_but_speed(homes: tuple[Home, Home, s
     settle()
     first = gage(me, "list", "--json").out
     assert gage(me, "list", "--json").out == first
-    (me.cache / checkcache.FILE_NAME).unlink()
+    (me.cache / checks.FILE_NAME).unlink()
     assert gage(me, "list", "--json").out == first
     assert gage(me, "list").out == gage(me, "list").out
     assert sorted(verdicts(gage, me).values()) == ["invalid", "unverified", "verified", "verified"]
@@ -182,17 +183,17 @@ def test_deleting_the_cache_changes_nothing_but_speed(homes: tuple[Home, Home, s
 def test_a_damaged_cache_file_is_ignored_and_rebuilt(homes: tuple[Home, Home, str], gage: Callable[..., Run], junk: bytes) -> None:
     _, me, bid = homes
     expected = gage(me, "list", "--json").out
-    (me.cache / checkcache.FILE_NAME).write_bytes(junk)
+    (me.cache / checks.FILE_NAME).write_bytes(junk)
     no_row_index(me)
     assert gage(me, "list", "--json").out == expected
-    doc = json.loads((me.cache / checkcache.FILE_NAME).read_bytes())
-    assert doc["format"] == checkcache.FORMAT and len(doc["entries"]) == 1
+    doc = json.loads((me.cache / checks.FILE_NAME).read_bytes())
+    assert doc["format"] == checks.FORMAT and len(doc["entries"]) == 1
 
 
 def test_entries_of_the_wrong_shape_are_misses(homes: tuple[Home, Home, str], gage: Callable[..., Run]) -> None:
     _, me, bid = homes
     verdicts(gage, me)
-    path = me.cache / checkcache.FILE_NAME
+    path = me.cache / checks.FILE_NAME
     doc = json.loads(path.read_bytes())
     for bad in (None, 3, [], ["x"], [1, 2, 3, 4, 5], [*next(iter(doc["entries"].values()))[:4], [["s"]]]):
         doc["entries"] = {k: bad for k in doc["entries"]}
@@ -202,7 +203,7 @@ def test_entries_of_the_wrong_shape_are_misses(homes: tuple[Home, Home, str], ga
 
 def test_a_cache_that_cannot_be_written_costs_only_time(homes: tuple[Home, Home, str], gage: Callable[..., Run]) -> None:
     _, me, bid = homes
-    (me.cache / checkcache.FILE_NAME).mkdir()  # neither readable nor replaceable as a file
+    (me.cache / checks.FILE_NAME).mkdir()  # neither readable nor replaceable as a file
     res = gage(me, "list", "--json")
     assert res.code == 0, res.err
     assert {r["id"]: r["verdict"] for r in json.loads(res.out)} == {bid: "verified"}
@@ -229,13 +230,13 @@ def test_a_cache_from_another_home_is_not_used(
     _tamper_keeping_stat(b, bid)
     settle()
     assert verdicts(gage, a) == {bid: "verified"}
-    a_file = (a.cache / checkcache.FILE_NAME).read_bytes()
-    (b.cache / checkcache.FILE_NAME).write_bytes(a_file)
+    a_file = (a.cache / checks.FILE_NAME).read_bytes()
+    (b.cache / checks.FILE_NAME).write_bytes(a_file)
     assert verdicts(gage, b) == {bid: "invalid"}
     doc = json.loads(a_file)
     doc["home"] = os.path.abspath(b.root)
     doc["entries"] = {k.replace(os.path.abspath(a.root), os.path.abspath(b.root)): v for k, v in doc["entries"].items()}
-    (b.cache / checkcache.FILE_NAME).write_text(json.dumps(doc))
+    (b.cache / checks.FILE_NAME).write_text(json.dumps(doc))
     assert verdicts(gage, b) == {bid: "invalid"}
 
 
@@ -245,7 +246,7 @@ def test_an_entry_of_another_bundle_is_not_used(homes: tuple[Home, Home, str], g
     settle()
     assert verdicts(gage, me) == {good: "verified", bad: "verified"}
     _tamper_keeping_stat(me, bad)
-    path = me.cache / checkcache.FILE_NAME
+    path = me.cache / checks.FILE_NAME
     doc = json.loads(path.read_bytes())
     entries = doc["entries"]
     good_key = next(k for k in entries if k.endswith(good))

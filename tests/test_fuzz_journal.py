@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
 from gage.home import listing
+from gage.home.cache.wordpairs import WordCache
 from gage.home.journal.log import Journal
 from gage.home.journal.verify import verify as verify_journal
-from gage.home.wordcache import WordCache
 
 _SOUND: dict[str, bytes] = {}
 

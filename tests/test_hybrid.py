@@ -375,9 +375,9 @@ def test_an_a2a_artifact_carries_the_hybrid_signature_and_a_stripped_one_is_a_ba
 def test_a_second_list_verifies_no_hybrid_signature_again(make_home, tmp_path: Path, gage: Gage, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    from gage.home import checkcache
+    from gage.home.cache import checks
 
-    monkeypatch.setattr(checkcache, "RACY_NS", 50_000_000)
+    monkeypatch.setattr(checks, "RACY_NS", 50_000_000)
     alice, bob = _alice_and_bob(make_home)
     src = tmp_path / "r.txt"
     src.write_text("listed twice\n")

@@ -1,4 +1,4 @@
-"""The journal index (gage/home/journal/index.py) is a cache of the journal, never a source.
+"""The journal index (gage/home/cache/journalindex.py) is a cache of the journal, never a source.
 
 Every answer it gives (decisions, where each bundle last was, the verdict's `seen` facts, the
 unattended thread and budget) must equal a brute-force scan of the journal, written here the

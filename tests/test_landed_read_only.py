@@ -12,7 +12,7 @@ from gagetest import arrive
 
 from gage.bundle import fstrust, readonly
 from gage.home import listing
-from gage.home.checkcache import CheckCache
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.inbox import gate, reconcile, send
 from gage.inbox.extract import extract

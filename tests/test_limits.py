@@ -400,3 +400,20 @@ def test_an_a2a_task_with_one_bundle_over_a_limit_lands_none(make_home, tmp_path
     assert "max_files" in str(exc.value)
     assert list(bob.state_dir("pending").iterdir()) == [] and len(bob.journal.entries()) == lines
     assert list(bob.staging.iterdir()) == []
+
+
+def test_pending_held_in_memory_keeps_one_copy_of_each_senders_key(make_home: Callable[[str], Home], tmp_path: Path) -> None:
+    """What a long fetch or a watcher holds per pending bundle stays small: a sender's key
+    (1,984 bytes for a hybrid one) is held once, not once per bundle it signed (10,000
+    bundles from one sender held 20 MB of copies of one key)."""
+    me, bob = make_home("me"), make_home("bob")
+    srcs = [make_bundle(bob, tmp_path, {"a.txt": f"{i}\n".encode()}, subject=f"s{i}") for i in range(4)]
+    landed = landmany.import_many(me, [landmany.Incoming(p) for p in srcs])
+    assert all(not isinstance(r, Exception) and r.new for r in landed)
+    pending = me.state_dir("pending")
+    facts = [limits._pending_facts(pending / r.id) for r in landed]  # type: ignore[union-attr]
+    assert all(f is not None and f[0] == bob.identity.key for f in facts)
+    assert len({id(f[0]) for f in facts if f is not None}) == 1  # as each was landed: one copy
+    limits._PENDING_CACHE.clear()  # as a new process reads pending from the disk
+    facts = [limits._pending_facts(pending / r.id) for r in landed]  # type: ignore[union-attr]
+    assert len({id(f[0]) for f in facts if f is not None}) == 1

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, pair
 
-from gage.home import checkcache, listing
-from gage.home.checkcache import CheckCache
+from gage.home import listing
+from gage.home.cache import checks
+from gage.home.cache.checks import CheckCache
+from gage.home.cache.journalindex import JournalIndex
 from gage.home.contacts import Contacts
-from gage.home.journal.index import JournalIndex
 from gage.home.layout import ALL_STATES, Home
 from gage.inbox import send
 from gage.inbox.rows import inbox_rows
@@ -24,7 +25,7 @@ from gage.trust import verdict as verdict_mod
 
 @pytest.fixture(autouse=True)
 def short_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checkcache, "RACY_NS", 50_000_000)
+    monkeypatch.setattr(checks, "RACY_NS", 50_000_000)
 
 
 def _files(tmp: Path, name: str) -> list[Path]:

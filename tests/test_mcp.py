@@ -148,8 +148,9 @@ async def test_each_tool_answers_what_the_cli_says(alice_bob: tuple[Home, Home],
         # The rows of `gage list --json`, each sender by its fingerprint without the key text (issue 27).
         for args, argv in (({}, ("list", "--json")), ({"state": "pending"}, ("list", "--state", "pending", "--json"))):
             rows = json.loads(gage(alice, *argv).out)
-            assert await call(c, "list_bundles", **args) == rows_text([lean_row(r) for r in rows])  # as `gage list --json`
-            assert all("key" not in r["sender"] and r["sender"]["fingerprint"] for r in json.loads(await call(c, "list_bundles", **args)))
+            # The structured value, its rows one a line as `gage list --json` prints them.
+            assert await call(c, "list_bundles", **args) == f'{{"bundles": {rows_text([lean_row(r) for r in rows])}, "more": 0}}'
+            assert all("key" not in r["sender"] and r["sender"]["fingerprint"] for r in json.loads(await call(c, "list_bundles", **args))["bundles"])
         assert await call(c, "verdict", id=bid[:10]) == gage(alice, "verdict", bid, "--json").out.rstrip("\n")
         read = await call(c, "read", id=bid)
         assert _untoken(read) == _untoken(gage(alice, "read", bid).out.rstrip("\n"))
@@ -165,7 +166,7 @@ async def test_each_tool_answers_what_the_cli_says(alice_bob: tuple[Home, Home],
         assert "\n| one\n| lin\n---- payload " in window
         assert "bytes 5 to 12" in window and "6 more bytes" in window and "offset 12" in window
 
-        people = json.loads(await call(c, "contacts"))
+        people = json.loads(await call(c, "contacts"))["contacts"]
         by_status = {p["status"]: p for p in people}
         assert by_status["confirmed"]["name"] == "bob" and "word-pair ceremony" in by_status["confirmed"]["means"]
         assert by_status["candidate"]["claimed_name"] == "carol" and "CLAIM, not a contact" in by_status["candidate"]["means"]
@@ -275,13 +276,14 @@ async def test_errors_are_tool_errors_and_the_server_keeps_serving(alice_bob: tu
         assert "not-found" in await fails(c, "read_file", id=ids[0], path="nope.txt", pending=True)
         assert "usage" in await fails(c, "list_bundles", limit=0)
         cut = await c.call_tool("list_bundles", {"limit": 3})
-        assert len(json.loads(cut.content[0].text)) == 3 and "37 more bundle(s) not listed" in cut.content[1].text  # type: ignore[union-attr]
+        assert json.loads(cut.content[0].text)["more"] == 37 and len(json.loads(cut.content[0].text)["bundles"]) == 3  # type: ignore[union-attr]
+        assert "37 more bundle(s) not listed" in cut.content[1].text  # type: ignore[union-attr]
 
         # A damaged bundle is reported and the rest are still served.
         (alice.state_dir("pending") / ids[1] / "manifest.json").write_bytes(b"{not json")
         text = await call(c, "read", id=ids[1])
         assert "INVALID" in text and "WITHHELD" in text
-        assert len(json.loads(await call(c, "list_bundles"))) == 40
+        assert len(json.loads(await call(c, "list_bundles"))["bundles"]) == 40
 
         # A malformed home file: a tool error naming it, then service again once it is mended.
         good = alice.contacts_path.read_bytes()
@@ -307,18 +309,18 @@ async def test_arrivals_show_without_a_restart_beside_the_watcher(alice_bob: tup
     )
     try:
         async with agent(alice) as c:
-            assert json.loads(await call(c, "list_bundles")) == []
+            assert json.loads(await call(c, "list_bundles")) == {"bundles": [], "more": 0}
             shutil.copytree(tmp_path / "shared" / first, drop / first)
             deadline = time.monotonic() + 60
             while True:
-                rows = json.loads(await call(c, "list_bundles"))
+                rows = json.loads(await call(c, "list_bundles"))["bundles"]
                 if rows or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.2)
             assert [r["id"] for r in rows] == [first]
             assert rows[0]["state"] == "pending"
             second = _deliver(bob, alice, tmp_path, "second.txt", "second")  # an import beside both
-            assert {r["id"] for r in json.loads(await call(c, "list_bundles"))} == {first, second}
+            assert {r["id"] for r in json.loads(await call(c, "list_bundles"))["bundles"]} == {first, second}
             assert [str(r.uri) for r in (await c.list_resources()).resources].count(f"gage://bundle/{second}") == 1
     finally:
         watcher.terminate()

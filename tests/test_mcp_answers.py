@@ -147,7 +147,7 @@ def test_list_bundles_names_senders_by_fingerprint_and_200_hybrid_rows_stay_smal
     assert len(texts) == 1
     size = len(texts[0].encode())
     assert size < 150 * 1024, size
-    rows = json.loads(texts[0])
+    rows = json.loads(texts[0])["bundles"]
     assert len(rows) == 200
     for row in rows:
         assert row["sender"]["fingerprint"] == fingerprint(bob.identity.key) and row["sender"]["name"] == "bob"

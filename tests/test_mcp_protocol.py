@@ -188,13 +188,13 @@ async def test_schemas_describe_and_bound_every_field_and_answers_are_typed(alic
         assert '"enum": ["answer", "ack"]' in json.dumps(tools["reply"].input_schema["properties"]["kind"])
 
         got = await c.call_tool("list_bundles", {})
-        assert got.structured_content == {"bundles": json.loads(got.content[0].text), "more": 0}  # type: ignore[union-attr]
+        assert got.structured_content == json.loads(got.content[0].text) and got.structured_content["more"] == 0  # type: ignore[union-attr,index]
         got = await c.call_tool("verdict", {"id": bid})
         assert got.structured_content == json.loads(got.content[0].text)  # type: ignore[union-attr]
         got = await c.call_tool("list_files", {"id": bid, "pending": True})
         assert got.structured_content == json.loads(got.content[0].text)  # type: ignore[union-attr]
         got = await c.call_tool("contacts", {})
-        assert got.structured_content == {"contacts": json.loads(got.content[0].text)}  # type: ignore[union-attr]
+        assert got.structured_content == json.loads(got.content[0].text) and "contacts" in got.structured_content  # type: ignore[union-attr,operator]
         for tool, args in (("read", {"id": bid, "pending": True}), ("read_file", {"id": bid, "path": "notes.txt", "pending": True})):
             got = await c.call_tool(tool, args)
             assert got.structured_content == {"text": got.content[0].text}, tool  # type: ignore[union-attr]

@@ -329,12 +329,12 @@ def test_agents_see_the_state_through_mcp_read_only(make_home, gage, tmp_path: P
     from gage.mcp import answers
 
     alice, _bob, drop, (bid,) = _queued_to_a_missing_folder(make_home, gage, tmp_path)
-    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])
+    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])["bundles"]
     assert row["id"] == bid and row["delivery"]["state"] == "queued" and row["delivery"]["deliveries"][0]["tries"] == 1
     assert json.loads(gage(alice, "list", "--sent", "--json").out)[0]["delivery"] == row["delivery"]  # the same as `list`
     drop.mkdir()
     outbox.send_waiting(alice, force=True)
-    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])
+    (row,) = json.loads(answers.list_bundles(alice, "outbox")[0])["bundles"]
     assert row["delivery"]["state"] == "delivered"
     text = gage(alice, "list", "--sent").out
     assert bid[:12] in text and "delivered" in text and "bob delivered" in text

@@ -1,4 +1,4 @@
-"""The reconcile marker (gage/home/reconcilemark.py): opening a home skips reconcile's scan only when
+"""The reconcile marker (gage/home/cache/reconcilemark.py): opening a home skips reconcile's scan only when
 nothing the scan reads has changed since a scan found the home consistent, and every change that
 scan cares about makes the next open scan again, with the same result as without the marker."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 
-from gage.home import reconcilemark
+from gage.home.cache import reconcilemark
 from gage.home.layout import Home
 from gage.inbox import gate, reconcile
 from gage.inbox.opening import open_home

@@ -20,7 +20,7 @@ from pyrage import x25519
 from relaytest import bundle, open_mailbox, own_relay, relay  # noqa: F401  (fixtures)
 from test_ceremony import run_pair_in_terminal
 
-from gage.carriers.relay import directory, mailbox, record
+from gage.carriers.relay import directory, dirrecord, mailbox
 from gage.format.errors import Exit
 from gage.format.keys import key_text
 from gage.format.words import derive
@@ -46,7 +46,7 @@ def _forged_for(handle: str, signer: Home, sealing_of: Home | None = None, relay
     """A well-signed record under `handle` for `signer`'s key (the directory put Mallory there)."""
     with signer.lock():
         key = sealing.ensure(signer.root, signer.identity.secret)
-    return record.build(signer.identity.secret, handle, key.binding, relay_url).to_bytes()
+    return dirrecord.build(signer.identity.secret, handle, key.binding, relay_url).to_bytes()
 
 
 @pytest.fixture
@@ -191,7 +191,7 @@ def test_4_without_a_directory_everything_but_discovery_works(make_home, own_rel
 def test_a_record_whose_sealing_key_or_mailbox_is_swapped_is_refused(cast, gage, relay, tmp_path: Path) -> None:  # noqa: F811
     alice, bob, mallory = cast
     h = _handle(tmp_path, "bob")
-    honest = record.build(bob.identity.secret, h, sealing.load(bob.root, bob.identity.key).binding, relay.url)
+    honest = dirrecord.build(bob.identity.secret, h, sealing.load(bob.root, bob.identity.key).binding, relay.url)
     obj = json.loads(honest.raw)
     # (a) mallory's sealing key in bob's record: bob's signature over the record no longer verifies
     mk = sealing.load(mallory.root, mallory.identity.key).binding
@@ -207,12 +207,12 @@ def test_a_record_whose_sealing_key_or_mailbox_is_swapped_is_refused(cast, gage,
     raw_b = json.dumps({**obj, "sealing": fake_binding.to_carried(), "mailbox": sealing.mailbox_address(fake_binding.sealing_key)},
                        sort_keys=True, separators=(",", ":")).encode()
     _hostile_put(relay.url, h, json.dumps({"gage-signed-directory-record": 1, "record": raw_b.decode(),
-                                           "signature": record.sign_record(dk, raw_b).hex()}).encode())
+                                           "signature": dirrecord.sign_record(dk, raw_b).hex()}).encode())
     assert gage(alice, "directory", "lookup", h).code == Exit.REFUSED
     # (c) bob's own binding, but a mailbox that is not its sealing key's, signed by the directory key
     raw_c = json.dumps({**obj, "mailbox": "mb" + "0" * 40}, sort_keys=True, separators=(",", ":")).encode()
     _hostile_put(relay.url, h, json.dumps({"gage-signed-directory-record": 1, "record": raw_c.decode(),
-                                           "signature": record.sign_record(dk, raw_c).hex()}).encode())
+                                           "signature": dirrecord.sign_record(dk, raw_c).hex()}).encode())
     assert gage(alice, "directory", "lookup", h).code == Exit.REFUSED
     # (d) bob's real record moved under another handle
     _hostile_put(relay.url, h + "-x", honest.to_bytes())

@@ -17,7 +17,7 @@ import pytest
 from relayiso import Shared, running
 from test_relay_isolation import fetch, paired, send, waiting
 
-from gage.carriers.relay import directory, mailbox, objects, record
+from gage.carriers.relay import directory, dirrecord, mailbox, objects
 from gage.carriers.relay.creds import as_credentials
 from gage.carriers.relay.errors import RelayError
 from gage.carriers.relay.mailbox import SHARED_API_PREFIX
@@ -259,7 +259,7 @@ def test_a_reply_subject_of_malloris_choosing_writes_into_nothing_of_bobs(shared
     mailbox.run(trick())
     assert held(shared) == before
     raw = mailbox.run(directory.get_raw(shared.url, "bob", creds=shared.creds["alice"]))
-    assert record.parse(raw, handle="bob").signing_key == shared.homes["bob"].identity.key
+    assert dirrecord.parse(raw, handle="bob").signing_key == shared.homes["bob"].identity.key
     bob_lands_everything(shared, bobs_mail)
 
 

@@ -28,7 +28,7 @@ from test_mcp import (  # imported here, before any capture: the MCP client bind
 from test_relay_where import _read_lines, _where_from
 
 from gage.carriers.a2a import card
-from gage.carriers.relay import connection, directory, mailbox, record
+from gage.carriers.relay import connection, directory, dirrecord, mailbox
 from gage.format import relayurl, strictjson
 from gage.format.errors import RefusedError
 from gage.home import sealing, settings
@@ -98,7 +98,7 @@ def test_publish_names_no_password_and_a_record_with_one_is_refused(make_home, r
     _no_secret(r.out, r.err)
     assert mailbox.run(directory.get_raw(relay.url, "bob")) == raw
     with pytest.raises(RefusedError):
-        record.build(bob.identity.secret, "bob", sealing.load(bob.root, bob.identity.key).binding, "nats://u:p@h:4222")
+        dirrecord.build(bob.identity.secret, "bob", sealing.load(bob.root, bob.identity.key).binding, "nats://u:p@h:4222")
     r = gage(alice, "directory", "lookup", "bob", "--relay", relay.url)
     assert r.code == 0 and relay.url in r.out
 
@@ -114,7 +114,7 @@ def test_an_old_record_with_a_password_is_never_shown_or_kept(make_home, relay, 
         "mailbox": sealing.mailbox_address(binding.sealing_key), "relay": _with_password(relay.url, "bob"),
         "published_at": "2026-01-01T00:00:00Z",
     })
-    signed = strictjson.dumps({"gage-signed-directory-record": 1, "record": rawrec.decode(), "signature": record.sign_record(bob.identity.secret, rawrec).hex()})
+    signed = strictjson.dumps({"gage-signed-directory-record": 1, "record": rawrec.decode(), "signature": dirrecord.sign_record(bob.identity.secret, rawrec).hex()})
     mailbox.run(directory.put_raw(relay.url, "bob", signed))
     _settle_old_url(alice, _with_password(relay.url, "alice"))
     r = gage(alice, "directory", "lookup", "bob")

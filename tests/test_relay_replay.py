@@ -11,7 +11,7 @@ import pytest
 from relaytest import open_mailbox, relay  # noqa: F401  (fixtures)
 from test_relay_directory import _handle, _hostile_put
 
-from gage.carriers.relay import record
+from gage.carriers.relay import dirrecord
 from gage.format.errors import Exit, RefusedError
 from gage.format.keys import short_fingerprint
 from gage.home import dirseen, sealing, whereabouts
@@ -22,7 +22,7 @@ from gage.home.layout import Home
 def _record_at(home: Home, handle: str, published_at: str, relay_url: str) -> bytes:
     with home.lock():
         key = sealing.ensure(home.root, home.identity.secret)
-    return record.build(home.identity.secret, handle, key.binding, relay_url, published_at=published_at).to_bytes()
+    return dirrecord.build(home.identity.secret, handle, key.binding, relay_url, published_at=published_at).to_bytes()
 
 
 def test_an_older_record_than_one_seen_is_refused_and_nothing_is_kept(make_home, relay, gage, tmp_path: Path) -> None:  # noqa: F811

@@ -128,7 +128,7 @@ def test_age_d_with_the_homes_identity_opens_an_envelope(make_home, tmp_path: Pa
 def test_a_hybrid_homes_binding_and_record_need_both_signatures(make_home) -> None:
     """A new home is hybrid (issue 22), so its sealing-key binding and directory record are signed by the
     one signing rule with both halves; cut down to the Ed25519 half, neither verifies."""
-    from gage.carriers.relay import record
+    from gage.carriers.relay import dirrecord
     from gage.format import signing
 
     home: Home = make_home("alice")
@@ -141,9 +141,9 @@ def test_a_hybrid_homes_binding_and_record_need_both_signatures(make_home) -> No
     # Carried with only the Ed25519 half: the statement names the whole hybrid key, so it never verifies.
     stripped = sealing.parse_carried({"binding": b.raw.decode(), "signature": half.hex()})
     assert stripped.signing_key == home.identity.key and not stripped.verifies()
-    rec = record.build(home.identity.secret, "alice", b, None)
-    assert rec.signing_key == home.identity.key and record.record_verifies(rec.signing_key, rec.raw, rec.signature)
-    assert not record.record_verifies(rec.signing_key, rec.raw, rec.signature[: signing.ED25519_SIG_LEN])
+    rec = dirrecord.build(home.identity.secret, "alice", b, None)
+    assert rec.signing_key == home.identity.key and dirrecord.record_verifies(rec.signing_key, rec.raw, rec.signature)
+    assert not dirrecord.record_verifies(rec.signing_key, rec.raw, rec.signature[: signing.ED25519_SIG_LEN])
     # A key file carrying it fits the key-file cap and reads back.
     kf = KeyFile(key=home.identity.key, name="alice", sealing=b.to_carried())
     path = home.root / "alice.key"

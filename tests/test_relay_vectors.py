@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pyrage import x25519
 
-from gage.carriers.relay import envelope, record, seal
+from gage.carriers.relay import dirrecord, envelope, seal
 from gage.carriers.relay.envelope import EnvelopeError
 from gage.format.errors import MalformedError, RefusedError
 from gage.format.keys import parse_key
@@ -97,12 +97,12 @@ def test_the_sealed_envelope_opens_with_bobs_identity(tmp_path: Path) -> None:
 def test_records(r: dict[str, str]) -> None:
     data = base64.b64decode(r["data_b64"])
     if r["expect"] == "valid":
-        rec = record.parse(data, handle=r["handle"])
+        rec = dirrecord.parse(data, handle=r["handle"])
         assert rec.signing_key == parse_key(r["signing_key"]) and rec.binding.sealing_key == r["sealing_key"] and rec.mailbox == r["mailbox"]
         return
     err = {"refused": RefusedError, "malformed": MalformedError}[r["expect"]]
     with pytest.raises(err) as caught:
-        record.parse(data, handle=r["handle"])
+        dirrecord.parse(data, handle=r["handle"])
     assert type(caught.value) is err  # a refusal is not reported as malformed, nor the other way
 
 
@@ -111,8 +111,8 @@ def test_replays(r: dict[str, str]) -> None:
     """What a reader refuses after it has seen a record: one its key published earlier (a replay)."""
     from gage.home import dirseen
 
-    seen = record.parse(base64.b64decode(r["seen_b64"]), handle=r["handle"])
-    then = record.parse(base64.b64decode(r["then_b64"]), handle=r["handle"])  # valid on its own
+    seen = dirrecord.parse(base64.b64decode(r["seen_b64"]), handle=r["handle"])
+    then = dirrecord.parse(base64.b64decode(r["then_b64"]), handle=r["handle"])  # valid on its own
     assert then.signing_key == seen.signing_key
     problem = dirseen.replay_problem(seen.published_at, then.published_at)
     assert (problem is None) == (r["expect"] == "valid")

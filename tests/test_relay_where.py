@@ -14,7 +14,7 @@ from pathlib import Path
 from gagetest import pair, stop_process
 from relaytest import bundle, open_mailbox, relay  # noqa: F401  (fixtures)
 
-from gage.carriers.relay import record
+from gage.carriers.relay import dirrecord
 from gage.format.keys import key_text
 from gage.home import listing, sealing, whereabouts
 from gage.home.layout import Home
@@ -61,7 +61,7 @@ def test_a_where_whose_binding_is_not_the_keys_is_shown_and_not_delivered_to(mak
     bid = bundle(alice, tmp_path)
     r = gage(alice, "deliver", bid, "--to", "bob")
     assert r.code == 9 and "not bound by their key" in r.err
-    assert record  # (the directory record reader applies the same rule: tests/test_relay_directory.py)
+    assert dirrecord  # (the directory record reader applies the same rule: tests/test_relay_directory.py)
 
 
 def _read_lines(proc: subprocess.Popen[str], want: str, timeout: float) -> list[dict]:

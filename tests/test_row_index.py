@@ -1,4 +1,4 @@
-"""The row index (gage/home/rowindex.py, issue 28) never trades truth for speed: after every kind
+"""The row index (gage/home/cache/rowindex.py, issue 28) never trades truth for speed: after every kind
 of change, the rows it serves equal a full recomputation (every bundle checked afresh, every
 verdict computed) on the same home, and it really serves rows when nothing changed."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, later_clock, pair
 
-from gage.home import checkcache
-from gage.home.checkcache import CheckCache
+from gage.home.cache import checks
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.home.listing import list_bundles
 from gage.inbox import rows as rows_mod
@@ -73,7 +73,7 @@ def homes(make_home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: 
     ids["mine"] = ids["mine"].id
     # The check cache remembers (and so the row index keeps) only trees older than its racy
     # window: its clock is moved on past it, so what these tests write is remembered at once.
-    monkeypatch.setattr(checkcache, "now_ns", later_clock)
+    monkeypatch.setattr(checks, "now_ns", later_clock)
     return me, alice, eve, ids, tmp_path
 
 

@@ -58,7 +58,7 @@ def _signing_library(mods: set[str]) -> list[str]:
 
 # Modules the small commands do not load: dataclasses (records instead: docs/architecture.md, the
 # start path) and tomllib (the settings and contacts are read from their JSON memos:
-# gage/home/tomlmemo.py).
+# gage/home/cache/tomlparsed.py).
 NOT_AT_START = ("dataclasses", "tomllib")
 
 

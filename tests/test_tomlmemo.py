@@ -1,4 +1,4 @@
-"""gage.home.tomlmemo gives exactly what tomllib gives, and only for the very text it parsed (issue 28)."""
+"""gage.home.cache.tomlparsed gives exactly what tomllib gives, and only for the very text it parsed (issue 28)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gage.home import tomlmemo
+from gage.home.cache import tomlparsed
 
 TEXTS = [
     "",
@@ -44,12 +44,12 @@ def test_the_memo_gives_what_tomllib_gives(tmp_path: Path, text: str) -> None:
     except tomllib.TOMLDecodeError as exc:
         for _ in range(2):
             with pytest.raises(tomllib.TOMLDecodeError) as got:
-                tomlmemo.loads(text, path, 1 << 20)
+                tomlparsed.loads(text, path, 1 << 20)
             assert str(got.value) == str(exc)
         assert not (tmp_path / "cache" / "contacts.toml.parsed.json").exists()
         return
-    first = tomlmemo.loads(text, path, 1 << 20)
-    second = tomlmemo.loads(text, path, 1 << 20)
+    first = tomlparsed.loads(text, path, 1 << 20)
+    second = tomlparsed.loads(text, path, 1 << 20)
     assert same(first, want) and same(second, want)
     kept = (tmp_path / "cache" / "contacts.toml.parsed.json").exists()
     assert kept == ("when" not in text)
@@ -57,43 +57,43 @@ def test_the_memo_gives_what_tomllib_gives(tmp_path: Path, text: str) -> None:
 
 def test_a_memo_is_used_only_for_its_exact_text(tmp_path: Path) -> None:
     path = home_like(tmp_path)
-    assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
+    assert tomlparsed.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
     memo = tmp_path / "cache" / "contacts.toml.parsed.json"
     kept = json.loads(memo.read_text())
     assert kept["text"] == 'a = "one"\n'
     # A memo whose document was changed in place is a miss (its seal no longer holds)...
     kept["doc"] = {"a": "forged"}
     memo.write_text(json.dumps(kept))
-    assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
+    assert tomlparsed.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
     # ...and one planted with its seal (by whoever can write the home) serves only its own text...
-    kept = dict(kept, doc={"a": "forged"}, seal=tomlmemo._seal('a = "one"\n', {"a": "forged"}))
+    kept = dict(kept, doc={"a": "forged"}, seal=tomlparsed._seal('a = "one"\n', {"a": "forged"}))
     memo.write_text(json.dumps(kept))
-    assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "forged"}
+    assert tomlparsed.loads('a = "one"\n', path, 1 << 20) == {"a": "forged"}
     # ...never a text that differs by one character, which is parsed (and kept) afresh.
-    assert tomlmemo.loads('a = "one" \n', path, 1 << 20) == {"a": "one"}
+    assert tomlparsed.loads('a = "one" \n', path, 1 << 20) == {"a": "one"}
     assert json.loads(memo.read_text())["text"] == 'a = "one" \n'
     # Another parser's or format's memo, or a damaged one, is a miss.
     for bad in (dict(kept, parser="tomllib/0.0"), dict(kept, format="x"), "not json"):
         memo.write_text(bad if isinstance(bad, str) else json.dumps(dict(bad, text='a = "one"\n')))
-        assert tomlmemo.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
+        assert tomlparsed.loads('a = "one"\n', path, 1 << 20) == {"a": "one"}
 
 
 def test_nothing_is_written_where_there_is_no_cache_folder(tmp_path: Path) -> None:
     path = tmp_path / "contacts.toml"
-    assert tomlmemo.loads("a = 1\n", path, 1 << 20) == {"a": 1}
+    assert tomlparsed.loads("a = 1\n", path, 1 << 20) == {"a": 1}
     assert os.listdir(tmp_path) == []
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "cache").symlink_to(tmp_path / "elsewhere")
-    assert tomlmemo.loads("a = 1\n", path, 1 << 20) == {"a": 1}
+    assert tomlparsed.loads("a = 1\n", path, 1 << 20) == {"a": 1}
     assert os.listdir(tmp_path / "elsewhere") == []
 
 
 def test_a_memo_hit_imports_no_tomllib(tmp_path: Path) -> None:
     path = home_like(tmp_path)
-    tomlmemo.loads('a = "one"\n', path, 1 << 20)
+    tomlparsed.loads('a = "one"\n', path, 1 << 20)
     probe = (
-        "import sys; from pathlib import Path; from gage.home import tomlmemo;"
-        f"assert tomlmemo.loads('a = \"one\"\\n', Path({str(path)!r}), 1 << 20) == {{'a': 'one'}};"
+        "import sys; from pathlib import Path; from gage.home.cache import tomlparsed;"
+        f"assert tomlparsed.loads('a = \"one\"\\n', Path({str(path)!r}), 1 << 20) == {{'a': 'one'}};"
         "print('tomllib' in sys.modules, 'typing' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
@@ -115,5 +115,5 @@ def test_generated_documents_come_back_exactly(tmp_path_factory: pytest.TempPath
     text = tomli_w.dumps(doc)
     path = home_like(tmp_path_factory.mktemp("h"))
     want = tomllib.loads(text)
-    assert same(tomlmemo.loads(text, path, 1 << 20), want)
-    assert same(tomlmemo.loads(text, path, 1 << 20), want)
+    assert same(tomlparsed.loads(text, path, 1 << 20), want)
+    assert same(tomlparsed.loads(text, path, 1 << 20), want)

@@ -85,10 +85,13 @@ def _string_args(path: Path, func: str) -> set[str]:
 
 
 def test_the_watcher_reports_only_kinds_of_the_vocabulary() -> None:
+    """Every carrier that reports with the shared event type (gage.carriers.events) says only
+    kinds of the vocabulary: the drop folders, the mailbox follower, the outbox's sender."""
     from gage.cli.watch_log import QUIET_KINDS
 
-    said = _string_args(GAGE / "carriers" / "watch.py", "WatchEvent")
-    assert said and said <= set(vocab.WATCH_KINDS)
+    for reporter in ("watch.py", "relay/follow.py", "outbox_loop.py"):
+        said = _string_args(GAGE / "carriers" / reporter, "WatchEvent")
+        assert said and said <= set(vocab.WATCH_KINDS), reporter
     assert set(QUIET_KINDS) <= set(vocab.WATCH_KINDS)
 
 

@@ -12,6 +12,8 @@ asked for, so importing one module here (`gage.bundle.atomic`) loads none of the
   its stage; `reading`: the manifest and signature readers;
 - `making`: `collect_sources`, `build` and `copy_bundle`, durable before the rename;
   `atomic`: writes by temp name, fsync and rename; `readonly`: landed payloads read-only;
+- `critical`: a batch's critical section (SIGINT and SIGTERM held off) and the named steps
+  fault tests inject at;
 - `fstrust` (which file systems keep timestamps) and `progress` (bytes hashed, for a bar).
 """
 

@@ -1,8 +1,8 @@
 """Whether the file system a path lives on keeps the timestamps the check cache relies on.
 
-The check cache (gage/home/checkcache.py) takes "unchanged ctime, mtime, size and inode" to mean
+The check cache (gage/home/cache/checks.py) takes "unchanged ctime, mtime, size and inode" to mean
 "unchanged bytes". Local POSIX file systems keep that promise (but for a shared writable
-mmap, which read-only landing closes: gage/bundle/readonly.py). Others do not (issue 19): NFS
+mmap, which read-only landing closes: gage/bundle/readonly.py). Others do not: NFS
 caches attributes on the client, so another machine's write can leave them stale; sshfs and
 other FUSE file systems report what their server says, or make it up; vfat and exFAT have
 no ctime and a two-second mtime. On those, the cache is not used at all: every listing

@@ -82,7 +82,7 @@ class Hasher:
             if e is not None:
                 # Interrupted or failed: every file still hashing stops at its next chunk (and
                 # each one queued at its first, closing its descriptor), so Ctrl-C returns at
-                # once instead of after whole files (issue 18).
+                # once instead of after whole files.
                 self.stopped.set()
             self.pool.shutdown(wait=True)
 

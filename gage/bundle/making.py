@@ -262,7 +262,7 @@ def _copy_all(files: list[tuple[str, Path]], payload: Path, sizes: dict[str, int
     stop = threading.Event()
 
     def on_bytes(n: int) -> None:
-        # Progress moves with the bytes, not file by file (issue 18), and an interrupt stops
+        # Progress moves with the bytes, not file by file (a large file would look stuck), and an interrupt stops
         # every copy at its next chunk instead of waiting for whole files to finish.
         if stop.is_set():
             raise Stopped

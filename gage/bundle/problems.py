@@ -2,7 +2,7 @@
 
 Apart from the checker (`gage.bundle.checking`, which re-exports both) so a reader of kept
 checks (the row index, the verdict, the check cache) does not load the walk, the hashing and
-the checker itself to hold one (issue 28: start-up).
+the checker itself to hold one (start-up).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gage.format.manifest import Manifest
 from gage.format.record import Record
 from gage.format.sanitize import json_text
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from gage.format.vocab import ProblemStage
 

@@ -2,7 +2,7 @@
 
 Apart from the checker (`gage.bundle.checking`, which re-exports these) so a reader that
 starts from a kept check (`gage verdict ID` through the row index) reads both files without
-loading the walk and the hashing (issue 28: start-up).
+loading the walk and the hashing (start-up).
 """
 
 from __future__ import annotations

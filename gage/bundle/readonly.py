@@ -1,8 +1,8 @@
 """A landed bundle's files are read-only, and the trees gage removes are removed whatever their modes.
 
-The check cache (gage/home/checkcache.py) trusts that a change to a file changes its ctime. A
+The check cache (gage/home/cache/checks.py) trusts that a change to a file changes its ctime. A
 write through a shared writable `mmap` breaks that: only the first write to a clean page
-updates the timestamps, so later writes to the same page can go unseen (issue 19). A payload
+updates the timestamps, so later writes to the same page can go unseen. A payload
 file that is read-only cannot be mapped for writing, or opened for writing at all, without
 a deliberate `chmod` first, and a chmod changes the ctime. So every bundle that lands in
 the inbox has its payload files and manifest made 0444 and its payload folders 0555; the
@@ -82,7 +82,7 @@ def unseal(path: Path) -> None:
 
 def remove_tree(path: Path) -> None:
     """`shutil.rmtree(path, ignore_errors=True)` for a tree that may hold read-only folders."""
-    import shutil  # only when something is removed: it loads bz2, lzma and zlib (start-up, issue 28)
+    import shutil  # only when something is removed: it loads bz2, lzma and zlib (start-up)
 
     shutil.rmtree(path, ignore_errors=True)
     if os.path.lexists(path):

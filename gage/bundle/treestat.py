@@ -1,7 +1,7 @@
 """A cheap fingerprint of a directory tree: has anything under it changed since last time?
 
 The watcher uses it to tell a copy still arriving from one that has settled, the check
-cache (gage.home.checkcache) and the interface to know when a cached check still holds. No
+cache (gage.home.cache.checks) and the interface to know when a cached check still holds. No
 file is opened and no link is followed; any write, truncation, rename, replacement,
 addition or removal changes it, and ctime (unlike mtime) cannot be set back by a writer.
 """
@@ -21,7 +21,7 @@ Fingerprint = tuple[Entry, ...]
 UNREADABLE = -1
 # A timestamp this close to a scan's start may be followed by a write in the same tick on a
 # file system with coarse timestamps (git's "racy" entries): nothing so fresh is remembered
-# (the check cache, gage.home.checkcache; the reconcile marker, gage.home.reconcilemark).
+# (the check cache, gage.home.cache.checks; the reconcile marker, gage.home.cache.reconcilemark).
 RACY_NS = 2_000_000_000
 
 
@@ -35,7 +35,7 @@ def tree_digest(entries: list[Entry]) -> str:
 
 
 def tree_digest_of(listed: Iterable[tuple[str, os.stat_result]]) -> str:
-    """The key's tree part for entries stat'ed by a caller (gage.home.rowindex checks a row with it).
+    """The key's tree part for entries stat'ed by a caller (gage.home.cache.rowindex checks a row with it).
 
     Here rather than in the check cache, so the row index needs nothing of the checker."""
     return tree_digest([stat_entry(rel, st) for rel, st in listed])

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gage.carriers import outbox
-from gage.carriers.watch import WatchEvent
+from gage.carriers.events import WatchEvent
 from gage.format.errors import GageError
 from gage.format.sanitize import visible
 from gage.home import sendqueue

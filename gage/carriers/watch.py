@@ -34,8 +34,11 @@ import watchfiles
 
 from gage import bundle as bundle_mod
 from gage.bundle.treestat import Fingerprint, tree_fingerprint
+
+# The event type every carrier reports with, named here too for the command line, which imports it
+# from this module; once the command line's rewrite imports it from gage.carriers.events, drop this.
+from gage.carriers.events import WatchEvent as WatchEvent
 from gage.format.errors import GageError, GageIOError, UsageError
-from gage.format.vocab import WatchKind
 from gage.home import listing
 from gage.home.layout import Home
 from gage.inbox import gate, landmany
@@ -45,17 +48,6 @@ from gage.trust import verdict as verdict_mod
 TEMP_SUFFIXES = (".tmp", ".temp", ".part", ".partial", ".crdownload", ".download", ".swp", "~")
 FINGERPRINT_LIMIT = 20_000  # entries walked per candidate: a bundle has at most 10,000 files
 
-
-
-@dataclass
-class WatchEvent:
-    """One thing the watcher did or saw. `message` may contain drop-folder names: print it through `show()`."""
-
-    kind: WatchKind
-    message: str
-    id: str | None = None
-    path: Path | None = None
-    unattended: gate.UnattendedResult | None = None
 
 
 @dataclass

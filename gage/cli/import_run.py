@@ -104,7 +104,7 @@ def _held_check(home: Home, res: ImportResult) -> Any:
     """For a bundle already there, the check of the copy held, so `ok` is true or false, never null."""
     if res.check is not None:
         return None
-    from gage.home.checkcache import CheckCache
+    from gage.home.cache.checks import CheckCache
 
     try:
         cache = CheckCache.of(home)

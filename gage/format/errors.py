@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from gage.format.vocab import Stage
 
-# The longest an error's message and field name may be (issue 19). Messages repeat untrusted
+# The longest an error's message and field name may be. Messages repeat untrusted
 # text (a part's name, a card's field); each such string is cut where it is quoted
 # (`sanitize.cut`), and this bound catches any that is not, so no error line is ever the
 # sender's megaphone. spec/cli.md, "Errors", documents both numbers.

@@ -15,7 +15,7 @@ from gage.format.keys import (
 )
 from gage.format.record import Frozen, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

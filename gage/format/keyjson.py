@@ -1,5 +1,5 @@
 """Keys in JSON for a reader: the key text with, beside it, the fingerprint every screen shows for it
-(issue 27), so a script never derives one from the other and an agent can be given the label alone.
+(a hybrid key's text is too long to read), so a script never derives one from the other and an agent can be given the label alone.
 
 `key_json` for objects gage builds; `with_fingerprints` for objects written elsewhere (a journal
 entry, a manifest's party, a key statement), whose own fields are kept as they were.
@@ -16,14 +16,14 @@ from gage.format.keys import (
     short_fingerprint,
 )
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
 
 def key_json(key: bytes | None) -> dict[str, str | None]:
     """A key in JSON for a reader: its text and, beside it, the fingerprint every screen shows for it
-    (issue 27), so a script never derives one from the other. `None` for no key."""
+    (a hybrid key's text is too long to read), so a script never derives one from the other. `None` for no key."""
     return {"key": key_text(key) if key else None, "fingerprint": short_fingerprint(key) if key else None}
 
 

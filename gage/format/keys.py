@@ -5,6 +5,9 @@ A gage signature is made over a fixed prefix followed by the manifest bytes, so 
 signature made by gage can never be replayed as a signature over anything else the
 same key might sign (and vice versa). The signing rule itself, classical or hybrid, is
 gage/format/signing.py's, shared by every signed object.
+
+Long because an identity, its retired keys and the manifest signature are the same key bytes under
+the same limits, read and written together by every command that signs or shows a key.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    import nacl.signing  # imported where a key signs (gage.format.signing): issue 28
+    import nacl.signing  # imported where a key signs (gage.format.signing): start-up
 
     from gage.format.vocab import Reason
 
@@ -56,7 +56,7 @@ assert SIGNATURE_CONTEXT not in (RETIRING_CONTEXT, REPLACEMENT_CONTEXT)
 
 
 # Compiled on first use, not at import: a verdict imports this module but reads a statement
-# only where the home holds one (start-up, issue 28).
+# only where the home holds one (start-up).
 @functools.cache
 def _sig_hex() -> re.Pattern[str]:
     """A classical signature (64 bytes) or a hybrid one (3373 bytes), as lower-case hex."""

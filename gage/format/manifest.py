@@ -32,7 +32,7 @@ from gage.format.manifest_files import fold_path as fold_path
 from gage.format.record import Frozen, set_field
 from gage.format.vocab import KINDS as VOCAB_KINDS
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -287,7 +287,7 @@ def time_problem(value: Any) -> str | None:
     try:
         # The fields by position (the pattern fixed them as ASCII digits), checked by datetime
         # itself: what strptime with "%Y-%m-%dT%H:%M:%SZ" accepts, without loading strptime's
-        # locale machinery at start-up (issue 28; tests/test_manifest_time.py holds the two equal).
+        # locale machinery at start-up (tests/test_manifest_time.py holds the two equal).
         datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]), int(value[14:16]), int(value[17:19]))
     except ValueError:
         return "is not a real date and time"

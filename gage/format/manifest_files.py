@@ -18,7 +18,7 @@ from itertools import repeat
 from gage.format.errors import MalformedError
 from gage.format.sanitize import UNICODE_VERSION, first_not_plain
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -24,7 +24,7 @@ DEFAULT_PORT = 4222
 
 
 # Compiled on first use, not at import: the journal's reader imports this module on every
-# command's path, and most never hold a relay URL (start-up, issue 28).
+# command's path, and most never hold a relay URL (start-up).
 @functools.cache
 def _in_text() -> re.Pattern[str]:
     """scheme://userinfo@ anywhere in free text (an error message, a watch line)."""

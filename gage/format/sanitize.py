@@ -132,7 +132,7 @@ def _ranges(table: str) -> list[tuple[int, int]]:
 @functools.cache
 def _plain_ranges() -> tuple[tuple[int, int], ...]:
     """The table above as numbers, read on first use: most commands show only ASCII text and
-    never need it, and reading it is ~0.3 ms of every start-up (issue 28)."""
+    never need it, and reading it is ~0.3 ms of every start-up."""
     return tuple(_ranges(_PLAIN_RANGES))
 
 
@@ -152,7 +152,7 @@ def _class(ranges: tuple[tuple[int, int], ...], extra: str = "") -> re.Pattern[s
 @functools.cache
 def _not_plain(keep_lines: bool = False) -> re.Pattern[str]:
     """Compiled on first use, not at import: hundreds of ranges take ~8 ms each to compile,
-    which every command would otherwise pay at start-up (issue 13)."""
+    which every command would otherwise pay at start-up."""
     return _class(_plain_ranges(), "\n\t" if keep_lines else "")
 
 
@@ -162,7 +162,7 @@ _ASCII_NOT_PLAIN = re.compile("[\x00-\x1f\x7f]")
 
 @functools.cache
 def _ascii_not_plain_keep_lines() -> re.Pattern[str]:
-    """Compiled on first use, as `_surrogate` below: `gage id`, `list` and `verdict` never ask (issue 28)."""
+    """Compiled on first use, as `_surrogate` below: `gage id`, `list` and `verdict` never ask (start-up)."""
     return re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -311,7 +311,7 @@ def json_text(text: str) -> str:
     return _surrogate().sub("\ufffd", text)
 
 
-# How much of one untrusted string an error, a journal line or a log line repeats (issue 19):
+# How much of one untrusted string an error, a journal line or a log line repeats:
 # enough to recognise it, never enough to be a message of the sender's own to whoever reads the
 # error (an agent reads it too). spec/cli.md section "Errors" documents the numbers.
 UNTRUSTED_SHOWN = 120
@@ -343,7 +343,7 @@ def os_error_text(exc: OSError) -> str:
     """`<file>: <what failed>`, the file shown safely (escaped, cut short) when the OS names it.
 
     Here, below every interface, so the command line and the MCP server say an OS error the
-    same way without one importing the other (issue 29 item 11)."""
+    same way without one importing the other."""
     what = exc.strerror or exc.__class__.__name__
     if exc.errno == errno.ENOSPC:
         what = f"{what} (the disk is full; nothing was finished, free some space and try again)"

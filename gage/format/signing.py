@@ -29,7 +29,7 @@ import os
 from gage.format import sha256
 from gage.format.record import Frozen, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Literal
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # `cryptography` (ML-DSA-65) is imported only where a hybrid key signs or is checked: it is the
 # largest import gage has, and a command that checks nothing (a warm `gage list`) never needs it.
 # `nacl.signing` likewise, only where a signature is made or checked: it loads every libsodium
-# binding PyNaCl has (8 to 11 ms; issue 28).
+# binding PyNaCl has (8 to 11 ms of start-up).
 
 ED25519_KEY_LEN = 32
 MLDSA65_KEY_LEN = 1952

@@ -15,7 +15,7 @@ from itertools import chain
 
 from gage.format.errors import MalformedError
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -78,7 +78,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 @functools.cache
 def _string() -> re.Pattern[str]:
     """A JSON string's text, compiled on first use: `gage id`, `list` and `verdict` read
-    their JSON without the depth rule's look, or not at all (start-up, issue 28)."""
+    their JSON without the depth rule's look, or not at all (start-up)."""
     return re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -178,7 +178,7 @@ def utf8_text(data: bytes | bytearray, *, limit: int, what: str = "JSON") -> str
     """`data` as the text `loads` parses: at most `limit` bytes of UTF-8, no byte-order mark.
 
     Apart from `loads` so a caller holding a large body can let go of the bytes before the
-    text is parsed (`gage a2a serve`, issue 29 item 3), and hand `loads` the text."""
+    text is parsed (`gage a2a serve`: a large body is not held twice), and hand `loads` the text."""
     if len(data) > limit:
         raise MalformedError(f"{what} is {len(data)} bytes, over the limit of {limit}")
     if data.startswith(b"\xef\xbb\xbf"):

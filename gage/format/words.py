@@ -20,7 +20,7 @@ SALT = b"gage/words/v1\x00\x00\x00"  # 16 bytes, Argon2id's salt in libsodium
 # libsodium's OPSLIMIT_INTERACTIVE and MEMLIMIT_INTERACTIVE for Argon2id, written out: the words
 # are fixed by spec/words.md whatever a later libsodium calls interactive, and `nacl.pwhash`
 # (which loads every libsodium binding, 8 to 11 ms) is imported only where words are stretched,
-# not by `gage id` showing cached words (issue 28).
+# not by `gage id` showing cached words (start-up).
 OPSLIMIT = 2
 MEMLIMIT = 64 * 1024 * 1024
 DIGEST_LEN = 16

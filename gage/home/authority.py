@@ -21,10 +21,11 @@ from gage.format.errors import MalformedError
 from gage.format.manifest import KINDS
 from gage.format.record import Frozen, Record, set_field
 from gage.format.sanitize import cut
-from gage.home import homefile, tomlmemo
+from gage.home import homefile
+from gage.home.cache import tomlparsed
 from gage.home.contacts import Contacts
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -82,7 +83,7 @@ class AuthorityFile(Record):
 
 def _grant_lines(text: str) -> list[int]:
     # Compiled on first use (re's own cache): a home's file most often holds no grant, and
-    # then no line is looked for (start-up, issue 28).
+    # then no line is looked for (start-up).
     header = re.compile(r"^\s*\[\[\s*grant\s*\]\]\s*(#.*)?$")
     return [n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)]
 
@@ -112,9 +113,9 @@ def _field_line(text: str, start: int, field: str) -> int:
 
 def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml", file: Path | None = None) -> AuthorityFile:
     """Parse and check. Errors are collected with line numbers; only valid grants are kept.
-    `file`: the file the text was read from, whose parse gage.home.tomlmemo may keep."""
+    `file`: the file the text was read from, whose parse gage.home.cache.tomlparsed may keep."""
     try:
-        doc = tomlmemo.loads(text, file, AUTHORITY_LIMIT)
+        doc = tomlparsed.loads(text, file, AUTHORITY_LIMIT)
     except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"not valid TOML: {exc}", path=path) from exc
     errors: list[str] = []

@@ -1,4 +1,4 @@
-"""A name clash in the ceremony, found before anyone reads a word (issue 18).
+"""A name clash in the ceremony, found before anyone reads a word, so a clash never wastes a ceremony.
 
 `Contacts.clash` decides (one rule); this says what it found, so the command line and the
 interface can each word what to do in their own terms (`gage contacts remove`, or d in
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gage.format.record import Frozen, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Literal
 

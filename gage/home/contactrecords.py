@@ -1,7 +1,7 @@
 """What a contacts file holds: confirmed contacts, their retired keys, and candidates.
 
 Records (gage.format.record), not dataclasses: every command that reads a verdict loads
-these, and a dataclass costs its compile at each import (issue 28). Kept apart from
+these, and a dataclass costs its compile at each import (start-up). Kept apart from
 gage/home/contacts.py, which reads, changes and writes the file, so that stays small.
 """
 
@@ -12,7 +12,7 @@ from gage.format.keys import key_text, parse_key, short_fingerprint
 from gage.format.record import Record
 from gage.format.vocab import REASONS
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,7 +19,8 @@ from gage.bundle import atomic
 from gage.format.errors import GageError, MalformedError, RefusedError, UnknownKeyError
 from gage.format.keys import check_local_name, key_text, parse_key
 from gage.format.manifest import now_text
-from gage.home import homefile, tomlmemo
+from gage.home import homefile
+from gage.home.cache import tomlparsed
 from gage.home.clash import Clash
 from gage.home.contactrecords import Candidate as Candidate
 from gage.home.contactrecords import Contact as Contact
@@ -27,7 +28,7 @@ from gage.home.contactrecords import PreviousKey as PreviousKey
 from gage.home.contactrecords import Retirement as Retirement
 from gage.home.contactrecords import text_field as _text
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -60,7 +61,7 @@ class Contacts:
         if text is None:
             return c
         try:
-            doc = tomlmemo.loads(text, path, CONTACTS_LIMIT)
+            doc = tomlparsed.loads(text, path, CONTACTS_LIMIT)
         except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
             raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
         unknown = sorted(set(doc) - {"contact", "candidate"})
@@ -229,7 +230,7 @@ class Contacts:
     def confirmable(self, name: str, key: bytes) -> None:
         """Raise RefusedError, saying what to do, if confirming `key` as `name` would be refused.
 
-        The ceremony asks this before any word is read (issue 18), and `_confirm` again under
+        The ceremony asks this before any word is read, and `_confirm` again under
         the lock, so a clash is never found only after both people have read their words."""
         found = self.clash(name, key)
         if found is not None:

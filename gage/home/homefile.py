@@ -68,7 +68,7 @@ def read_text(path: Path, what: str, limit: int) -> str | None:
         raise MalformedError(f"is not UTF-8 text (line {line}, byte {exc.start})", path=str(path)) from exc
 
 
-# --- derived files: the home's caches (issue 19) ----------------------------------------------
+# --- derived files: the home's caches, opened like a stranger's --------------------------------
 
 _said: set[str] = set()
 

@@ -64,7 +64,7 @@ class _HomeLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         # What threading.RLock() makes (CPython's C lock), without importing threading on
-        # every command's path (start-up, issue 28).
+        # every command's path (start-up).
         self._rlock = _thread.RLock()
         self._depth = 0
         self._fd: int | None = None

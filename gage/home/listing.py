@@ -13,7 +13,7 @@ from gage.format.manifest import Manifest, is_id
 from gage.format.record import Record
 from gage.home.layout import ALL_STATES, Home
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from gage.format.vocab import Place
 

@@ -10,6 +10,9 @@ swaps the sealing key has to forge a signature by a key the ceremony confirmed.
 This module is core code (PyNaCl only, no age library): the binding must be readable and
 checkable wherever a key file or a contact is read. Keys are written in age's own text
 forms (bech32 `age1...` and `AGE-SECRET-KEY-1...`), so `age -d -i` opens what is sealed.
+
+Long because the key, its binding and the mailbox address named after it are one thing: the file,
+the signed statement that binds it and the checks of both must agree, and are read together.
 """
 
 from __future__ import annotations

@@ -281,7 +281,7 @@ def from_binding(binding: sealing.Binding, *, relay: str | None, source: str) ->
 def claim_of(carrier: bytes, binding: sealing.Binding, *, relay: str | None, source: str) -> Where | None:
     """The route a card, key file or directory record offers for `carrier`, the key it carries:
     None (nothing to keep) when its binding is not one `carrier` signed. A card with one key and
-    another's binding cannot re-route that other (issue 26)."""
+    another's binding cannot re-route that other."""
     if binding.signing_key != carrier or not binding.verifies():
         return None
     return from_binding(binding, relay=relay, source=source)

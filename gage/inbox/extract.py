@@ -203,7 +203,7 @@ def extract(home: Home, stored: Stored, dest: Path, *, force: bool = False, allo
         # Files written into the home would change what it holds (a bundle's payload, its journal).
         raise RefusedError("is inside the gage home; extract to a folder outside it", path=str(dest))
     # The destination and the folders above it that this call makes, deepest first: taken back
-    # if the extract does not finish (an error, Ctrl-C), so it leaves no empty folder (issue 18).
+    # if the extract does not finish (an error, Ctrl-C), so it leaves no empty folder.
     made_dest = [p for p in (dest, *dest.parents) if not os.path.lexists(p)]
     try:
         dest.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,10 @@ leaves the bundle whole in exactly one place, and `reconcile` can always tell wh
    by `reconcile`, which journals what it did.
 
 See spec/gate.md for the contract, the crash states and the unattended rule.
+
+Long because accept, reject, the unattended accept and many decisions at once are one door: they
+share the staging, the judging and the crash order above, and split apart, that order would have to
+be checked in as many places.
 """
 
 from __future__ import annotations

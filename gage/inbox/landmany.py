@@ -18,6 +18,9 @@ back out of pending, so the journal never says `received` or `imported` for what
 pending, and pending never holds what the journal does not name (spec/journal.md, "Batches").
 A kill at any point leaves what reconcile already repairs: scratch copies (`tmp/import-*`),
 or a bundle renamed into pending before its line, recorded as found (never as received).
+
+Long because the batch's steps (read, stage, sync, place under the lock, journal, undo) are one
+sequence whose crash states are argued together above; split, the argument would span files.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The inbox read model's rows as a listing shows them, kept in the row index (issue 28).
+"""The inbox read model's rows as a listing shows them, kept in the row index, so a listing need not compute them all again.
 
 `gage list`, `gage mcp`'s `list_bundles` and `gage verdict` start here. Each row is the row
 gage.inbox.rows computes (`InboxReader`, `inbox_rows`: the one read model), taken from the row
-index (gage/home/rowindex.py says when a kept row may be used) when nothing it was computed
+index (gage/home/cache/rowindex.py says when a kept row may be used) when nothing it was computed
 from changed, and computed through `InboxReader` otherwise. A module apart from rows.py so a
-listing whose rows are all kept loads none of the verdict's code (start-up, issue 28).
+listing whose rows are all kept loads none of the verdict's code (start-up).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from gage.bundle import Check
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
 from gage.format.record import Frozen, set_field
-from gage.home.checkcache import dump_problems, listed_entries, problems_of
+from gage.home.cache.checks import dump_problems, listed_entries, problems_of
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class ListedRow(Frozen):
     """A row as a listing shows it (`gage list`, `gage mcp`'s list), without the verdict object:
-    what the row index (gage.home.rowindex) keeps. `InboxRow.listed()` is the same row computed."""
+    what the row index (gage.home.cache.rowindex) keeps. `InboxRow.listed()` is the same row computed."""
 
     __slots__ = (
         "id",
@@ -109,8 +109,8 @@ def listed_of(r: InboxRow) -> ListedRow:
 
 def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[ListedRow]:
     """`inbox_rows` as listed rows, in the same order, each from the row index when everything it
-    was computed from is unchanged (gage.home.rowindex says what), else computed (and kept)."""
-    from gage.home import rowindex
+    was computed from is unchanged (gage.home.cache.rowindex says what), else computed (and kept)."""
+    from gage.home.cache import rowindex
 
     index = rowindex.RowIndex(home)
     try:
@@ -176,7 +176,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
         # A listing that changed nothing writes nothing: a commit is an fsync and a checkpoint,
-        # most of a small listing's time (issue 28).
+        # most of a small listing's time.
         unchanged = named is not None and not named and not fresh and not gone and stamp == old
         if not unchanged and rowindex.generation(home) == gen:  # nothing it was computed from changed meanwhile
             index.save(stamp, fresh, gone, clear=named is None, named=named or ())
@@ -188,11 +188,11 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
 
 
 def indexed_check(home: Home, stored: Stored) -> Check | None:
-    """The check a kept row was computed from (gage.home.rowindex), when the bundle's folder is
+    """The check a kept row was computed from (gage.home.cache.rowindex), when the bundle's folder is
     still that tree: what `gage verdict ID` starts from, by one keyed lookup and one lstat per
     entry, instead of hashing the payload and verifying the signature again. None otherwise."""
     from gage import bundle as bundle_mod
-    from gage.home import rowindex
+    from gage.home.cache import rowindex
 
     index = rowindex.RowIndex(home)
     try:

@@ -15,9 +15,9 @@ from typing import Any
 from gage.format.keyjson import key_json, with_fingerprints
 from gage.format.manifest import Manifest
 from gage.format.sanitize import json_text
+from gage.home.cache.wordpairs import WordCache
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
-from gage.home.wordcache import WordCache
 from gage.trust.keytrust import key_trust
 from gage.trust.verdict import Sender
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from gage.bundle import atomic, readonly
 from gage.format.manifest import is_id
-from gage.home import reconcilemark
+from gage.home.cache import reconcilemark
 from gage.home.journal.facts import BundleFacts
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from gage.format.vocab import State
 

@@ -6,7 +6,7 @@ sender as the verdict names it, the same order. A reader is one reading of the h
 contacts, the authority file, the journal facts (through the journal index) and the check
 cache are read once for all its rows; each row's verdict is computed fresh from them
 (gage.trust.verdict.compute), and a payload is hashed again only when its tree changed
-(gage.home.checkcache). Nothing here writes to the home but the check cache.
+(gage.home.cache.checks). Nothing here writes to the home but the check cache.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gage.format.errors import GageError
 from gage.format.manifest import Manifest
 from gage.format.vocab import Place
 from gage.home.authority import AuthorityFile
-from gage.home.checkcache import CheckCache
+from gage.home.cache.checks import CheckCache
 from gage.home.contacts import Contacts
 from gage.home.journal.facts import JournalFacts
 from gage.home.layout import ALL_STATES, Home

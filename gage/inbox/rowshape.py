@@ -6,7 +6,7 @@ the row index (gage.inbox.listed) print through the same lines, without either i
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

@@ -38,7 +38,7 @@ def import_bundle(
     `transport`: what a carrier says about where the bundle came from (an A2A peer, the
     agent it names). Journaled with the arrival; the verdict shows it as a claim only.
     `lock_timeout`: give up (LockBusy, nothing imported) if the home lock is not free within
-    that many seconds; `serve` sets it, so a held lock cannot pile requests up (issue 19).
+    that many seconds; `serve` sets it, so a held lock cannot pile requests up.
     """
     [outcome] = import_many(home, [Incoming(Path(src), event, via, transport)], lock_timeout=lock_timeout)
     if isinstance(outcome, GageError):

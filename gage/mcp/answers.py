@@ -61,8 +61,9 @@ def as_json(value: Any) -> str:
 
 
 def list_bundles(home: Home, state: Place | None = None, limit: int | None = None) -> list[str]:
-    """The listing, cut to `limit` rows; a second text says how many were left out, so an
-    agent is never led to think it has seen everything when it has not."""
+    """The listing, cut to `limit` rows, as `{"bundles": ROWS, "more": N}`: the same value as the
+    tool's structured content, so an agent reading either reads one shape. A second text says
+    in words how many were left out, so an agent is never led to think it has seen everything."""
     if state is not None and state not in ALL_STATES:
         raise UsageError(f"unknown state {state!r}; expected one of {', '.join(ALL_STATES)}")
     if limit is None:
@@ -70,8 +71,10 @@ def list_bundles(home: Home, state: Place | None = None, limit: int | None = Non
     if not 1 <= limit <= MAX_ROWS:
         raise UsageError(f"limit must be from 1 to {MAX_ROWS}")
     rows, total = first_rows(home, (state,) if state else ALL_STATES, limit)
-    out = [rows_text([lean_row(r) for r in rows])]  # one row a line, as `gage list --json`
-    if total > limit:
+    more = max(total - limit, 0)
+    # The rows one a line, as `gage list --json` prints them, inside the structured value.
+    out = [f'{{"bundles": {rows_text([lean_row(r) for r in rows])}, "more": {more}}}']
+    if more:
         out.append(f"gage: {total - limit} more bundle(s) not listed (limit {limit}); ask with a state or a larger limit")
     return out
 
@@ -203,11 +206,11 @@ STATUS_MEANING = {
 
 
 def contacts(home: Home) -> str:
-    """The rows of `gage contacts --json` (confirmed contacts, then candidates), each with what its status means."""
+    """`{"contacts": ROWS}`: the rows of `gage contacts --json` (confirmed contacts, then candidates), each with what its status means."""
     rows = contact_rows(home)
     for r in rows:
         r["means"] = STATUS_MEANING.get(str(r["status"]), str(r["status"]))
-    return as_json(rows)
+    return as_json({"contacts": rows})  # the tool's structured value, the same shape
 
 
 def authority_summary(home: Home) -> str:

@@ -91,7 +91,7 @@ LINE_PREFIX = frame.LINE_PREFIX
 
 
 # The server opens its home once, not once per call (opening is most of a small call's time): each call reconciles it again
-# (which costs a few stats while nothing changed, gage/home/reconcilemark.py) and reopens it only
+# (which costs a few stats while nothing changed, gage/home/cache/reconcilemark.py) and reopens it only
 # when its identity file is not the one read (a key retired or upgraded meanwhile).
 _opened: dict[str, tuple[tuple[int, int, int, int], Home]] = {}
 

@@ -11,7 +11,6 @@ those are a person's acts, and there is no tool for them. See spec/mcp.md.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -55,7 +54,6 @@ from .seams import (
 T = TypeVar("T")
 State = Literal["pending", "accepted", "rejected", "outbox"]
 URI_PREFIX = "gage://bundle/"
-_MORE = re.compile(r"(\d+) more bundle")  # list_bundles' second text: how many were left out
 
 # The rules, once, for the server's instructions; each tool's description points back to them.
 RULES = (
@@ -192,10 +190,7 @@ def _tools(srv: GageMCP) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, shapes.Bundles]:
         texts = _answer(lambda: answers.list_bundles(srv.home(), state, limit))
-        rows = json.loads(texts[0])
-        said = _MORE.search(texts[1]) if len(texts) > 1 else None
-        more = int(said.group(1)) if said else 0
-        return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], structured_content={"bundles": rows, "more": more})
+        return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], structured_content=json.loads(texts[0]))
 
     @srv.tool(
         annotations=READ_ONLY,
@@ -259,7 +254,7 @@ def _tools(srv: GageMCP) -> None:
     )
     def contacts() -> Annotated[CallToolResult, shapes.ContactsOut]:
         text = _answer(lambda: answers.contacts(srv.home()))
-        return _typed(text, {"contacts": json.loads(text)})
+        return _typed(text, json.loads(text))
 
     @srv.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
@@ -303,7 +298,7 @@ class _Answering:
     """The SDK's read stream, answering here what the SDK could not read (gage/mcp/wire.py).
 
     The SDK hands on a line it cannot parse as an exception and then drops it, so the
-    client of a request holding a lone surrogate waited for ever (issue 29 item 6). This
+    client of a request holding a lone surrogate waited for ever. This
     answers such a request through the server's own write stream, so answers never mix.
     """
 

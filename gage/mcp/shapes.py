@@ -1,4 +1,4 @@
-"""The typed answers of `gage mcp`: each tool's output schema (issue 29 item 7).
+"""The typed answers of `gage mcp`: each tool's output schema, so an agent knows each answer's shape before it asks.
 
 Each tool answers with its text, exactly as before (the JSON a command's `--json` prints,
 or the frame lines), and beside it the same value as `structuredContent`, described by

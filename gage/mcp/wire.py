@@ -2,8 +2,8 @@
 
 The SDK's reader (pydantic's JSON parser) refuses a JSON string holding a lone surrogate
 (`"a\\ud800b"`): JSON allows the escape, and Python's `json` reads it, but it is not text.
-The SDK then drops the line without an answer, and the client waits for ever (issue 29
-item 6). Every request gets an answer, so the server reads such a line again here: a tool
+The SDK then drops the line without an answer, and the client waits for ever.
+Every request gets an answer, so the server reads such a line again here: a tool
 call is refused in gage's `usage` stage as any bad argument is, another request gets a
 JSON-RPC error, and a line that is no JSON at all a parse error with a null id.
 

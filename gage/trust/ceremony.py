@@ -21,9 +21,9 @@ from gage.format.words import (
     is_odd_word,
     parse_spoken,
 )
+from gage.home.cache.wordpairs import WordCache
 from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
-from gage.home.wordcache import WordCache
 from gage.trust.downgrade import Downgrade, downgrade_of
 
 METHOD = "word-pairs"

@@ -17,7 +17,7 @@ from gage.home.contacts import Contact, Contacts
 from gage.home.layout import Home
 from gage.trust.downgrade import Downgrade, downgrade_of
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -142,6 +142,6 @@ def key_trust(home: Home, contacts: Contacts, key: bytes) -> KeyTrust:
     mine = home.identity.owns(key)
     if mine and status == "unknown":
         # One of this home's own keys (never a contact, never a candidate): "retired" when a
-        # statement of mine retired it, else "mine". Never "unknown" beside is_me (issue 18).
+        # statement of mine retired it, else "mine". Never "unknown" beside is_me: a home's own key is never shown as a stranger's.
         status = "retired" if retired is not None else "mine"
     return KeyTrust(contact=contact, status=status, retired=retired, mine=mine, downgrade=down, key=key)

@@ -3,7 +3,7 @@
 `Sender` is the signer as this home computed it (gage.trust.verdict); a `ChainClaim` is a
 forwarder's word about an earlier hop, and a `TransportClaim` a carrier's word about where the
 bundle came from. Claims are shown beside the verdict and never raise it (spec/verdict.md).
-Records, not dataclasses: every verdict loads them (start-up, issue 28; gage/format/record.py).
+Records, not dataclasses: every verdict loads them (start-up; gage/format/record.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from gage.format.manifest import Manifest
 from gage.format.record import Record
 from gage.format.sanitize import quoted
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

@@ -31,7 +31,7 @@ from gage.trust.sender import Sender as Sender
 from gage.trust.sender import TransportClaim as TransportClaim
 from gage.trust.sender import transport_claim
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -174,7 +174,7 @@ def compute(
     computes many verdicts in one command; each is read here when not given.
 
     `check`: a `bundle.check` of this same directory, made now or taken from the check
-    cache (gage.home.checkcache), whose key guarantees it is a check of these exact bytes.
+    cache (gage.home.cache.checks), whose key guarantees it is a check of these exact bytes.
     Left None, the bytes are checked afresh.
 
     `keys`: a memo of `key_trust` by signing key, filled here, for a caller computing many

@@ -111,7 +111,7 @@ class GageApp(App[int]):
         self.push_screen(self.inbox)
         if self._watch:
             self.watch_inbox()
-            # The mailbox too, as `gage watch` does (issue 30): mail lands and shows with nothing else run.
+            # The mailbox too, as `gage watch` does: mail lands and shows with nothing else run.
             self._mail_stop = mailbox_fetch.start(self, self.home)
             # And what waits in the outbox goes when its way is back, as with `gage watch`.
             self._outbox_stop = tui_outbox.start(self, self.home)

@@ -2,8 +2,8 @@
 
 Accepting, rejecting, confirming a key, remembering a candidate, unpairing: each takes
 the home's lock, and a watcher (`gage watch`, another terminal) may hold it for as long
-as an import of a large bundle takes. On the UI thread that wait froze the interface
-(issue 9, class 2). Here the change runs in a thread worker that first takes the lock
+as an import of a large bundle takes. On the UI thread that wait froze the interface.
+Here the change runs in a thread worker that first takes the lock
 with a timeout (`LOCK_WAIT`), then runs the change holding it (the home's lock is
 re-entrant within a thread, so the change's own `with home.lock()` does not wait again).
 If the lock is not free in time, nothing is changed and the person is told why; if the

@@ -1,6 +1,6 @@
 """Decisions on several bundles at once: the gate per bundle off the UI thread, with a progress bar.
 
-Fifty rejects took twenty seconds with nothing on screen but tab counts changing (issue 27).
+Fifty rejects took twenty seconds with nothing on screen but tab counts changing.
 Now the inbox shows a bar under the table while a bulk decision runs ("Rejecting 50
 bundles", done of total), and the interface answers keys meanwhile: the work runs in a
 thread worker (gage.tui.background, holding the home lock) and notes how far it got in a

@@ -11,7 +11,7 @@ Where a carrier (A2A) said the bundle came from is part of the frame (`via`, and
 summary bar, which stays in view while the payload scrolls, repeats it (gage.tui.via).
 Any bundle shown here, yours from the outbox too, can be exported as an A2A artifact.
 
-Nothing here grows with the bundle on the UI thread (issue 9, class 2): the verdict
+Nothing here grows with the bundle on the UI thread, so the interface never freezes: the verdict
 (which hashes every byte) is computed in a thread worker, the frame shows at most
 `MAX_PROBLEMS` problems, the file list is virtual and only one file is previewed at a
 time, read in a worker and bounded (gage.tui.payload_view).
@@ -205,6 +205,11 @@ class BundleScreen(Screen[None]):
         head = self.query("#preview-head")
         if head:
             head.first(Static).update(Content.assemble("── ", safe.literal(entry.path, "bold"), " ── reading…"))
+        # The file before goes with its name: its lines under the next file's name, for as
+        # long as that read takes, would say they are that file's.
+        self.preview = None
+        for old in self.query("PreviewLines, #preview-tail"):
+            old.display = False
         self.run_worker(
             partial(self._read, v, index),
             thread=True,

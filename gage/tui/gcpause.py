@@ -1,4 +1,4 @@
-"""Full collections held off while the inbox fills (issue 28: speed a person feels).
+"""Full collections held off while the inbox fills (speed a person feels).
 
 Filling 10,000 rows grows the heap by about two million objects (rows, cells, the table's
 own), and Python's collector walks the whole heap each time the long-lived objects have

@@ -30,7 +30,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
-from gage.home.checkcache import CheckCache
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import ALL_STATES, Home
 from gage.tui import gcpause
 from gage.tui.bindings import bindings_for
@@ -62,7 +62,7 @@ class InboxScreen(InboxView, Screen[None]):
         super().__init__(id="inbox")
         self.state = "pending"
         self.rows: dict[str, Row] = {}  # in display order
-        self._checks = LazyChecks()  # the home's check cache (gage.home.checkcache), loaded by the first sync
+        self._checks = LazyChecks()  # the home's check cache (gage.home.cache.checks), loaded by the first sync
         self.live = LiveFacts()  # the journal index, and the journal read only where it grew
         self.wanted = Wanted()  # the ids in view: their verdicts are computed first
         self._run = 0  # the sync whose messages are shown; older ones are ignored

@@ -156,7 +156,7 @@ def detail(row: Row) -> Content:
 
     A fixed height, so moving the cursor never resizes the table: a stranger's claim once
     wrapped these two lines into three and pushed the highlighted row below the table's
-    bottom (issue 27).
+    bottom.
     """
     v = row.verdict
     if v is None:

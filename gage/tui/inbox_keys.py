@@ -1,4 +1,4 @@
-"""The inbox's keys for moving, sorting and marking, and the footer that offers them (issue 27).
+"""The inbox's keys for moving, sorting and marking, and the footer that offers them, so every key is discoverable.
 
 j, k, g and G move as Down, Up, Home and End (the table has them too: gage.tui.table_keys);
 `S` sorts by the next column and a click on a header sorts by that column (again: the other

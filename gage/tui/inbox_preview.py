@@ -12,7 +12,7 @@ cursor cancels the read of the previous row (an exclusive worker group).
 
 Both boxes are drawn by one widget, from one state changed in one step on the UI thread:
 a paint shows the frame and the lines of one bundle, or neither changed. Mounting a new
-lines widget per bundle was not (a removal completes some messages later: issue 27), nor
+lines widget per bundle was not (a removal completes some messages later), nor
 were two widgets that stay mounted: Textual takes each widget's refresh to the screen at
 that widget's own idle, so under load the frame of one bundle was painted over the lines
 of the one before.

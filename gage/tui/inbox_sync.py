@@ -4,7 +4,7 @@ A verdict hashes every payload byte and checks a signature: about half a millise
 a small bundle, five seconds for 10,000 of them. So one run of `sync` (in a thread
 worker, nothing here touches a widget) works in the order the person needs:
 
-1. List the tab's folder and ask the journal index (gage.home.journal.index, through
+1. List the tab's folder and ask the journal index (gage.home.cache.journalindex, through
    gage.tui.livefacts) for the listed bundles' facts, in one query: the journal itself is
    read only where it grew since the last run. The rows' order is the arrival order,
    which these give.
@@ -15,7 +15,7 @@ worker, nothing here touches a widget) works in the order the person needs:
 3. Verdicts: first for the bundles that arrived or changed (named by the watcher, or by
    new journal entries), then for every row still without one, the rows in view first
    (`Wanted`, updated by the screen as the person scrolls). Posted in batches. Checks come
-   through the home's persistent check cache (gage.home.checkcache: a bundle whose tree is
+   through the home's persistent check cache (gage.home.cache.checks: a bundle whose tree is
    unchanged since it last checked out is not hashed again, even after a restart; its key
    covers every byte, see that module), saved when a fill completes and every
    SAVE_SECONDS while one runs. Contacts and the authority file are read once per run.
@@ -38,7 +38,7 @@ from textual.message import Message
 from gage.format.errors import GageError
 from gage.format.manifest import Manifest
 from gage.home import listing
-from gage.home.checkcache import CheckCache
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import ALL_STATES, Home
 from gage.home.listing import Stored
 from gage.inbox.rows import InboxReader
@@ -168,14 +168,14 @@ def _sync(
 
 def indexed_arrivals(home: Home, state: str, present: Mapping[str, Stored], facts: Any) -> dict[str, str] | None:
     """Each present bundle's first arrival, as the journal says, read from the row index
-    (gage.home.rowindex: the rows `gage list` and `gage mcp` keep) rather than looked up in the
+    (gage.home.cache.rowindex: the rows `gage list` and `gage mcp` keep) rather than looked up in the
     journal index one bundle at a time: a first load of 10,000 then posts its newest
-    screenful after one query (issue 28). A bundle the index does not hold, or that a journal
+    screenful after one query. A bundle the index does not hold, or that a journal
     line named since the index's stamp, is looked up in the journal as before (a first
     arrival never changes once written, so the two agree). None when the index has no
     current stamp (never written, or the journal is not the one it saw), or holds under
     half of the tab: the caller asks the journal for all of them."""
-    from gage.home import rowindex
+    from gage.home.cache import rowindex
 
     index = rowindex.RowIndex(home)
     try:

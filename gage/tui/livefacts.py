@@ -1,7 +1,7 @@
 """The journal's facts for a live inbox: answered by the journal index, and what changed since the last look.
 
 Every row's verdict needs what the journal says about its bundle (when it arrived, how
-often, over which transport, how it was accepted). The journal index (gage.home.journal.index)
+often, over which transport, how it was accepted). The journal index (gage.home.cache.journalindex)
 answers that per bundle, checked against the journal and caught up before each use, so
 opening the interface never reads the whole journal (100,000 entries took about 0.8 s to
 parse). What the index cannot say is what changed since the interface last looked: that

@@ -1,4 +1,4 @@
-"""The open interface fetches this home's mailbox itself (issue 30): mail arrives with nothing else run.
+"""The open interface fetches this home's mailbox itself: mail arrives with nothing else run.
 
 A background thread runs the very fetch `gage watch` runs (gage.carriers.relay.follow): envelopes
 land in pending in batches through the ordinary import (gage.inbox.landmany), and each is

@@ -54,8 +54,8 @@ class MeDialog(ModalScreen[None]):
                 markup=False,
                 classes="dialog-line",
             )
-            # The fingerprint, as every screen names a key: a hybrid key's text is 3,984 characters
-            # (issue 27); the key file Export writes holds it whole.
+            # The fingerprint, as every screen names a key: a hybrid key's text is 3,984 characters,
+            # too long to read or compare; the key file Export writes holds it whole.
             what = "Ed25519 + ML-DSA-65" if key_scheme(ident.key) == "hybrid" else "Ed25519"
             yield Static(
                 Content.assemble(Content.styled("Key:  ", "bold"), f"{short_fingerprint(ident.key)} ({what}; the whole key is in the file below)"),

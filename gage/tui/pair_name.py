@@ -1,4 +1,4 @@
-"""The pairing dialog: the name first, checked before anyone reads a word (issue 18).
+"""The pairing dialog: the name first, checked before anyone reads a word, so a clash never wastes a ceremony.
 
 A name clash (`bob` when another key is confirmed as bob) used to be found only after both
 people had read all their words. Here the name is asked before the ceremony screen opens

@@ -1,7 +1,7 @@
 """The payload panel's parts: a virtual file list and one bounded preview at a time.
 
 A bundle may list 10,000 files, and a text file may be a few MiB of short lines. Nothing
-here grows with the bundle on the UI thread (issue 9, class 2): the file list holds the
+here grows with the bundle on the UI thread, so the interface never freezes: the file list holds the
 names and draws only the rows in view (Textual's Line API, as toolong does), and the
 preview holds one file's first `PREVIEW_LIMIT` bytes as lines, read in a thread worker
 by `read_preview`, and draws only the lines in view. Lines are not wrapped: a line wider

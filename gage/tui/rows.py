@@ -2,7 +2,7 @@
 
 A row is shown first from cheap facts (`cheap_row`: the journal's arrival time and what the
 manifest claims) and given its verdict later, off the UI thread (gage.tui.inbox_sync).
-Checks come through the home's check cache (gage.home.checkcache), the same one `gage list`
+Checks come through the home's check cache (gage.home.cache.checks), the same one `gage list`
 uses: a bundle is hashed again only when its tree changed (the cache's key covers every
 entry's size, times, inode and the manifest and signature bytes), and everything else in
 a verdict (contacts, journal, authority) is computed fresh on every reload.
@@ -24,14 +24,14 @@ from gage import bundle as bundle_mod
 from gage.format.errors import GageError
 from gage.format.manifest import Manifest
 from gage.home import listing
-from gage.home.checkcache import CheckCache
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.home.listing import Stored
 from gage.inbox.opening import recover
 from gage.inbox.rows import InboxReader
 from gage.trust.verdict import Verdict
 
-__all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.home.checkcache's
+__all__ = ["CheckCache", "Row", "cheap_row", "load_rows", "parse_time"]  # CheckCache: gage.home.cache.checks's
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -86,7 +86,7 @@ class Row:
 
 def cheap_row(stored: Stored, first_received: str | None, parsed: dict[str, Manifest] | None = None) -> Row:
     """A row from the manifest alone (no hashing, no signature check): shown while the verdict
-    is computed. The parse is kept in `parsed`, for the check cache to reuse (gage.home.checkcache)."""
+    is computed. The parse is kept in `parsed`, for the check cache to reuse (gage.home.cache.checks)."""
     try:
         m: Manifest | None = bundle_mod.read_manifest(stored.path)[1]
     except (GageError, OSError):

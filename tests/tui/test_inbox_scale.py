@@ -17,7 +17,8 @@ from textual.widgets import DataTable
 from tuikit import TestApp, World, drop_in, screen_text
 
 from gage.bundle import PAYLOAD
-from gage.home import checkcache, listing
+from gage.home import listing
+from gage.home.cache import checks
 from gage.inbox import rows as rows_mod
 from gage.inbox import store
 from gage.tui import inbox_sync as sync_mod
@@ -177,7 +178,7 @@ def test_live_facts_read_only_what_the_journal_appended(world: World, tmp_path: 
 
 def test_the_first_rows_never_read_the_whole_journal(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The arrival order comes from the journal index: one look at the journal's end, no parse of its entries."""
-    from gage.home.journal import index as journalindex
+    from gage.home.cache import journalindex
 
     home = world.home
     home.journal.index.sync()  # as every append leaves it
@@ -196,7 +197,7 @@ def test_the_first_rows_never_read_the_whole_journal(world: World, monkeypatch: 
 async def test_a_byte_changed_while_open_is_shown_invalid_after_the_watchers_change(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check cache (gage.home.checkcache) is the interface's: a same-size write with the
+    """The check cache (gage.home.cache.checks) is the interface's: a same-size write with the
     mtime put back, seen only by the watcher, must turn the row invalid, now and after a restart."""
     trust_fresh_trees(monkeypatch)
     bid = world.ids["notes"]
@@ -226,7 +227,7 @@ async def test_a_restart_on_an_unchanged_home_hashes_nothing_again(world: World,
         first = {b: r.verdict.verdict for b, r in app.inbox.rows.items()}
         bad = sum(v == "invalid" for v in first.values())
         assert app.inbox.cache.misses == len(first)
-    assert (world.home.cache / checkcache.FILE_NAME).is_file()  # saved when the fill completed
+    assert (world.home.cache / checks.FILE_NAME).is_file()  # saved when the fill completed
     again = TestApp(world.home)
     async with again.run_test(size=SIZE):
         assert {b: r.verdict.verdict for b, r in again.inbox.rows.items()} == first
@@ -346,7 +347,7 @@ async def test_a_fill_holds_full_collections_off_and_leaves_nothing_frozen(world
     # Closed in the middle of a fill: the verdicts held back, the screen unmounted.
     gate = threading.Event()
     count_checks(monkeypatch, gate)
-    (world.home.cache / checkcache.FILE_NAME).unlink(missing_ok=True)
+    (world.home.cache / checks.FILE_NAME).unlink(missing_ok=True)
     app = TestApp(world.home)
     async with app.raw_pilot(size=SIZE):
         assert await wait_for(lambda: len(app.inbox.rows) == 4)

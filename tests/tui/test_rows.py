@@ -28,8 +28,9 @@ from tuikit import (
 )
 
 from gage.bundle import PAYLOAD
-from gage.home import checkcache, listing
-from gage.home.checkcache import CheckCache
+from gage.home import listing
+from gage.home.cache import checks
+from gage.home.cache.checks import CheckCache
 from gage.inbox import gate, send, store
 from gage.inbox import rows as rows_mod
 from gage.tui import inbox_sync as sync_mod
@@ -192,7 +193,7 @@ def trust_fresh_trees(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let the check cache remember bundles written a moment ago. It waits out RACY_NS (2 s)
     after a tree's last change because a coarse filesystem clock could hide a write in the
     same tick; these tests make their bundles just before they look, on a fine clock."""
-    monkeypatch.setattr(checkcache, "RACY_NS", 0)
+    monkeypatch.setattr(checks, "RACY_NS", 0)
 
 
 async def test_keys_are_handled_while_a_large_inbox_loads(big_home: World, monkeypatch: pytest.MonkeyPatch) -> None:

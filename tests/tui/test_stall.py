@@ -10,6 +10,7 @@ by where the work ran, and by counting widgets and lines, never by wall-clock li
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import shutil
@@ -317,3 +318,40 @@ async def test_ten_thousand_missing_files_show_a_bounded_frame(tmp_path: Path) -
         assert f"and {MANY - bundle_view.MAX_PROBLEMS} more" in " ".join(
             str(w.render()) for w in screen.query(".fvalue")
         )
+
+
+async def test_while_the_next_file_is_read_the_last_files_lines_are_not_under_its_name(tmp_path: Path, monkeypatch) -> None:
+    """n moves the preview's heading to the next file ("reading…") at once; the lines of the
+    file before must go with it, not stay under that name until the read lands (a slow disk,
+    a file on a network share): one file's name over another's lines is the reader misled."""
+    clock = Clock()
+    with frozen(clock):
+        home = make_home(tmp_path / "you", "you", 1)
+        b = make_bundle(identity("sam", 5), tmp_path / "wire", {"a.txt": b"alpha says hello\n", "b.txt": b"bravo\n"}, nonce=7)
+        bid = store.import_bundle(home, b).id
+    gate_open = threading.Event()
+    real = bundle_view.read_preview
+
+    def slow(root, path, size):  # noqa: ANN001, ANN202
+        if path == "b.txt":
+            gate_open.wait(10)
+        return real(root, path, size)
+
+    monkeypatch.setattr(bundle_view, "read_preview", slow)
+    app = TestApp(home)
+    async with app.run_test(size=(120, 60)) as pilot:  # tall: the frame and the preview both in view
+        await pilot.pause()
+        _open(app, bid)
+        await pilot.pause()
+        await pilot.pause(0.2)
+        assert "alpha says hello" in screen_text(app)
+        app.screen.action_file(1)  # n, with nothing waited for: the read of b.txt is held
+        await asyncio.sleep(0.3)
+        text = screen_text(app)
+        try:
+            assert "b.txt" in text and "reading" in text, text
+            assert "alpha says hello" not in text, "a.txt's lines under b.txt's name"
+        finally:
+            gate_open.set()
+        await pilot.pause(0.3)
+        assert "bravo" in screen_text(app) and "alpha says hello" not in screen_text(app)

@@ -10,8 +10,8 @@ state or a message never accepts anything. See spec/a2a.md.
 This package writes and reads the JSON shapes itself: it is the contract, and it needs
 no SDK. The SDK is used by the tests to prove it, and by the live server and client.
 
-The code is in four modules along the seams it has (issue 11: no core module over about
-400 lines): `wire` (names, closed metadata, limits, strict base64), `export` (a bundle
+The code is in four modules along the seams it has, one idea a module, each
+read on its own: `wire` (names, closed metadata, limits, strict base64), `export` (a bundle
 on disk to an Artifact or Message), `reader` (an Artifact, Message or Task to checked
 bundles, writing nothing) and `landing` (into `inbox/pending` through the import). This
 module is the one name the rest of gage, the tests and the spec's readers use for all of

@@ -78,11 +78,11 @@ async def read_capped(scope: Scope, receive: Receive, cap: int, *, total: float 
     """The whole body, or `TooLarge` as soon as the declared or counted size passes `cap`.
 
     Gathered in one growing buffer, not a list of chunks joined at the end, which held the
-    body twice at the join (issue 29 item 3).
+    body twice at the join.
 
     `Slow` when it takes longer than `total` seconds, or trickles: after `grace` seconds,
     at least `rate` bytes a second on average must have arrived. A slow sender cannot
-    keep a slot for the whole of `total` with a byte now and then (issue 19).
+    keep a slot for the whole of `total` with a byte now and then.
     """
     declared = header_values(scope, b"content-length")
     if declared:

@@ -52,7 +52,7 @@ class A2ATransportError(GageError):
 class A2AUnconfirmedError(GageError):
     """The agent answered, but not with gage's delivery result for this bundle: it neither
     refused nor confirmed (its own words, a task, an internal error), so the bundle may or
-    may not be there. Not a refusal and not a delivery: a code of its own (issue 19)."""
+    may not be there. Not a refusal and not a delivery: a code of its own, so a script can tell it from both."""
 
     stage = "a2a-unconfirmed"
     exit_code = Exit.A2A_UNCONFIRMED

@@ -1,4 +1,5 @@
-"""Connections to `gage a2a serve`, bounded before any request exists (issues 19 and 29).
+"""Connections to `gage a2a serve`, bounded before any request exists, so idle or slow
+connections cannot shut real senders out.
 
 Off loopback anyone can open a connection, and the bearer token is read only with a request:
 1,100 connections that never sent a byte used to exhaust the server's descriptors, and no

@@ -1,7 +1,7 @@
 """The one way gage talks HTTP to a peer: httpx, a total deadline, a size cap, one redirect policy.
 
 Card discovery for `gage a2a send`, its post, and `gage pair --card URL` all go through
-`request`, so a hostile peer meets the same bounds everywhere (issue 19):
+`request`, so a hostile peer meets the same bounds everywhere:
 
 - a **total deadline** on the whole exchange (connect, request, answer head, answer body),
   not only per read: a peer that sends one byte every two seconds is cut off when the

@@ -7,7 +7,7 @@ token, and runs gage's own strict parser (`reader`) over the JSON-RPC `params.me
 A refusal is answered here and the SDK never sees it; an accepted read rides in the
 ASGI scope (under INTAKE) to the executor in `server`, which lands exactly those bytes.
 
-Split out of server.py (issue 11). It speaks plain ASGI (dicts and callables, typed
+Split out of server.py, so what meets a peer first is read on its own. It speaks plain ASGI (dicts and callables, typed
 below as starlette types them), so it imports no SDK, starlette or uvicorn: only
 server.py and client.py load the optional extra (tests/test_layering.py).
 """
@@ -62,7 +62,7 @@ BODY_GRACE = 10.0  # after this many seconds a body must have kept arriving at B
 BODY_RATE = 64 * 1024  # bytes a second
 # A body refused unread (no token, over the cap) is read and thrown away, up to this many
 # seconds, before the answer, so the answer is not lost to the reset a close with unread
-# bytes causes: the sender sees 401 or 413, never a dropped connection (issue 19).
+# bytes causes: the sender sees 401 or 413, never a dropped connection.
 DRAIN_SECONDS = 10.0
 CARD_MAX_AGE = 900  # Cache-Control on the card: the 15 minutes a gage client keeps one
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -180,7 +180,7 @@ class Gatekeeper:
         self.token = token
         self.events = events
         # The card in each protocol version's own shape ("1.0", "0.3"): served here, not by the
-        # SDK, whose card mixes the two and which a strict 1.0 reader refuses (issue 19).
+        # SDK, whose card mixes the two and which a strict 1.0 reader refuses.
         self.cards = {v: _card_response(c) for v, c in (cards or {}).items()}
         self.drain_bytes = limits.max_request_bytes if drain_bytes is None else drain_bytes
         self.drain_seconds = drain_seconds
@@ -219,7 +219,7 @@ class Gatekeeper:
             return
         # The slot is held for the whole request (read, gage's parse, the SDK, landing), not
         # only while the body is read: memory is bounded by the slots times what one request
-        # holds, however long landing waits for the home lock (issue 19).
+        # holds, however long landing waits for the home lock, so many requests at once cannot exhaust memory.
         async with self._bodies:
             self._per_peer[peer] = self._per_peer.get(peer, 0) + 1
             try:
@@ -306,10 +306,10 @@ class Gatekeeper:
 
         The envelope is read as `reader.parse_bytes` reads it, fractional numbers allowed
         (another extension's metadata, written by protobuf): one reader, one rule, for
-        `serve` and `a2a import` alike (issue 19). For a message gage read, the SDK is given
+        `serve` and `a2a import` alike, so a peer cannot pass one and not the other. For a message gage read, the SDK is given
         the request without its bundle bytes (`_for_the_sdk`): the executor lands gage's
         reading, never the SDK's, so the SDK's copies of a large request were only memory
-        (issue 29 item 3). `held` is emptied as soon as the body is parsed.
+        (a large request held several times over). `held` is emptied as soon as the body is parsed.
         """
         raw = held.pop()
         try:

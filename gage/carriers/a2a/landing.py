@@ -1,6 +1,6 @@
 """Landing bundles read from A2A in `inbox/pending`, through the same import as a folder.
 
-Split out of `artifact` (issue 11): this is the only A2A code that writes to a home, and
+Split out of `artifact`: this is the only A2A code that writes to a home, and
 it writes through `store.import_bundle` alone, so nothing reaches the inbox by a path of
 its own and a task state or a message never accepts anything.
 """

@@ -4,7 +4,7 @@ What the envelope says (the id in the metadata, the agent that sent it) is a cla
 id is recomputed from the manifest bytes, and the claims are kept apart for the frame to
 show as the transport's word. Every object is checked whole (parts, sizes against the
 receiver's limit, names against the manifest) before `landing` writes a byte, so a
-refusal anywhere leaves the home as it was. Split out of `artifact` (issue 11): this is
+refusal anywhere leaves the home as it was. Split out of `artifact`: this is
 the code that faces hostile input, and it reads best on its own.
 """
 

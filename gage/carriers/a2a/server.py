@@ -86,7 +86,7 @@ __all__ = [
 DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped; None: one request cap
 # Landing waits for the home lock at most this long (another gage process may hold it), on an
 # executor of its own: a held lock turns deliveries away ("refused", stage io) instead of
-# piling requests, with everything they hold, onto the shared thread pool (issue 19). Counted
+# piling requests, with everything they hold, onto the shared thread pool. Counted
 # from when the delivery reaches the executor (a wait for a landing thread counts too), and
 # well inside a sender's reply deadline (client.REPLY_SECONDS, 30 s), so the refusal reaches it.
 LOCK_SECONDS = 20.0
@@ -234,8 +234,8 @@ def build_app(
         receiver.pool.shutdown(wait=False, cancel_futures=True)
 
     # The card is served by the gatekeeper, in the shape each request can read: the strict 1.0
-    # card to `A2A-Version: 1.0` (a strict 1.0 reader refuses 0.3 fields, issue 19), the
-    # hybrid one otherwise (a 0.3 client sends no header and needs them, issue 29).
+    # card to `A2A-Version: 1.0` (a strict 1.0 reader refuses 0.3 fields), the
+    # hybrid one otherwise (a 0.3 client sends no header and needs them).
     routes = [*create_jsonrpc_routes(handler, "/", context_builder=_ContextBuilder(), enable_v0_3_compat=True)]
     app = Starlette(routes=routes, lifespan=lifespan)
     # The gatekeeper's knobs are read from this module now, so a test (or an embedder) sets
@@ -331,7 +331,7 @@ class _VisibleFormatter(logging.Formatter):
     """The SDK and uvicorn log request text (a version header, a peer's error message): never raw to a terminal."""
 
     def format(self, record: logging.LogRecord) -> str:
-        # Cut too (issue 19): a peer's words in a log line are never longer than this.
+        # Cut too: a peer's words in a log line are never longer than this.
         return visible(clip(super().format(record), 2000), oneline=False)
 
 

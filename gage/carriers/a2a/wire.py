@@ -1,6 +1,6 @@
 """The A2A carrier format itself: its names, its closed metadata, its limits, strict base64.
 
-Split out of `artifact` (issue 11) because the writer (`export`), the reader (`reader`),
+Split out of `artifact` because the writer (`export`), the reader (`reader`),
 the landing (`landing`) and the agent card (`card`) must all agree on these and nothing
 else: one place for what spec/a2a.md fixes, so a change to the format is one diff.
 Plain Python, no SDK: this is the contract, and a stranger reimplements it from the spec.
@@ -66,7 +66,7 @@ ALLOWED_META = frozenset(REQUIRED_META + CLAIM_META)
 
 # The base64 alphabet, matched by a single character class over the text before its padding.
 # Not `(?:[A-Za-z0-9+/]{4})*...`: the regex engine keeps state for every repetition of a
-# group, and over 8 MiB of base64 that took 370 MB for one request (issue 29 item 3).
+# group, and over 8 MiB of base64 that took 370 MB for one request.
 _B64_BODY = re.compile(r"[A-Za-z0-9+/]*")
 
 

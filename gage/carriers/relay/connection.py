@@ -27,7 +27,7 @@ from gage.carriers.relay.errors import (
     refused_login,
 )
 
-CONNECT_TIMEOUT = 1.0  # a relay that does not answer within this is down: said within 2 s (issue 30)
+CONNECT_TIMEOUT = 1.0  # a relay that does not answer within this is down: said within 2 s, not after a hang
 PROBE = "$JS.API.INFO"
 PROBE_TIMEOUT = 1.0
 

@@ -1,7 +1,7 @@
 """How this home proves who it is to its own relay: a credential kept in a file, never in a URL.
 
 A relay URL is printed, journaled, put in cards and directory records; a secret inside it
-(`nats://bob:pw@host`) was published with it (issue 26). So a URL with a user or password is
+(`nats://bob:pw@host`) was published with it. So a URL with a user or password is
 refused wherever gage takes one, and a credential is one of three files, each 0600 or
 stricter (readable by its owner alone) or refused:
 
@@ -108,7 +108,7 @@ def as_credentials(creds: Creds) -> Credentials:
 
 def _need_nkeys(opt: str) -> None:
     # nats-py imports nkeys only when it signs the server's nonce, deep in the connect: a missing
-    # one was a ModuleNotFoundError traceback there (issue 26), so it is looked for first.
+    # one was a ModuleNotFoundError traceback there, not a clear error, so it is looked for first.
     try:
         found = importlib.util.find_spec("nkeys") is not None
     except (ImportError, ValueError):  # a module entry of None, or one without a spec

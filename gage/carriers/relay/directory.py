@@ -1,7 +1,7 @@
 """The directory: a JetStream key-value bucket of signed records, one per handle, with history.
 
 Untrusted by construction (spec/relay.md section 5): it answers *where* and carries a
-*claim*. A record read here is checked (gage.carriers.relay.record.parse) and then only ever becomes
+*claim*. A record read here is checked (gage.carriers.relay.dirrecord.parse) and then only ever becomes
 a candidate key and a whereabouts claim; nothing the directory holds is read by the verdict,
 and nothing but the word-pair ceremony confirms its key. Whoever runs the directory can
 drop, replay or rewrite records: then a lookup fails, or offers a key that fails the compare.
@@ -15,7 +15,7 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 
-from gage.carriers.relay import mailbox, record, streams
+from gage.carriers.relay import dirrecord, mailbox, streams
 from gage.carriers.relay.creds import Creds
 from gage.carriers.relay.errors import RelayError
 from gage.format import relayurl
@@ -73,37 +73,37 @@ async def get_raw(url: str, handle: str, *, creds: Creds = None) -> bytes:
         return value
 
 
-def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: Creds = None) -> record.Record:
+def publish(home: Home, handle: str, url: str, *, relay_for_record: str | None, creds: Creds = None) -> dirrecord.Record:
     """Sign this home's record (handle -> mailbox, sealing key, signing key) and put it in the directory."""
-    record.check_handle(handle)
+    dirrecord.check_handle(handle)
     if home.identity.current_retirement is not None:
         raise RefusedError("this home's key is retired; it publishes nothing")
     me = unlock.signing_identity(home)  # a protected home asks for its passphrase
     with home.lock():
         # The same sealing key, bound again by the current key after a rotation (spec/keys.md section 6).
         key = sealing.ensure(home.root, me)
-    rec = record.build(me.secret, handle, key.binding, relay_for_record)
+    rec = dirrecord.build(me.secret, handle, key.binding, relay_for_record)
     mailbox.run(put_raw(url, handle, rec.to_bytes(), creds=creds))
     return rec
 
 
-def route_of(rec: record.Record, url: str) -> whereabouts.Where | None:
+def route_of(rec: dirrecord.Record, url: str) -> whereabouts.Where | None:
     """The route a record offers its own key: its mailbox, on its relay (or the one it was read from)."""
     source = f"directory {relayurl.public(url)} handle {rec.handle}"
     return whereabouts.claim_of(rec.signing_key, rec.binding, relay=rec.relay or relayurl.public(url), source=source)
 
 
-def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True, route: bool = True) -> record.Record:
+def lookup(home: Home, handle: str, url: str, *, creds: Creds = None, remember: bool = True, route: bool = True) -> dirrecord.Record:
     """What the directory says for `handle`, checked, and kept as a claim (a candidate key, and with
     `route` a whereabouts; `gage pair --directory` keeps that only after the ceremony).
 
     Refused records are remembered nowhere, and so is a record older than one this home has seen
     for the handle and key (a replay, spec/relay.md section 5). An accepted one's key is only a candidate.
     """
-    record.check_handle(handle)
+    dirrecord.check_handle(handle)
     data = mailbox.run(get_raw(url, handle, creds=creds))
     try:
-        rec = record.parse(data, handle=handle)
+        rec = dirrecord.parse(data, handle=handle)
     except GageError as exc:
         exc.message = f"the directory's record for {handle!r}: {exc.message}"
         raise

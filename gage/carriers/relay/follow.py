@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from gage.carriers.events import WatchEvent
 from gage.carriers.relay import landing, mailbox
 from gage.carriers.relay.creds import Creds
-from gage.carriers.watch import WatchEvent
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 from gage.home.listing import find
@@ -113,7 +113,7 @@ def follow(
         except Exception as exc:  # noqa: BLE001 - nothing may end the mailbox loop unseen
             # An error nobody foresaw (a bug, a library's surprise): said every time, with its
             # type, and tried again after a pause; no envelope was acknowledged by the failed
-            # round, so nothing is lost. The watcher goes on (issue 26).
+            # round, so nothing is lost. The watcher goes on: one surprise does not stop delivery for good.
             why = f"{type(exc).__name__}: {str(exc)[:300]}".rstrip(": ")
             on_event(WatchEvent("error", f"mailbox: an unexpected error ({why}); the envelope stays on the relay, trying again"))
             stop.wait(pause)

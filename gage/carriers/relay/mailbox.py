@@ -169,7 +169,7 @@ def _full(exc: Exception) -> bool:
 # How long a delivery keeps trying after a failure on the way: a cluster that lost a node
 # elects a new stream leader in seconds, longer on a loaded machine. Bounded, then reported.
 PUBLISH_PATIENCE = 10.0
-CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down (issue 30)
+CONNECT_PATIENCE = 0.8  # but no node reached (a random pick may be a dead one) this long: down, said in seconds, not after a hang
 
 
 async def publish(

@@ -33,6 +33,7 @@ from nats.aio.msg import Msg
 
 from gage.carriers.relay import landing, objects, objread
 from gage.carriers.relay.errors import RelayError
+from gage.carriers.testhook import kill_at
 from gage.format.errors import GageError, GageIOError
 from gage.home.layout import Home
 
@@ -215,6 +216,7 @@ async def land_and_ack(
         )
     finally:
         forget_scratch(batch)
+    kill_at("fetch-landed")
     failed: GageError | None = None
     for p, got in zip(batch, outcomes, strict=True):
         if isinstance(got, GageError):
@@ -228,6 +230,7 @@ async def land_and_ack(
             # Landed but not acknowledged: the relay delivers it again, and it is
             # "already there". Nothing is lost or doubled.
             raise RelayError(f"landed {got.id or 'an envelope'} but the relay did not take the acknowledgement: {exc or type(exc).__name__}") from None
+        kill_at("fetch-acked")
         await forget(nc, bucket, p)
         got.nbytes = p.nbytes
         done.append(got)

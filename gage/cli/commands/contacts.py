@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     contacts = Contacts.load(home.contacts_path)
     from gage.format.words import format_pairs  # with the word list: only here
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     cache = WordCache(home.cache / "words.json")
     from gage.home import (

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from gage.cli.showkey import whole_key_hint
     from gage.format.keys import short_fingerprint
     from gage.format.words import format_pairs
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     home = open_home(args)
     ident = home.identity

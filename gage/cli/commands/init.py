@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(made_json.identity(home))
         return 0
     from gage.format.words import format_pairs
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
 
     words = WordCache(home.cache / "words.json").words_for(home.identity.key)
     out(f"made a gage home at {home.root}")

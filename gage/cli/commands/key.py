@@ -174,8 +174,8 @@ def retire(args: argparse.Namespace) -> int:
     from gage.format.errors import UsageError
     from gage.format.keys import short_fingerprint
     from gage.format.words import format_pairs
+    from gage.home.cache.wordpairs import WordCache
     from gage.home.identity import load_key_file
-    from gage.home.wordcache import WordCache
     from gage.inbox import ownkey
 
     home = open_home(args)
@@ -217,7 +217,7 @@ def upgrade(args: argparse.Namespace) -> int:
     from gage.cli.output import err, open_home
     from gage.format.keys import short_fingerprint
     from gage.format.words import format_pairs
-    from gage.home.wordcache import WordCache
+    from gage.home.cache.wordpairs import WordCache
     from gage.inbox import ownkey
 
     home = open_home(args)

@@ -1,7 +1,7 @@
 """What the journal says about each bundle: the facts the gate and the verdict read, folded from entries.
 
 One fold (`Fold`) defines every per-bundle fact, in journal order, and is used three ways: by
-the journal index (gage/home/journal/index.py) when it rebuilds or catches up, by `JournalFacts`
+the journal index (gage/home/cache/journalindex.py) when it rebuilds or catches up, by `JournalFacts`
 built from a list of entries (tests, fuzzing), and so by every reader through the index. One
 definition keeps "what the index says" and "what a scan of the journal says" the same thing,
 which tests/test_journal_index.py checks against a brute-force scan.
@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 
 from gage.format.record import Frozen, Record, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

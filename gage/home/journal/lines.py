@@ -1,7 +1,7 @@
 """The journal file's lines: constants, hashing, parsing, and reading a piece at a time.
 
 Shared by the journal (gage/home/journal/log.py), its check (gage/home/journal/verify.py) and its index
-(gage/home/journal/index.py). Reading by blocks with `pread`, forwards from an offset or backwards
+(gage/home/cache/journalindex.py). Reading by blocks with `pread`, forwards from an offset or backwards
 from the end, is what lets an append and the index cost the same whatever the journal's length.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from gage.format import sha256, vocab
 from gage.format.errors import GageIOError, MalformedError
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 

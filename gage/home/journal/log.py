@@ -6,6 +6,9 @@ shorter than its head has been truncated. A crash mid-write leaves a torn last l
 next append saves it, byte for byte, in `journal.jsonl.torn/<sha256>.bin` before cutting it
 off, then records it in a `repaired` entry, so it is neither silently dropped nor silently
 kept, and `gage journal verify` reports it.
+
+Long because the journal is one class whose append, chain, head and torn-line repair keep each
+other's invariants under the lock: kept whole, its crash argument is read in one place.
 """
 
 from __future__ import annotations
@@ -39,12 +42,12 @@ from gage.home.journal.lines import (
     seq_of,
 )
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
     from gage.format.vocab import Event
-    from gage.home.journal.index import JournalIndex
+    from gage.home.cache.journalindex import JournalIndex
 
 # Re-exported: callers have always found these here.
 __all__ = [
@@ -94,7 +97,7 @@ class Journal:
         self.path = path
         self.head_path = path.with_name(path.name + ".head")
         self._lock = lock
-        # Where the derived index lives (gage/home/journal/index.py); None keeps it in memory only.
+        # Where the derived index lives (gage/home/cache/journalindex.py); None keeps it in memory only.
         self.index_path = index_path
         self._index: JournalIndex | None = None
         # Why the head was left behind by the last append whose lines were recorded (a full disk), or None.
@@ -105,7 +108,7 @@ class Journal:
         """The derived per-bundle index: a cache of what `entries()` says, checked against the file."""
         if self._index is None:
             # Imported here: sqlite3 costs start-up time that most commands never need.
-            from gage.home.journal.index import JournalIndex
+            from gage.home.cache.journalindex import JournalIndex
 
             self._index = JournalIndex(self.path, self.index_path)
         return self._index

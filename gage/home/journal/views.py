@@ -1,7 +1,7 @@
 """The journal facts answered from the index, one bundle at a time: the mappings a verdict
 reads (`received`, `sent`, ...) and the decisions, looked up per id and remembered.
 
-Typed against `BundleLookup`, what gage.home.journal.index.JournalIndex answers, so the
+Typed against `BundleLookup`, what gage.home.cache.journalindex.JournalIndex answers, so the
 index can hand these out without the two modules importing each other.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from gage.home.journal.facts import EMPTY, BundleFacts, JournalFacts, Seen
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any, Protocol
 

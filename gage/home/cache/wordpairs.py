@@ -13,7 +13,7 @@ from gage.format import strictjson
 from gage.format.words import EVEN_INDEX, ODD_INDEX, PAIRS, VERSION, WordPairs, derive
 from gage.home import homefile
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -48,7 +48,7 @@ class WordCache:
     def _load(self) -> dict[str, Any]:
         if self._data is None:
             # A derived file, opened like a stranger's below the home's cache folder: a FIFO or
-            # a link in its place is said once and ignored, never waited on (issue 19).
+            # a link in its place is said once and ignored, never waited on.
             raw = homefile.read_derived(self._root, self._rel, WORDS_LIMIT)
             try:
                 obj = json.loads(raw) if raw is not None else None

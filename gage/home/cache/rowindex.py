@@ -1,4 +1,4 @@
-"""The row index: inbox rows remembered across commands (issue 28), stored, never a source.
+"""The row index: inbox rows remembered across commands, stored, never a source.
 
 `gage list`, the interface and `gage mcp` show one row per held bundle (gage.inbox.rows). A row
 depends on the bundle's bytes, on who this home trusts (identity, contacts, authority) and on
@@ -45,7 +45,13 @@ from gage import __version__
 from gage.format import sha256
 from gage.format.record import Frozen, set_field
 from gage.home import homefile
-from gage.home.cachedb import open_cache_db
+from gage.home.cache.rowkept import ROW_TYPES as ROW_TYPES
+from gage.home.cache.rowkept import SENDER_TYPES as SENDER_TYPES
+from gage.home.cache.rowkept import Kept as Kept
+from gage.home.cache.rowkept import digest_now as digest_now
+from gage.home.cache.rowkept import digest_of, kept_of, packed, row_seal, stats_at
+from gage.home.cache.rowkept import fresh_at as fresh_at
+from gage.home.cache.sqlitefile import open_cache_db
 from gage.home.journal.lines import (
     iter_lines,
     line_hash,
@@ -54,18 +60,12 @@ from gage.home.journal.lines import (
     rfind_newline,
 )
 from gage.home.layout import Home
-from gage.home.rowkept import ROW_TYPES as ROW_TYPES
-from gage.home.rowkept import SENDER_TYPES as SENDER_TYPES
-from gage.home.rowkept import Kept as Kept
-from gage.home.rowkept import digest_now as digest_now
-from gage.home.rowkept import digest_of, kept_of, packed, row_seal, stats_at
-from gage.home.rowkept import fresh_at as fresh_at
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint (issue 27)
+FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint, as every screen names a key
 SCHEMA_VERSION = 6  # 6: a row's parts in one sealed JSON text, its stat values packed beside it; 3: its arrival in its own column (the interface orders by it)
 FILE_NAME = "rows.sqlite"
 _TRUST_FILES_LIMIT = 16 << 20

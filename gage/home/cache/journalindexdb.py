@@ -1,5 +1,5 @@
 """The journal index's database: its layout and how each fact is stored (spec/journal.md, "The
-index"). Split out of gage.home.journal.index, which keeps it in step with the journal."""
+index"). Split out of gage.home.cache.journalindex, which keeps it in step with the journal."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -64,7 +64,7 @@ _loads = json.JSONDecoder().decode
 
 class Damaged(sqlite3.DatabaseError):
     """A row whose seal does not hold: written in place by something other than gage. The index
-    is rebuilt from the journal (gage.home.journal.index), as for any index that is not current."""
+    is rebuilt from the journal (gage.home.cache.journalindex), as for any index that is not current."""
 
 
 def seal(*values: Any) -> int:

@@ -1,7 +1,7 @@
 """Opening a cache's SQLite file in the home (the journal index, the row index) without being fooled.
 
 sqlite follows links and opens FIFOs: a link left in the cache would make it create a database
-outside the home, or rewrite another program's (issue 19). So the names are looked at first: a
+outside the home, or rewrite another program's. So the names are looked at first: a
 link, FIFO or device there is unlinked (the name only, never what it points to), and a link among
 the folders, or a folder at the name, means no file (OSError: the caller goes on without it). The
 file is made 0600 before sqlite opens it (its -wal and -shm files take the same mode), never by

@@ -2,7 +2,7 @@
 
 contacts.toml and authority.toml are read by nearly every command, and importing `tomllib`
 (it compiles its regular expressions and imports `typing` at import) was 4 to 6 ms of a small
-command's start-up (issue 28); a large contacts file costs far more to parse than to read as
+command's start-up; a large contacts file costs far more to parse than to read as
 JSON. So the parsed document is kept beside the home's other caches, in
 `cache/<file name>.parsed.json`, with the whole text it was parsed from, and used only when the
 text read now is exactly that text (compared in full, not by a hash or a time): it can only

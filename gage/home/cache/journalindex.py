@@ -39,9 +39,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from gage.home.cachedb import open_cache_db
-from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, row_facts
-from gage.home.journal.indexdb import (
+from gage.home.cache.journalindexdb import (
     COLUMNS,
     PLACED,
     SCHEMA,
@@ -57,10 +55,12 @@ from gage.home.journal.indexdb import (
     unkey,
     unsealed,
 )
+from gage.home.cache.sqlitefile import open_cache_db
+from gage.home.journal.facts import BundleFacts, Fold, JournalFacts, row_facts
 from gage.home.journal.lines import iter_lines, line_hash, open_journal, parse_line
 from gage.home.journal.views import Decisions, IndexedFacts
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
@@ -110,7 +110,7 @@ class JournalIndex:
 
     @staticmethod
     def _open_file(path: Path) -> sqlite3.Connection:
-        """Never through a link, FIFO or device at any of its names (issue 19: gage.home.cachedb);
+        """Never through a link, FIFO or device at any of its names (gage.home.cache.sqlitefile says why);
         OSError means the index runs in memory."""
 
         def prepare(db: sqlite3.Connection) -> None:

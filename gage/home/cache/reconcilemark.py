@@ -18,7 +18,7 @@ skipped. The marker is written only when its claim is exact:
   no repair, and nothing changed while it read);
 - none of the folders' or the journal's timestamps is within RACY_NS of the scan starting: a
   change in the same timestamp tick as the snapshot could otherwise keep its stamps (git's "racy"
-  rule, as gage/home/checkcache.py);
+  rule, as gage/home/cache/checks.py);
 - no inbox entry with a bundle name is a symbolic link (whether it leads to a folder can change
   without any folder here changing), and `tmp/` holds no scratch copy (reconcile removes those by
   age, which changes with the clock alone).
@@ -42,7 +42,7 @@ from gage.format.manifest import is_id
 from gage.home import homefile
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -97,7 +97,7 @@ def snapshot(home: Home) -> Snapshot:
 def _staging_busy(home: Home) -> bool:
     """A scratch copy in tmp/ or anything in tmp/accepting: work reconcile finishes, seen with two
     listings of small folders. Checked even when the marker matches, so a marker (crafted, or
-    written by a bug) can never hide a half-finished accept (issue 19)."""
+    written by a bug) can never hide a half-finished accept."""
     try:
         with os.scandir(home.staging) as it:
             if any(e.name.startswith(SCRATCH_PREFIXES) for e in it):

@@ -1,8 +1,8 @@
-"""A kept row of the row index (gage.home.rowindex) and the two checks it passes before use.
+"""A kept row of the row index (gage.home.cache.rowindex) and the two checks it passes before use.
 
 - Fresh: the bundle folder is still the tree the row was computed from. The check cache's tree
   digest covers the stat values of the folder, its manifest, signature, `payload` and every
-  entry the manifest lists (gage.home.checkcache says why that is enough); the row index keeps
+  entry the manifest lists (gage.home.cache.checks says why that is enough); the row index keeps
   those values themselves, taken when the row was stored and only if they give the digest the
   check cache remembered, and a listing compares them with one lstat per entry. Comparing the
   numbers proves what comparing their hash proves, without hashing 10,000 trees on every listing.
@@ -22,7 +22,7 @@ from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.bundle.treestat import tree_digest
 from gage.format.record import Frozen, set_field
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
     from typing import Any
 
@@ -48,7 +48,7 @@ class Kept(Frozen):
     digest: str
     parent: str | None
     entries: list[str]  # the payload's folders and files, as the manifest lists them
-    warnings: list[Any]  # the check's warnings (checkcache.dump_problems)
+    warnings: list[Any]  # the check's warnings (checks.dump_problems)
     row: dict[str, Any]
     stats: bytes | None  # `packed(stats_at(...))`
 
@@ -168,7 +168,7 @@ def kept_of(state: str, bundle_id: str, column_parent: str | None, stats: bytes,
     elif names != _SENDER_RETIRED_NAMES or tuple(map(type, sender.values())) not in _SENDER_RETIRED_SHAPES:
         return None
     if warnings:
-        from gage.home.checkcache import problems_of
+        from gage.home.cache.checks import problems_of
 
         try:
             problems_of(warnings)
