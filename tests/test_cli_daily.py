@@ -245,10 +245,10 @@ def test_key_export_to_standard_output_ends_with_a_newline(gage: Gage, make_home
 
 
 def test_the_a2a_extra_hint_says_what_works_without_the_index() -> None:
-    from gage.cli import cmd_a2a
+    from gage.cli import extras
 
-    assert "pip install -e '.[a2a]'" in cmd_a2a.A2A_INSTALL and ".whl[a2a]" in cmd_a2a.A2A_INSTALL
-    assert "gage-bundles[a2a]'" not in cmd_a2a.A2A_INSTALL.replace("whl[a2a]'", "")
+    assert "pip install -e '.[a2a]'" in extras.A2A_INSTALL and ".whl[a2a]" in extras.A2A_INSTALL
+    assert "gage-bundles[a2a]'" not in extras.A2A_INSTALL.replace("whl[a2a]'", "")
 
 
 def test_pair_from_a_key_file_that_is_not_there_is_the_missing_path_rule(gage: Gage, make_home, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Start-up (issue 13): the parser loads no command's code, and its copies of core values stay true."""
+"""Start-up: the parser loads no command's body, a command only its own module, and the parsers' copies of core values stay true."""
 
 from __future__ import annotations
 
@@ -8,31 +8,38 @@ import sys
 import typing
 
 from gage.carriers.a2a import artifact
-from gage.cli import argtypes, commands, completion, help
+from gage.cli import commands, completion, help
 from gage.cli.main import build_parser
 from gage.format import keystatement, manifest, sanitize
 from gage.home import layout as home_mod
 
 # What `import gage.cli.main` and building the parser must not load: the watcher, the
-# interface, the A2A code and SDK, the signing library, the core's bundle code, every command.
+# interface, the A2A code and SDK, the signing library, the core's bundle code, and every
+# command's body: what a command's `run` imports (gage/cli/commands/__init__.py), the core
+# below the command line, and the command line's modules that only a body uses.
 HEAVY = (
     "watchfiles",
     "textual",
     "rich",
     "nacl",
     "a2a",
-    "gage.carriers.a2a",
-    "gage.carriers.watch",
+    "gage.carriers",
     "gage.tui",
-    "gage.home.layout",
+    "gage.mcp",
+    "gage.home",
     "gage.bundle",
-    "gage.cli.cmd_core",
-    "gage.cli.cmd_trust",
-    "gage.cli.cmd_gate",
-    "gage.cli.cmd_a2a",
-    "gage.cli.cmd_files",
-    "gage.cli.cmd_keys",
+    "gage.trust",
+    "gage.inbox",
+    "gage.cli.output",
+    "gage.cli.keyreport",
+    "gage.cli.deciding",
+    "gage.cli.meeting",
+    "gage.cli.pairing",
+    "gage.cli.import_run",
+    "gage.cli.tokenfile",
+    "gage.cli.candidates",
 )
+COMMAND_MODULES = "gage.cli.commands."
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -47,7 +54,9 @@ def _heavy(mods: set[str]) -> list[str]:
 
 
 def test_importing_the_entry_point_loads_no_command_code() -> None:
-    assert _heavy(_loaded_after("import gage.cli.main")) == []
+    mods = _loaded_after("import gage.cli.main")
+    assert _heavy(mods) == []
+    assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == []  # the table, and no command
 
 
 def test_building_the_parser_and_help_load_no_command_code() -> None:
@@ -70,6 +79,27 @@ def test_python_m_gage_version_loads_no_command_code() -> None:
     assert _heavy(names) == []
 
 
+def test_help_version_and_a_typo_read_the_table_and_import_no_command() -> None:
+    """`gage --help`, `gage --version` and `gage lsit` need each command's name and one line, which
+    the table holds: no command's module is imported for them."""
+    for argv in (["--help"], ["--version"], ["lsit"], ["--home", "/nonexistent", "-h"]):
+        mods = _loaded_after(
+            "import contextlib, io\n"
+            "from gage.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            f"    main({argv!r})\n"
+        )
+        assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == [], argv
+        assert _heavy(mods) == [], argv
+    mods = _loaded_after(
+        "import contextlib, io\n"
+        "from gage.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['key', 'retire', '--help'])\n"
+    )
+    assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == ["gage.cli.commands.key"]  # a command's help: its own
+
+
 def test_a_command_loads_only_its_own_module() -> None:
     mods = _loaded_after(
         "import contextlib, io, tempfile\n"
@@ -79,18 +109,30 @@ def test_a_command_loads_only_its_own_module() -> None:
         "    assert main(['--home', d + '/h', 'init', '--name', 'a']) == 0\n"
         "    assert main(['--home', d + '/h', 'list']) == 0\n"
     )
-    assert "gage.cli.cmd_core" in mods
-    assert _heavy(mods) and not {"watchfiles", "textual", "gage.carriers.watch", "gage.carriers.a2a", "gage.cli.cmd_a2a"} & mods
+    assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == ["gage.cli.commands.init", "gage.cli.commands.list"]
+    assert _heavy(mods) and not {"watchfiles", "textual", "gage.carriers.watch", "gage.carriers.a2a"} & mods
 
 
-def test_every_command_names_a_function_that_exists() -> None:
+def test_every_command_is_one_module_that_runs_each_of_its_actions() -> None:
+    """Every name in the table is a module with `add_arguments` and `run`, which the parser runs;
+    a command with actions has a function for exactly the actions its parser makes."""
     leaves = 0
-    for path, p in help.walk(build_parser()):
-        if path and not help.subcommands(p):
-            func = p._defaults.get("func")
-            assert isinstance(func, argtypes.Lazy), f"{path} runs nothing"
-            assert callable(func.resolve()), f"{path}: {func!r} does not resolve"
-            leaves += 1
+    whole = build_parser()
+    assert list(help.subcommands(whole)) == list(commands.COMMANDS)
+    for name, p in help.subcommands(whole).items():
+        module = commands.load(name)
+        assert module.__name__ == f"gage.cli.commands.{commands.COMMANDS[name][0]}"
+        assert callable(module.add_arguments) and callable(module.run), name
+        assert (module.__doc__ or "").startswith(f"`gage {name}"), f"{name}: its module's docstring opens with the command"
+        assert p._defaults.get("func") is module.run, f"{name} does not run its own module"
+        actions = help.subcommands(p)
+        if actions:
+            assert set(module.ACTIONS) == set(actions), name
+            assert all(callable(f) for f in module.ACTIONS.values()), name
+            assert all(not help.subcommands(a) for a in actions.values()), name  # one level of actions
+        else:
+            assert not hasattr(module, "ACTIONS"), name
+        leaves += len(actions) or 1
     assert leaves > 30
 
 
@@ -105,12 +147,17 @@ def _values(x: object) -> tuple[str, ...]:
 
 
 def test_the_parsers_copies_of_core_choices_are_the_cores() -> None:
-    assert _values(commands.KINDS) == _values(manifest.KINDS)
-    assert _values(commands.ALL_STATES) == _values(home_mod.ALL_STATES)
-    assert _values(commands.REASONS) == _values(keystatement.REASONS)
-    assert _values(commands.PROTOCOLS) == _values(artifact.PROTOCOLS)
-    assert commands.DEFAULT_PROTOCOL == artifact.DEFAULT_PROTOCOL
-    for shell in commands.SHELLS:
+    from gage.cli.commands import a2a, bundle, key
+    from gage.cli.commands import completion as completion_command
+    from gage.cli.commands import list as list_command
+
+    assert _values(bundle.KINDS) == _values(manifest.KINDS)
+    assert _values(list_command.ALL_STATES) == _values(home_mod.ALL_STATES)
+    assert _values(key.REASONS) == _values(keystatement.REASONS)
+    assert _values(a2a.PROTOCOLS) == _values(artifact.PROTOCOLS)
+    assert a2a.DEFAULT_PROTOCOL == artifact.DEFAULT_PROTOCOL
+    assert completion.SHELLS == completion_command.SHELLS
+    for shell in completion_command.SHELLS:
         assert completion.script(shell, build_parser())
 
 
@@ -126,7 +173,7 @@ def test_the_ascii_shortcut_in_sanitize_agrees_with_the_full_table() -> None:
     assert sanitize.visible("a\tb\n\x7f", oneline=False) == "a\tb\n\\x7f"
 
 
-# What the small commands a person types all day must not load (issue 28): the ML-DSA library
+# What the small commands a person types all day must not load: the ML-DSA library
 # (only where a hybrid signature is made or checked), the thread pool (only for large files),
 # the builder, the key-statement and sending code, and the parsers of other commands.
 SMALL_NEVER = (
@@ -140,10 +187,13 @@ SMALL_NEVER = (
     "gage.inbox.ownkey",
     "gage.format.keyseal",
     "gage.home.sealing",
-    "gage.cli.cmd_keys",
+    "gage.cli.commands.key",
+    "gage.cli.keyreport",
     "threading",  # the home's, the check cache's and the journal index's locks are _thread's own
-    "gage.cli.relay_args",  # other commands' parsers: not even imported
-    "gage.cli.invite_args",
+    "gage.cli.commands.relay",  # other commands' modules: not even imported
+    "gage.cli.commands.invite",
+    "gage.cli.relaying",
+    "gage.cli.extras",
 )
 
 # ...and, without --json, what only JSON output, a carrier's entry or a journal repair uses.
@@ -196,10 +246,11 @@ def test_small_commands_load_only_what_they_run_and_build_one_parser(tmp_path, m
         mods, parsers = _small_command_modules(*argv)
         loaded = sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SMALL_NEVER))
         assert loaded == [], (argv, loaded)
+        named = "id" if "id" in argv else argv[0]
+        assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == [COMMAND_MODULES + named], argv
         assert parsers <= 3, (argv, parsers)  # gage, its subcommand (and nothing of the other fifty)
         if "--json" not in argv:  # the JSON shapes, the relay URL cleaner, the torn-line repair's base64
             never = set(PLAIN_NEVER) - {"base64"} if argv[0] == "id" else set(PLAIN_NEVER)  # `id` stretches words once (nacl's base64)
-            never -= {"gage.format.keyjson"} if argv[0] == "verdict" else set()  # cmd_trust imports it (a module at its line limit)
             assert sorted(never & mods) == [], (argv, sorted(never & mods))
 
 
@@ -260,36 +311,29 @@ def test_the_program_skips_the_exit_collection_and_main_does_not() -> None:
     assert res.stderr.split()[-2:] == ["0", "True"] and res.stdout  # the output was all written
 
 
-def test_the_relay_and_invite_parsers_are_imported_only_for_their_own_commands() -> None:
-    # commands.py skips importing relay_args and invite_args when another command is built
-    # alone; its copies of their command names must be exactly what they register.
-    from gage.cli import invite_args, lazyparse, relay_args
+def test_a_command_run_by_name_builds_and_imports_only_its_own_parser() -> None:
+    # main builds the parser of the command it is given by name alone, from its module alone.
+    from gage.cli.commands import invite, join
     from gage.cli.main import build_parser
-    from gage.cli.parser import GageParser
 
-    for module, names in ((relay_args, commands.RELAY_COMMANDS), (invite_args, commands.INVITE_COMMANDS)):
-        sub = GageParser(prog="gage").add_subparsers(dest="command")
-        module.register(sub)
-        assert set(sub.choices) == set(names), module.__name__
-    whole = lazyparse.registered(build_parser())
-    assert set(commands.RELAY_COMMANDS) | set(commands.INVITE_COMMANDS) <= whole
-    for name in (*commands.RELAY_COMMANDS, *commands.INVITE_COMMANDS):
-        assert lazyparse.registered(build_parser(name)) == {name}, name
-    assert lazyparse.registered(build_parser("verdict")) == {"verdict"}
+    whole = set(help.subcommands(build_parser()))
+    assert whole == set(commands.COMMANDS)
+    for name in commands.COMMANDS:
+        assert set(help.subcommands(build_parser(name))) == {name}, name
     args = build_parser("join").parse_args(["join", "7-tiger-guitarist", "--relay", "nats://127.0.0.1:4222"])
-    assert (args.command, args.code, args.func.resolve().__name__) == ("join", "7-tiger-guitarist", "cmd_join")
+    assert (args.command, args.code, args.func) == ("join", "7-tiger-guitarist", join.run)
     args = build_parser("invite").parse_args(["invite", "--code", "7-tiger-guitarist"])
-    assert args.func.resolve().__name__ == "cmd_invite"
+    assert args.func is invite.run
     args = build_parser("mailbox").parse_args(["mailbox", "show", "--json"])
     assert args.mailbox_command == "show" and args.json
-    assert lazyparse.registered(build_parser("relay")) == {"relay"}
     mods = _loaded_after(
         "import contextlib, io\n"
         "from gage.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['join'])\n"  # a usage error from join's own parser
     )
-    assert "gage.cli.invite_args" in mods and "gage.cli.relay_args" in mods  # invite_args borrows relay's options
+    assert sorted(m for m in mods if m.startswith(COMMAND_MODULES)) == ["gage.cli.commands.join"]
+    assert "gage.cli.relaying" in mods  # join's credential options are the relay's
 
 
 def test_the_home_lock_is_reentrant_in_a_thread_and_excludes_other_threads(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -26,16 +26,14 @@ ROOT = Path(gage.__file__).parent
 LONG = 400
 HARD_LIMIT = 800
 LONG_MARKER = "Long because"
-# Folders whose long modules need not say why yet, relative to gage/: the command line is being
-# rewritten on another branch. Empty this once that branch is merged.
-MAY_RUN_LONG: tuple[str, ...] = ("cli/",)
+# Folders whose long modules need not say why yet, relative to gage/: none.
+MAY_RUN_LONG: tuple[str, ...] = ()
 
 # A comment or docstring says why in words: "issue 28" sends the reader to a tracker that may
 # not be there. Any text file of the package counts (modules, the interface's stylesheet).
 ISSUE_NUMBER = re.compile(r"\bissues? #?[0-9]+", re.IGNORECASE)
-# Folders still allowed to cite one, relative to gage/: the command line is being rewritten on
-# another branch, which drops its citations. Empty this once that branch is merged.
-MAY_CITE_ISSUES: tuple[str, ...] = ("cli/",)
+# Folders still allowed to cite one, relative to gage/: none.
+MAY_CITE_ISSUES: tuple[str, ...] = ()
 
 
 def _module_name(path: Path, root: Path) -> str:

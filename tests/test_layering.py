@@ -33,11 +33,12 @@ def test_every_contract_is_kept() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Contracts: {len(contracts())} kept, 0 broken." in done.stdout, done.stdout
     kinds = sorted(str(c["type"]) for c in contracts())
-    assert kinds == ["forbidden"] * 7 + ["independence", "layers"]
+    assert kinds == ["forbidden"] * 7 + ["independence"] * 2 + ["layers"]
 
 
 # A package named gage, beside the tree, that breaks each contract once: a lazy import, an import
-# under TYPE_CHECKING, a sideways one between carriers, a human act reached from the MCP server.
+# under TYPE_CHECKING, a sideways one between carriers or between commands, a human act reached
+# from the MCP server.
 PROBE = {
     "__init__.py": "",
     "format/__init__.py": "",
@@ -71,6 +72,9 @@ PROBE = {
     "mcp/shapes.py": "import pydantic\n",
     "mcp/answers.py": "from gage.format import bad\n",
     "cli/__init__.py": "",
+    "cli/commands/__init__.py": "",
+    "cli/commands/one.py": "def run():\n    from gage.cli.commands import two\n",
+    "cli/commands/two.py": "",
     "tui/__init__.py": "",
 }
 
@@ -101,6 +105,7 @@ def test_each_contract_can_fail(tmp_path: Path) -> None:
         "gage.carriers.watch -> gage.carriers.a2a.server",
         "gage.carriers.relay.follow -> gage.carriers.watch",
         "gage.home.contacts -> gage.home.cache.rowkept",
+        "gage.cli.commands.one -> gage.cli.commands.two",
     ):
         assert edge in said, (edge, said)
 

@@ -265,7 +265,7 @@ def test_the_interface_and_gage_list_agree_row_for_row(compromised, gage: Gage, 
 def test_every_reader_takes_its_rows_from_the_read_model() -> None:
     """`gage list` and the interface's row code call gage.inbox.rows, and compute no verdict of their own."""
     root = Path(__file__).parent.parent / "gage"
-    for rel in ("cli/cmd_core.py", "tui/rows.py", "tui/inbox_sync.py"):
+    for rel in ("cli/commands/list.py", "tui/rows.py", "tui/inbox_sync.py"):
         text = (root / rel).read_text()
         # gage.inbox.listed is the read model's rows as kept in the row index (issue 28).
         assert "from gage.inbox.rows import" in text or "from gage.inbox.listed import" in text, rel

@@ -1,12 +1,10 @@
 """What every command's parser shares: value checks for options (argparse turns
 ArgumentTypeError into a usage error, exit 2, so a bad number is refused before any command
-code runs), `--json`, and the lazily imported function a command runs."""
+code runs), and `--json`."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Callable
 
 
 def positive(text: str) -> int:
@@ -47,28 +45,6 @@ def port(text: str) -> int:
     if not 0 <= n <= 65535:
         raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
     return n
-
-
-class Lazy:
-    """A command's function, named by its module in gage.cli and its name, imported when called."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-
-    def resolve(self) -> Callable[[object], int]:
-        fn: Callable[[object], int] = getattr(importlib.import_module(f"gage.cli.{self.module}"), self.name)
-        return fn
-
-    def __call__(self, args: object) -> int:
-        return self.resolve()(args)
-
-    def __repr__(self) -> str:
-        return f"Lazy({self.module}.{self.name})"
-
-
-def run_as(p: argparse.ArgumentParser, module: str, name: str) -> None:
-    p.set_defaults(func=Lazy(module, name))
 
 
 def json_option(p: argparse.ArgumentParser, what: str | None = None) -> None:

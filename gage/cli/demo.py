@@ -146,7 +146,7 @@ def other_side(home_root: Path) -> dict[str, tuple[bytes, WordPairs]]:
     """In a demo home: the demo people's keys and the words each would read on a call, by name.
 
     The demo plays both people of every ceremony, so a person trying the pairing needs the
-    other side's words; the interface shows them from here (issue 18). Empty for any home
+    other side's words; the interface shows them from here. Empty for any home
     that is not a demo's, so nothing outside the demo ever shows another key's words."""
     try:
         doc = json.loads((Path(home_root).parent / DEMO_FILE).read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gage.bundle import Problem
-from gage.cli.cmd_keys import report_outcomes
+from gage.cli.keyreport import report_outcomes
 from gage.cli.signer import signer_json
 from gage.format.errors import GageError
 from gage.format.sanitize import json_text
@@ -33,7 +33,7 @@ def result(home: Home, path: str, res: ImportResult, held: Any = None) -> dict[s
         "problem": Problem.of(first).to_json() if first is not None else None,
         "left_behind": [json_text(n) for n in res.left_behind],
         "error": None,
-        # Who signed it, as `gage verify --json` names them (issue 27): fingerprint beside key.
+        # Who signed it, as `gage verify --json` names them: fingerprint beside key.
         "signer": signer_json(home, check.manifest, check.signature_ok) if check is not None else None,
     }
 
@@ -57,7 +57,7 @@ def document(rows: list[dict[str, Any]], statements: list[dict[str, Any]]) -> di
 
 
 def statements(home: Home, ids: list[str]) -> list[dict[str, Any]]:
-    """As `cmd_keys.report_arrivals`: the messages still go to standard error, and are returned too."""
+    """As `keyreport.report_arrivals`: the messages still go to standard error, and are returned too."""
     outcomes = retirement.apply_arrivals(home, ids)
     report_outcomes(outcomes)
     return [o.to_json() for o in outcomes]

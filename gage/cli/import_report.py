@@ -1,4 +1,4 @@
-"""What `gage import` of many folders says (issue 27, item 3): refusals by cause, then one sum.
+"""What `gage import` of many folders says: refusals by cause, then one sum.
 
 Importing 1,999 folders used to print a 400-character line per refusal, each saying "nothing was
 imported" although a thousand were, and no total. Now, for more than one PATH, refusals are

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gage.cli import cmd_keys, import_json
+from gage.cli import import_json, keyreport
 from gage.cli.import_report import Tally
 from gage.cli.output import emit_json, err, open_home, out, show
 from gage.cli.progress import CountLine
@@ -29,7 +29,7 @@ def run(args: Any) -> int:
     worst = 0
     arrived: list[str] = []
     rows: list[dict[str, Any] | None] = [None] * len(paths)  # for --json (gage/cli/import_json.py)
-    # Many PATHs: refusals are summed by cause at the end, each one told only with -v (issue 27).
+    # Many PATHs: refusals are summed by cause at the end, each one told only with -v.
     bulk, verbose = len(paths) > 1, bool(getattr(args, "verbose", False))
     tally = Tally()
     line = CountLine("import", total=len(paths)) if bulk else None
@@ -85,7 +85,7 @@ def run(args: Any) -> int:
         doc = import_json.document([r for r in rows if r is not None], import_json.statements(home, arrived))
         emit_json(doc | ({"summary": tally.to_json()} if bulk else {}))
     else:
-        cmd_keys.report_arrivals(home, arrived)
+        keyreport.report_arrivals(home, arrived)
     if bulk:
         for text in tally.cause_lines():
             err(show(text))

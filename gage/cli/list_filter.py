@@ -1,4 +1,4 @@
-"""`gage list --kind K --from NAME --limit N` (issue 27): the filters people know from `git log`.
+"""`gage list --kind K --from NAME --limit N`: the filters people know from `git log`.
 
 `--from` takes a name only as the verdict allows one: a confirmed contact's (its sender `name`,
 which is set only for a good signature from a confirmed key) or `me`. A name a candidate claims is

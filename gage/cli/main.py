@@ -1,8 +1,9 @@
 """Entry point: argument parsing, the home, and the mapping from typed errors to exit codes.
 
-Start-up matters for a command typed many times a day (issue 13): this module and the parser
-(gage/cli/commands.py) import nothing heavy; a command's own module, and what it needs (the
-signing library, the watcher, the interface), is imported when that command runs.
+Start-up matters for a command typed many times a day: this module and the table of commands
+(gage/cli/commands/__init__.py) import nothing heavy; a command's own module is imported when
+that command runs, and what its body needs (the signing library, the watcher, the interface)
+when its `run` does.
 """
 
 from __future__ import annotations
@@ -14,26 +15,24 @@ import sys
 from collections.abc import Sequence
 
 from gage import __version__
-from gage.cli import argtypes, commands, lazyparse
+from gage.cli import commands
 from gage.cli.help import attach as attach_help
 from gage.cli.parser import GageParser
 from gage.format.errors import Exit, GageError
-
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
-if TYPE_CHECKING:
-    from typing import Any
 
 # Commands whose work can be long (hashing and copying large payloads): a progress line on a
 # terminal's standard error, nothing when it is piped. `a2a serve` and `watch` log instead.
 PROGRESS = {"bundle", "verify", "import", "accept", "forward", "extract", "a2a export", "a2a import"}
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (`only`) the top level with one command's parser under it.
+def build_parser(only: str | None = None, *, table_only: bool = False) -> argparse.ArgumentParser:
+    """The whole parser, or (`only`, a name in the table) the top level with one command's parser under it.
 
-    Building all fifty-odd parsers costs more than most commands' own work (issue 28), so a
-    command run by name gets only its own; `--help`, completion, `gage man` and did-you-mean
-    need every parser and get them (`main` builds the whole one for anything it cannot name).
+    Building all fifty-odd parsers costs more than most commands' own work, so a command run by
+    name (or its `--help`) gets only its own; completion and `gage man` need every parser and get
+    them, as does anything `main` cannot name. `table_only`: every command by its name and one
+    line, from the table alone, no command's module imported: all that `gage --help`,
+    `gage --version` and a mistyped command (did you mean?) read.
     """
     parser = GageParser(
         prog="gage",
@@ -42,12 +41,59 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gage {__version__}")
     parser.add_argument("--home", metavar="DIR", help="the gage home (default: $GAGE_HOME, else ~/.local/share/gage)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    target: Any = sub if only is None else lazyparse.OnlyOne(sub, only)
-    every: argparse._SubParsersAction[argparse.ArgumentParser] = target  # GageParser all the way down
-    commands.register(every)
+    for name in (only,) if only is not None else commands.COMMANDS:
+        p = sub.add_parser(name, help=commands.COMMANDS[name][1])
+        if not table_only:
+            module = commands.load(name)
+            module.add_arguments(p)
+            p.set_defaults(func=module.run)
     _home_anywhere(parser)
     attach_help(parser)  # an example and the exit codes in every command's --help
     return parser
+
+
+# The top level's own options (above): those taking a value, and the help flags.
+_TOP_WITH_VALUE = ("--home",)
+_HELP = ("-h", "--help")
+_TOP_ALONE = ("--version", *_HELP)
+
+
+def _top_level_only(argv: Sequence[str]) -> bool:
+    """Whether `argv` holds only the top level's own options (`gage`, `gage --help`, `gage --version`,
+    with `--home DIR` or not): then no command's parser is needed to answer."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in _TOP_WITH_VALUE:
+            i += 2
+        elif word in _TOP_ALONE or any(word.startswith(f"{o}=") for o in _TOP_WITH_VALUE):
+            i += 1
+        else:
+            return False
+    return True
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs (or shows the help of), when that is plain from the words alone; else None.
+
+    Anything it cannot be sure of (a help flag before the command, no command, an unknown
+    top-level option) gives None, and `main` builds what answers it: the table alone, or
+    every parser."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--" or word in _HELP:
+            return None
+        if word in _TOP_WITH_VALUE:
+            i += 2
+            continue
+        if any(word.startswith(f"{o}=") for o in _TOP_WITH_VALUE):
+            i += 1
+            continue
+        if word.startswith("-"):
+            return None  # --version, or an option argparse should judge with every command known
+        return word
+    return None
 
 
 def _command_path(args: argparse.Namespace) -> str:
@@ -79,13 +125,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gage.cli.complete_values import main as complete_main
 
         return complete_main(given[1:])
-    named = lazyparse.command_named(given)
-    parser = build_parser(named) if named else build_parser()
-    if named and named not in lazyparse.registered(parser):
-        parser = build_parser()  # not a command after all (a typo, an option's value): the whole parser answers
+    named = command_named(given)
+    if named in commands.COMMANDS:
+        parser = build_parser(named)
+    else:
+        # No command (the top level's own options), or a word that is none (a typo): the table
+        # answers. Anything else (an option argparse must judge before the command): every parser.
+        parser = build_parser(table_only=named is not None or _top_level_only(given))
     GageParser.json_errors = "--json" in given
     try:
         args = parser.parse_args(argv)
+        if args.command is not None and not hasattr(args, "func"):
+            args = build_parser(args.command).parse_args(argv)  # named in a way command_named did not read
     finally:
         GageParser.json_errors = False
     if args.command is None:
@@ -95,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             err("gage: usage: no command given, and no terminal to open the interface on")
             return int(Exit.USAGE)
         args.command = "tui"
-        args.func = argtypes.Lazy("cmd_core", "cmd_tui")
+        args.func = commands.load("tui").run  # as the table runs every command
     try:
         if _command_path(args) in PROGRESS:
             from gage.cli.progress import progress_line
@@ -161,7 +212,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     without the interpreter's last collections.
 
     At exit the interpreter looks for reference cycles among every object the command loaded:
-    4 to 6 ms of a small command's 50 to 60 (issue 28, bench/bench_startup.py). `gc.freeze()`
+    4 to 6 ms of a small command's 50 to 60 (bench/bench_startup.py). `gc.freeze()`
     moves every object to the permanent generation, so those collections have nothing to walk.
     Objects are still freed by reference counting as the modules are cleared, atexit handlers
     (logging's, weakref.finalize's) still run and the standard streams are still flushed; what

@@ -10,7 +10,7 @@ from gage.format.sanitize import visible
 from gage.home.layout import Home, default_home
 from gage.inbox import opening
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, the start path)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, the start path)
 if TYPE_CHECKING:
     from typing import NoReturn
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def help_width() -> int:
     """The width argparse formats help to: `shutil.get_terminal_size().columns - 2`, read the way
     shutil reads it ($COLUMNS, else standard output's terminal, else 80), without importing
-    shutil, which loads bz2, lzma and zlib, for every command at start-up (issue 28): argparse
+    shutil, which loads bz2, lzma and zlib, for every command at start-up: argparse
     asks for a formatter each time an argument is added, though help is rarely printed."""
     try:
         columns = int(os.environ["COLUMNS"])

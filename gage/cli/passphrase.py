@@ -17,14 +17,14 @@ from collections.abc import Callable
 
 from gage.format.errors import GageIOError, PassphraseError, UsageError
 
-TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, the start path)
 if TYPE_CHECKING:
     from typing import Any
 
 # gage.format.keyseal.MAX_PASSPHRASE, copied: the parser imports this module, and keyseal loads
 # libsodium's password hashing (tests/test_cli_passphrase.py checks the two agree).
 MAX_PASSPHRASE = 1024
-# A new passphrase shorter than this gets a warning and a second, deliberate prompt (issue 27).
+# A new passphrase shorter than this gets a warning and a second, deliberate prompt.
 SHORT = 8
 
 

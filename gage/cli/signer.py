@@ -1,4 +1,4 @@
-"""Who signed a bundle, for `verify` and `import` (issue 27): the fingerprint every screen shows, and
+"""Who signed a bundle, for `verify` and `import`: the fingerprint every screen shows, and
 the name the verdict allows, never a hybrid key's 3,984 characters on a line.
 
 The name is a confirmed contact's only when the signature is good and a home is there to ask:

@@ -6,22 +6,38 @@ by hand is named on standard error and skipped: nothing is sent from it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+import argparse
 
-from gage.cli.output import emit_json, err, open_home, out, show
-from gage.format.errors import Exit, UsageError
+from gage.cli.argtypes import json_option
+
+TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, the start path)
+if TYPE_CHECKING:
+    from typing import Any
+
+OUTBOX_EXAMPLES = """\
+examples:
+  gage outbox                                                # what waits: age, tries, last error, way
+  gage outbox send                                           # try every waiting delivery now
+  gage outbox cancel 9c41                                    # do not send that one (journaled)
+  gage outbox --all --json                                   # every delivery, done and cancelled too
+"""
 
 
-def _age(seconds: int) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = OUTBOX_EXAMPLES
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("action", nargs="?", choices=("list", "send", "cancel"), default="list")
+    p.add_argument("delivery", nargs="?", metavar="ID", help="a delivery's id (a prefix of 4 or more will do): for send (default: all waiting) and cancel")
+    p.add_argument("--all", action="store_true", help="with list: also the deliveries done or cancelled")
+    json_option(p)
 
 
-def cmd_outbox(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
     from gage.carriers import outbox
+    from gage.cli.output import emit_json, err, open_home, out, show
+    from gage.format.errors import Exit, UsageError
     from gage.home import sendqueue
 
     home = open_home(args)
@@ -81,3 +97,10 @@ def cmd_outbox(args: Any) -> int:
     if damaged_seen and not codes:
         return int(Exit.MALFORMED)
     return max(codes) if codes else 0
+
+
+def _age(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

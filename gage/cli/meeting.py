@@ -1,4 +1,4 @@
-"""`gage invite` and `gage join`: two people, one command each, then the ceremony.
+"""What `gage invite` and `gage join` share: two people, one command each, then the ceremony.
 
 Thin: the rendezvous and its PAKE are gage.carriers.relay.invite's, the sequence around them
 (claims, checks, the watch, the route kept) gage.carriers.relay.meet's, shared with the
@@ -10,12 +10,13 @@ failed, refused or abandoned invite leaves the contacts and routes as they were.
 
 from __future__ import annotations
 
-import contextlib
+import argparse
 import sys
 from typing import Any
 
-from gage.cli.cmd_relay import _checked_url, _creds, _relay
-from gage.cli.output import err, open_home, out, show
+from gage.cli.extras import relay_extra
+from gage.cli.output import err, out, show
+from gage.cli.relaying import checked_url, home_relay
 from gage.format import relayurl
 from gage.format.errors import GageError, RefusedError, UsageError
 from gage.format.keys import check_local_name, key_text, short_fingerprint
@@ -24,27 +25,29 @@ from gage.home.layout import Home
 from gage.trust import ceremony
 
 
-def _terminal() -> None:
+def terminal() -> None:
     """Checked before the code is made or spent: the ceremony that follows needs a person."""
     if not sys.stdin.isatty():
         raise RefusedError("pairing is a human act: it needs a person at a terminal on standard input. Nothing was confirmed.")
 
 
-def _url(home: Home, args: Any) -> str:
-    url: str | None = args.relay or _relay("config").relay_url(home)
+def relay_url(home: Home, args: argparse.Namespace) -> str:
+    url: str | None = args.relay or home_relay(home)
     if not url:
         raise UsageError("no relay is known: give --relay URL (a relay both of you reach, e.g. `gage relay dev`'s)")
-    return _checked_url(url)
+    return checked_url(url)
 
 
-def _own_claims(home: Home, url: str, creds: Any) -> Any:
+def own_claims(home: Home, url: str, creds: Any) -> Any:
     """This home's claims (gage.carriers.relay.meet), its mailbox made first if it has none."""
-    return _relay("meet").own_claims(
+    with relay_extra():
+        from gage.carriers.relay import meet
+    return meet.own_claims(
         home, url, creds, made=lambda address: err(f"made this home's mailbox {address} on {show(url)} (recorded in settings.toml)")
     )
 
 
-def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
+def _name(home: Home, args: argparse.Namespace, key: bytes, claimed: str) -> str:
     """--name, or asked, with the name they claim offered: checked by the ceremony's rule before any word."""
     if args.name:
         Contacts.load(home.contacts_path).confirmable(args.name, key)
@@ -63,11 +66,12 @@ def _name(home: Home, args: Any, key: bytes, claimed: str) -> str:
             err(f"   {show(str(exc))}")
 
 
-def _ceremony(home: Home, args: Any, side: Any, theirs: Any, source: str) -> int:
+def ceremony_with(home: Home, args: argparse.Namespace, side: Any, theirs: Any, source: str) -> int:
     """The mutual ceremony; the other side hears how ours ended. Their route is kept only once confirmed."""
     from gage.cli import pairing
 
-    meet = _relay("meet")
+    with relay_extra():
+        from gage.carriers.relay import meet
     key = theirs.keyfile.key
     try:
         meet.refuse_before_words(home, theirs)
@@ -111,39 +115,3 @@ def _how_to_finish(key: bytes, name: str) -> None:
     err("To finish without the relay, both run `gage pair KEY --name NAME --mutual` on a call; here:")
     err(f"  gage pair {key_text(key)} --name {show(name)} --mutual")
     err("(their mailbox is then set from their key file, `gage key export`, or a new `gage invite`).")
-
-
-def cmd_invite(args: Any) -> int:
-    invite, rendezvous = _relay("invite"), _relay("rendezvous")
-    expires = rendezvous.parse_duration(args.expires)  # a malformed code or duration is exit 2, before anything else
-    chosen = rendezvous.parse_code(args.code) if args.code else None
-    home = open_home(args)
-    _terminal()
-    url, creds = _url(home, args), _creds(home, args)
-    mine = _own_claims(home, url, creds)
-    side = invite.Inviter(url, creds, chosen, expires)
-    code = side.open()
-    try:  # from the moment the offer is on the relay: a Ctrl-C while the code is still being printed withdraws it too
-        out(f"code: {code.text}")
-        out(f"Read this code to them; they run: gage join {code.text} --relay {show(relayurl.public(url))}")
-        out(f"It works once, for {rendezvous.say_duration(expires)}. Waiting for them to join...")
-        theirs = side.wait_join(mine, lambda n: err(f"   a join came with a wrong code ({n} of {invite.MAX_TRIES}); still waiting..."))
-    except KeyboardInterrupt:
-        with contextlib.suppress(GageError, KeyboardInterrupt):
-            side.withdraw()  # a join is told at once that the code is gone
-        err("gage: the code is withdrawn; nothing was swapped.")
-        raise
-    return _ceremony(home, args, side, theirs, _relay("meet").source("invite", url))
-
-
-def cmd_join(args: Any) -> int:
-    invite, rendezvous = _relay("invite"), _relay("rendezvous")
-    code = rendezvous.parse_code(args.code)  # a malformed code is exit 2, before anything else
-    home = open_home(args)
-    _terminal()
-    url, creds = _url(home, args), _creds(home, args)
-    mine = _own_claims(home, url, creds)
-    side = invite.Joiner(url, creds, code)
-    out(f"Joining {code.text} on {show(relayurl.public(url))}: waiting for the inviter...")
-    theirs = side.meet(mine)
-    return _ceremony(home, args, side, theirs, _relay("meet").source("join", url))

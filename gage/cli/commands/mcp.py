@@ -6,25 +6,19 @@ it. Standard output carries the protocol: nothing else may be printed there.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import Any
-
-from gage.cli.output import err, open_home, show
-from gage.format.errors import UsageError
+import argparse
 
 
-def _sdk() -> ModuleType:
-    try:
-        return importlib.import_module("gage.mcp.server")
-    except ImportError as exc:
-        raise UsageError(
-            f"gage mcp needs the optional MCP extra ({exc.name or exc} is not installed): pip install 'gage-bundles[mcp]'"
-        ) from None
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = "An MCP server on standard input and output. Its tools read; none accepts, rejects or trusts."
 
 
-def cmd_mcp(args: Any) -> int:
-    server = _sdk()
+def run(args: argparse.Namespace) -> int:
+    from gage.cli.extras import mcp_extra
+    from gage.cli.output import err, open_home, show
+
+    with mcp_extra():
+        from gage.mcp import server
     home = open_home(args)  # a home that is not there is an error now, not on the first call
     err(f"gage: serving {show(str(home.root))} to an MCP client on standard input and output; reading only, replies to the outbox")
     server.serve(home.root)
