@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from gagetest import pair
 
-from gage.carriers.watch import WatchEvent
+from gage.carriers.events import WatchEvent
 from gage.cli.watch_log import WatchLog
 from gage.format import strictjson
 from gage.format.errors import Exit

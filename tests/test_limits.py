@@ -16,7 +16,8 @@ import pytest
 from gagetest import pair
 
 from gage.carriers.a2a import artifact
-from gage.carriers.watch import Watcher, WatchEvent
+from gage.carriers.events import WatchEvent
+from gage.carriers.watch import Watcher
 from gage.format.errors import Exit, MalformedError
 from gage.format.keys import short_fingerprint
 from gage.format.manifest import FileEntry, Manifest, Party

@@ -19,7 +19,8 @@ from test_gate import World, world_fixture  # noqa: F401  (the `world` fixture)
 from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.carriers import watch
-from gage.carriers.watch import Watcher, WatchEvent
+from gage.carriers.events import WatchEvent
+from gage.carriers.watch import Watcher
 from gage.home import listing
 from gage.trust import verdict as verdict_mod
 

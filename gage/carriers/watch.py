@@ -34,10 +34,7 @@ import watchfiles
 
 from gage import bundle as bundle_mod
 from gage.bundle.treestat import Fingerprint, tree_fingerprint
-
-# The event type every carrier reports with, named here too for the command line, which imports it
-# from this module; once the command line's rewrite imports it from gage.carriers.events, drop this.
-from gage.carriers.events import WatchEvent as WatchEvent
+from gage.carriers.events import WatchEvent
 from gage.format.errors import GageError, GageIOError, UsageError
 from gage.home import listing
 from gage.home.layout import Home

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gage.carriers.watch import WatchEvent
+from gage.carriers.events import WatchEvent
 from gage.cli.output import show
 from gage.format import relayurl
 from gage.format.sanitize import json_text

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import threading
     from typing import Any
 
-    from gage.carriers.watch import WatchEvent
+    from gage.carriers.events import WatchEvent
     from gage.home.layout import Home
 
 
