@@ -47,8 +47,8 @@ from scale import JournalWriter, confirm, write_bundle  # noqa: E402
 from gage import bundle as bundle_mod  # noqa: E402
 from gage.carriers.a2a import export as a2a_export  # noqa: E402
 from gage.format import strictjson  # noqa: E402
-from gage.format.keyfile import KeyFile  # noqa: E402
 from gage.format.keys import Identity, key_text, parse_key, verify_manifest_signature  # noqa: E402
+from gage.format.keys.file import KeyFile  # noqa: E402
 from gage.format.signing import SecretKey  # noqa: E402
 from gage.home.cache import checks  # noqa: E402
 from gage.home.layout import Home  # noqa: E402

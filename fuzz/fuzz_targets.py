@@ -20,8 +20,8 @@ from typing import Any
 
 from gage.format import strictjson
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import KEYFILE_LIMIT
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import (
     MAX_COMPONENT,
     MAX_PATH,

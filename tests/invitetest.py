@@ -9,8 +9,8 @@ import subprocess
 import sys
 import time
 
-from gage.format.hearing import closing_pair
 from gage.format.words import derive
+from gage.format.words.hearing import closing_pair
 from gage.home.layout import Home
 
 

@@ -21,10 +21,10 @@ from gagetest import pair, run_gage_process
 
 from gage.cli.main import build_parser
 from gage.format.errors import Exit, RefusedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text, short_fingerprint
-from gage.format.wordlist import EVEN, ODD
+from gage.format.keys.file import KeyFile
 from gage.format.words import PAIRS, derive
+from gage.format.words.wordlist import EVEN, ODD
 from gage.home.cache.wordpairs import WordCache
 from gage.home.contacts import Contacts
 from gage.home.journal.verify import verify as verify_journal

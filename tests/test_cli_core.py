@@ -20,8 +20,8 @@ from gage import bundle as bundle_mod
 from gage.bundle import making as bundle_build
 from gage.format import strictjson
 from gage.format.errors import Exit
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_shown, key_text, parse_key, short_fingerprint
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import FileEntry, Manifest, is_id
 from gage.format.words import derive
 from gage.home import listing

@@ -22,9 +22,9 @@ from gagetest import Run, arrive, pair, run_gage_process
 from gage.cli import help as help_mod
 from gage.cli import passphrase
 from gage.cli.main import build_parser
-from gage.format import keyseal
 from gage.format.errors import Exit, PassphraseError
-from gage.format.fingerprint import fingerprint
+from gage.format.keys import seal as keyseal
+from gage.format.keys.fingerprint import fingerprint
 from gage.format.words import derive, format_pairs, pair_text
 from gage.home.layout import Home
 from gage.inbox import send

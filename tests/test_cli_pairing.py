@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from test_ceremony import _keyfile, _read_until, _words
 
-from gage.format import hearing
 from gage.format.errors import Exit
 from gage.format.keys import key_text
-from gage.format.wordlist import EVEN, ODD
-from gage.format.words import derive
+from gage.format.words import derive, hearing
+from gage.format.words.wordlist import EVEN, ODD
 from gage.home.contacts import Contacts
 from gage.home.layout import Home
 

@@ -13,8 +13,8 @@ import pytest
 from gagetest import Run
 
 from gage.cli import passphrase
-from gage.format import keyseal
 from gage.format.errors import Exit
+from gage.format.keys import seal as keyseal
 
 PASS = "a long passphrase"
 

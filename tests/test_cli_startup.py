@@ -10,7 +10,8 @@ import typing
 from gage.carriers.a2a import artifact
 from gage.cli import commands, completion, help
 from gage.cli.main import build_parser
-from gage.format import keystatement, manifest, sanitize
+from gage.format import manifest, sanitize
+from gage.format.keys import statement as keystatement
 from gage.home import layout as home_mod
 
 # What `import gage.cli.main` and building the parser must not load: the watcher, the
@@ -185,7 +186,7 @@ SMALL_NEVER = (
     "gage.inbox.send",
     "gage.inbox.store",
     "gage.inbox.ownkey",
-    "gage.format.keyseal",
+    "gage.format.keys.seal",
     "gage.home.sealing",
     "gage.cli.commands.key",
     "gage.cli.keyreport",
@@ -197,7 +198,7 @@ SMALL_NEVER = (
 )
 
 # ...and, without --json, what only JSON output, a carrier's entry or a journal repair uses.
-PLAIN_NEVER = ("base64", "gage.format.relayurl", "gage.format.keyjson", "gage.inbox.rowshape")
+PLAIN_NEVER = ("base64", "gage.format.relayurl", "gage.format.keys.asjson", "gage.inbox.rowshape")
 
 
 def _small_command_modules(*argv: str) -> tuple[set[str], int]:

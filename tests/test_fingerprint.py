@@ -1,11 +1,11 @@
-"""Fingerprints carry 96 bits (gage/format/fingerprint.py, spec/words.md "Fingerprints"): matching one
+"""Fingerprints carry 96 bits (gage/format/keys/fingerprint.py, spec/words.md "Fingerprints"): matching one
 by grinding keys costs more than matching the word-pairs, and every label uses the one helper."""
 
 from __future__ import annotations
 
 import math
 
-from gage.format import fingerprint as fp
+from gage.format.keys import fingerprint as fp
 from gage.format.keys import short_fingerprint
 from gage.trust.verdict import Sender
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from gagetest import Run, arrive
 
-from gage.format.fingerprint import fingerprint
 from gage.format.keys import parse_key
+from gage.format.keys.fingerprint import fingerprint
 from gage.format.words import derive
 from gage.home.layout import Home
 from gage.inbox import send

@@ -86,7 +86,7 @@ def test_a_real_journal_changed(data: st.DataObject) -> None:
 # json module and caught ValueError only; a line of 50,000 `[` raised RecursionError, so every
 # reader (list, verdict, the gate's decisions) and every append (any import) died with a
 # traceback until the line was removed by hand. Fixed in gage/home/journal/log.py (and the same in the
-# word cache, gage/format/words.py).
+# word cache, gage/format/words/__init__.py).
 
 DEEP = b"[" * 50000
 

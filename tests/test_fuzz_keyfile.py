@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from test_fuzz_common import fuzz_settings, targets
 
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import KEYFILE_LIMIT
+from gage.format.keys.file import KeyFile
 
 HEX = "0123456789abcdef"
 keys = st.text(HEX, min_size=64, max_size=64).map(lambda h: f"ed25519:{h}") | st.sampled_from(

@@ -19,9 +19,7 @@ from gagetest import Run, arrive, pair
 
 from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.format import keystatement as ks
 from gage.format import signing
-from gage.format.keyfile import KeyFile
 from gage.format.keys import (
     HYBRID_PREFIX,
     SIGNATURE_CONTEXT,
@@ -30,6 +28,8 @@ from gage.format.keys import (
     parse_key,
     short_fingerprint,
 )
+from gage.format.keys import statement as ks
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import FileEntry, Manifest, Party, now_text
 from gage.format.signing import SecretKey
 from gage.home import listing

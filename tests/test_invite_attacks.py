@@ -16,8 +16,8 @@ from spake2 import SPAKE2_B
 
 from gage.carriers.relay import invite, mailbox, rendezvous
 from gage.carriers.relay.errors import RelayError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text
+from gage.format.keys.file import KeyFile
 from gage.home import sealing
 from gage.home.contacts import Contacts
 from gage.home.layout import Home

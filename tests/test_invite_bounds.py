@@ -19,7 +19,7 @@ from relaytest import open_mailbox, own_relay, relay  # noqa: F401 - fixtures
 from spake2 import SPAKE2_B
 
 from gage.carriers.relay import invite, mailbox, rendezvous
-from gage.format.keyfile import KeyFile
+from gage.format.keys.file import KeyFile
 from gage.format.words import derive
 from gage.home import sealing, whereabouts
 from gage.home.contacts import Contacts

@@ -14,7 +14,7 @@ import relayiso
 
 from gage.carriers.relay import invite, mailbox, rendezvous
 from gage.carriers.relay.errors import RelayError
-from gage.format.keyfile import KeyFile
+from gage.format.keys.file import KeyFile
 from gage.home import sealing
 from gage.home.layout import Home
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gage.format.keyjson import with_fingerprints
+from gage.format.keys.asjson import with_fingerprints
 from gage.home import listing
 from gage.home.journal.log import Journal, line_hash
 from gage.home.journal.verify import verify as verify_journal

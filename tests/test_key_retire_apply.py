@@ -16,10 +16,10 @@ import nacl.signing
 import pytest
 from gagetest import Run, arrive, pair
 
-from gage.format import keystatement as ks
 from gage.format import signing
 from gage.format.errors import RefusedError
 from gage.format.keys import key_shown, key_text, short_fingerprint
+from gage.format.keys import statement as ks
 from gage.format.manifest import now_text
 from gage.format.signing import SecretKey
 from gage.format.words import derive

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gage import bundle as bundle_mod
-from gage.format import keystatement as ks
+from gage.format.keys import statement as ks
 from gage.home.layout import Home
 from gage.inbox import ownkey
 from gage.trust import retirement

@@ -17,9 +17,9 @@ import pytest
 from gagetest import Run, pair
 
 from gage.bundle import check
-from gage.format import keystatement as ks
 from gage.format.errors import GageIOError, RefusedError
 from gage.format.keys import Identity, key_shown, key_text, short_fingerprint
+from gage.format.keys import statement as ks
 from gage.format.manifest import Party
 from gage.home import listing
 from gage.home.contacts import Contacts

@@ -8,7 +8,7 @@ import nacl.signing
 from gagetest import pair
 from textual.widgets import DataTable
 
-from gage.format import keystatement as ks
+from gage.format.keys import statement as ks
 from gage.format.manifest import now_text
 from gage.format.words import derive
 from gage.home.contacts import Contacts

@@ -17,9 +17,9 @@ from typing import Any
 import nacl.signing
 import pytest
 
-from gage.format import keystatement as ks
 from gage.format.errors import MalformedError, RefusedError
 from gage.format.keys import Identity, key_text, parse_key, verify_manifest_signature
+from gage.format.keys import statement as ks
 from gage.format.manifest import Manifest
 from gage.format.words import derive
 from gage.home import listing

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gage.format import keyseal
 from gage.format.errors import MalformedError, PassphraseError
+from gage.format.keys import seal as keyseal
 from gage.home import unlock
 from gage.home.identity import load_identity
 from gage.home.layout import Home
@@ -140,7 +140,7 @@ def test_every_signing_path_asks_for_the_passphrase(tmp_path: Path) -> None:
     the secret only through unlock.signing_identity, so a locked home with no way to ask signs nothing."""
     from gagetest import arrive, pair
 
-    from gage.format.keyfile import KeyFile
+    from gage.format.keys.file import KeyFile
     from gage.inbox import ownkey, send
 
     me = Home.init(tmp_path / "me", "me", passphrase=b"pw")

@@ -14,8 +14,8 @@ import pytest
 
 from gage.format import strictjson
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text, parse_key
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import (
     KINDS,
     MANIFEST_LIMIT,

@@ -132,7 +132,7 @@ def test_the_window_generator_reproduces_the_committed_file() -> None:
 def test_list_bundles_names_senders_by_fingerprint_and_200_hybrid_rows_stay_small(homes, tmp_path: Path) -> None:
     """Issue 27: an agent's context is not filled with keys. A hybrid key is 3,984 characters; a row
     carries its fingerprint (and the name the verdict allows), never the key; `verdict` keeps both."""
-    from gage.format.fingerprint import fingerprint
+    from gage.format.keys.fingerprint import fingerprint
 
     me, bob = homes
     assert len(bob.identity.key_text) == 3984

@@ -16,8 +16,8 @@ from relaytest import bundle
 from gage.carriers.relay import envelope, seal
 from gage.carriers.relay.envelope import Reader
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text
+from gage.format.keys.file import KeyFile
 from gage.home import sealing
 from gage.home.identity import load_key_file
 from gage.home.layout import Home

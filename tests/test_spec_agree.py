@@ -19,8 +19,8 @@ import pytest
 from gage import bundle as bundle_mod
 from gage.format import strictjson
 from gage.format.errors import GageError, MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import KEYFILE_LIMIT, key_text
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import Manifest, check_path
 from gage.format.sanitize import looks_binary, visible
 from gage.home.identity import load_key_file

@@ -25,8 +25,8 @@ import pytest
 from gage import bundle as bundle_mod
 from gage.format import sanitize, strictjson
 from gage.format.errors import GageError, MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import parse_key
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import check_path, fold_path
 from gage.home.identity import load_key_file
 from gage.home.layout import Home

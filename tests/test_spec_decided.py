@@ -11,10 +11,10 @@ import pytest
 
 from gage.carriers.a2a import reader
 from gage.carriers.a2a.export import export_artifact
-from gage.format import keyseal
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_text
+from gage.format.keys import seal as keyseal
+from gage.format.keys.file import KeyFile
 from gage.home import authority, listing, settings
 from gage.inbox import send
 from gage.trust.limits import declared_bytes

@@ -18,10 +18,10 @@ import pytest
 
 from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.format import keystatement as ks
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import Identity, parse_key, short_fingerprint
+from gage.format.keys import statement as ks
+from gage.format.keys.file import KeyFile
 from gage.format.signing import SecretKey
 from gage.format.words import derive
 from gage.home import listing

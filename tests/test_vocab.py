@@ -14,8 +14,9 @@ import gage
 from gage import bundle
 from gage.carriers.a2a import client  # noqa: F401  (its errors are GageErrors with stages of their own)
 from gage.carriers.relay import errors as _relay_errors  # noqa: F401  (the relay's RelayError, stage "relay")
-from gage.format import keystatement, manifest, vocab
+from gage.format import manifest, vocab
 from gage.format.errors import GageError
+from gage.format.keys import statement as keystatement
 from gage.home import layout as home
 from gage.home.contacts import Contacts
 from gage.home.journal import log as journal

@@ -16,7 +16,7 @@ import pytest
 
 from gage.format import words
 from gage.format.keys import parse_key
-from gage.format.wordlist import EVEN, ODD
+from gage.format.words.wordlist import EVEN, ODD
 from gage.home.cache.wordpairs import WordCache
 
 VECTORS = json.loads((Path(__file__).resolve().parent.parent / "spec/vectors/keys-words.json").read_text(encoding="utf-8"))

@@ -15,10 +15,9 @@ import sys
 from collections.abc import Callable
 
 from gage.cli.output import err, out, show
-from gage.format import hearing
 from gage.format.errors import Exit, RefusedError
 from gage.format.keys import short_fingerprint
-from gage.format.words import PAIRS, WordPairs, derive, pair_text
+from gage.format.words import PAIRS, WordPairs, derive, hearing, pair_text
 from gage.home.layout import Home
 from gage.trust import ceremony
 

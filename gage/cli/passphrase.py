@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture
 if TYPE_CHECKING:
     from typing import Any
 
-# gage.format.keyseal.MAX_PASSPHRASE, copied: the parser imports this module, and keyseal loads
+# gage.format.keys.seal.MAX_PASSPHRASE, copied: the parser imports this module, and keyseal loads
 # libsodium's password hashing (tests/test_cli_passphrase.py checks the two agree).
 MAX_PASSPHRASE = 1024
 # A new passphrase shorter than this gets a warning and a second, deliberate prompt.

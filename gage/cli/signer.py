@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from gage.cli.output import show
-from gage.format.keyjson import key_json
 from gage.format.keys import short_fingerprint
+from gage.format.keys.asjson import key_json
 from gage.format.manifest import Manifest
 from gage.format.sanitize import quoted
 from gage.home.contacts import Contacts

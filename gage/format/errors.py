@@ -43,7 +43,7 @@ class Exit(IntEnum):
     A2A_DISCOVERY = 10  # gage.carriers.a2a.live: no gage agent found at the URL
     A2A_REFUSED = 11  # gage.carriers.a2a.live: the agent was reached and said no
     A2A_TRANSPORT = 12  # gage.carriers.a2a.live: the network failed
-    PASSPHRASE = 13  # gage.format.keyseal: a wrong passphrase, or none could be asked for
+    PASSPHRASE = 13  # gage.format.keys.seal: a wrong passphrase, or none could be asked for
     A2A_UNCONFIRMED = 14  # gage.carriers.a2a.live: the agent answered, but never confirmed the delivery
     RELAY = 15  # gage.carriers.relay: the relay was unreachable, or refused or failed what was asked
     QUEUED = 16  # gage.carriers.outbox: the way was not there; the delivery waits in the outbox

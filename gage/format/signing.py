@@ -202,6 +202,6 @@ def verifies(key: bytes, context: bytes, message: bytes, signature: bytes) -> bo
 
 def hybrid_fingerprint(key: bytes) -> str:
     """Hex digits naming a hybrid key as a whole: both halves, never the Ed25519 half alone,
-    so a hybrid key and its own Ed25519 half never share a label. gage.format.fingerprint
+    so a hybrid key and its own Ed25519 half never share a label. gage.format.keys.fingerprint
     shows the first 24 (96 bits)."""
     return sha256.hexdigest(b"gage/fingerprint/v1\x00" + key)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from gage.bundle import atomic
 from gage.format.errors import GageIOError, MalformedError, RefusedError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import IDENTITY_LIMIT, KEYFILE_LIMIT, Identity
+from gage.format.keys.file import KeyFile
 from gage.home import homefile
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gage.format.keyjson import key_json, with_fingerprints
+from gage.format.keys.asjson import key_json, with_fingerprints
 from gage.format.manifest import Manifest
 from gage.format.sanitize import json_text
 from gage.home.cache.wordpairs import WordCache

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gage.format import keystatement as ks
 from gage.format.errors import RefusedError, UnknownKeyError, UsageError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import (
     Identity,
     RetiredKey,
@@ -23,6 +21,8 @@ from gage.format.keys import (
     ref_digits,
     short_fingerprint,
 )
+from gage.format.keys import statement as ks
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import Manifest, now_text
 from gage.format.record import replace
 from gage.format.signing import SecretKey

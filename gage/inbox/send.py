@@ -15,7 +15,7 @@ from gage import bundle as bundle_mod
 from gage.bundle import atomic
 from gage.format.errors import GageIOError, RefusedError, UsageError
 from gage.format.keys import MAX_CLAIMED_NAME, key_text
-from gage.format.keystatement import FILE_NAME
+from gage.format.keys.statement import FILE_NAME
 from gage.format.manifest import KINDS, KINDS_NEEDING_PARENT, Hop, Manifest, Party
 from gage.format.vocab import Kind
 from gage.home.contacts import Contacts

@@ -8,9 +8,9 @@ under. A listing computes it once per key it meets and never keeps it past the c
 
 from __future__ import annotations
 
-from gage.format import keystatement
 from gage.format.errors import GageError
 from gage.format.keys import key_text, short_fingerprint
+from gage.format.keys import statement as keystatement
 from gage.format.record import Frozen, set_field
 from gage.home.authority import Grant
 from gage.home.contacts import Contact, Contacts

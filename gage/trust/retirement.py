@@ -19,7 +19,6 @@ from typing import Any, Final, Literal
 
 from gage import bundle as bundle_mod
 from gage.bundle import safeopen
-from gage.format import keystatement as ks
 from gage.format import vocab
 from gage.format.errors import (
     GageError,
@@ -27,8 +26,9 @@ from gage.format.errors import (
     MalformedError,
     RefusedError,
 )
-from gage.format.keyjson import with_fingerprints
 from gage.format.keys import Identity, key_text, short_fingerprint
+from gage.format.keys import statement as ks
+from gage.format.keys.asjson import with_fingerprints
 from gage.format.manifest import Manifest, now_text
 from gage.format.vocab import Refusal, StatementWhy
 from gage.home import listing

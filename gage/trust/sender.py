@@ -229,7 +229,7 @@ class TransportClaim(Record):
     def to_json(self) -> dict[str, Any]:
         # A key the carrier names gets its fingerprint beside it (`from_key_fingerprint`), as every key in JSON.
         # Imported here: JSON output only, not every verdict's start-up.
-        from gage.format.keyjson import with_fingerprints
+        from gage.format.keys.asjson import with_fingerprints
 
         fields = with_fingerprints(self.fields)
         return {

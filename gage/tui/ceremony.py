@@ -22,7 +22,6 @@ from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from gage.format.keys import short_fingerprint
-from gage.format.wordlist import EVEN, ODD
 from gage.format.words import (
     PAIRS,
     WordPairs,
@@ -31,6 +30,7 @@ from gage.format.words import (
     pair_text,
     parse_spoken,
 )
+from gage.format.words.wordlist import EVEN, ODD
 from gage.trust import ceremony
 from gage.tui import background, safe
 from gage.tui.bindings import bindings_for

@@ -18,9 +18,8 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from gage.format import hearing
 from gage.format.keys import key_text
-from gage.format.words import pair_text
+from gage.format.words import hearing, pair_text
 from gage.trust import ceremony
 from gage.tui import background, safe
 from gage.tui.messages import ContactsChanged

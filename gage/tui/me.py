@@ -20,8 +20,8 @@ from textual.widgets import Button, Footer, Input, Static
 
 from gage.bundle import atomic
 from gage.format.errors import GageError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import key_scheme, short_fingerprint
+from gage.format.keys.file import KeyFile
 from gage.format.words import pair_text
 from gage.trust import ceremony
 from gage.tui import safe

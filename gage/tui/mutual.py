@@ -6,7 +6,7 @@ then asks for THEIR pair i, and asks it again until it matches or the person giv
 person typed, through `ceremony.confirm` (method `word-pairs, mutual`) over all eight words,
 derived afresh; there is no "they match" button, and the marks confirm nothing. A misheard
 pair is explained with the list words nearest to a word that is not on the list, never the
-expected words (gage.format.hearing). At the end both screens show the closing pair, which
+expected words (gage.format.words.hearing). At the end both screens show the closing pair, which
 the two read to each other: the same on both only if each holds the other's key.
 """
 
@@ -18,8 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
-from gage.format import hearing
-from gage.format.words import PAIRS, WordPairs, derive, pair_text
+from gage.format.words import PAIRS, WordPairs, derive, hearing, pair_text
 from gage.trust import ceremony
 from gage.tui import background, safe
 from gage.tui.bindings import bindings_for

@@ -21,8 +21,8 @@ from textual.app import App
 from textual.content import Content
 
 from gage.format.errors import GageError
-from gage.format.keyfile import KeyFile
 from gage.format.keys import parse_key, short_fingerprint
+from gage.format.keys.file import KeyFile
 from gage.home.contacts import Contacts
 from gage.home.identity import load_key_file
 from gage.trust.ceremony import add_candidate

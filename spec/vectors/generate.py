@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 MANIFEST_LIMIT = 4 << 20  # spec/bundle.md section 3: 4 MiB (4 194 304 bytes)
 sys.path.insert(0, str(HERE.parent.parent))
 
-from gage.format.wordlist import EVEN, ODD  # noqa: E402
+from gage.format.words.wordlist import EVEN, ODD  # noqa: E402
 
 ID_CONTEXT = b"gage/id/v1\x00"
 SIG_CONTEXT = b"gage/manifest/v1\x00"

@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, mldsa
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from gage.format.wordlist import EVEN, ODD  # noqa: E402
+from gage.format.words.wordlist import EVEN, ODD  # noqa: E402
 
 OUT = HERE / "hybrid.json"
 MANIFEST = b"gage/manifest/v1\x00"

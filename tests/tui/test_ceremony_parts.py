@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tuikit import TestApp, World, identity, name_them, typed_keys
 
-from gage.format.wordlist import EVEN, ODD
+from gage.format.words.wordlist import EVEN, ODD
 from gage.tui.ceremony import CeremonyScreen, PairWordSuggester, pair_marks
 
 EXPECTED = (("aardvark", "adroitness"), ("absurd", "adviser"), ("accrue", "aftermath"), ("acme", "aggregate"))

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from tuikit import TestApp, World, name_them, screen_text, typed_keys
 
-from gage.format import hearing
-from gage.format.words import derive
+from gage.format.words import derive, hearing
 from gage.home.contacts import Contacts
 from gage.trust import ceremony
 from gage.tui.ceremony import CeremonyScreen

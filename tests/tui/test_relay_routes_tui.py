@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tuikit import TestApp, World, make_home, name_them, screen_text, spoken
 
-from gage.format.keyfile import KeyFile
+from gage.format.keys.file import KeyFile
 from gage.home import sealing, whereabouts
 from gage.home.layout import Home
 from gage.tui.ceremony import CeremonyScreen

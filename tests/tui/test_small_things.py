@@ -117,7 +117,7 @@ def test_pair_4_is_judged_once_all_eight_words_are_typed(world: World) -> None:
     key = world.stranger.key
     words = spoken(key).split()
     expected = derive(key)
-    from gage.format.wordlist import ODD
+    from gage.format.words.wordlist import ODD
 
     wrong_last = next(w for w in ODD if w != words[7])
     assert pair_marks(expected, " ".join(words))[3] == "match"

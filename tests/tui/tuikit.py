@@ -25,8 +25,8 @@ from textual.pilot import Pilot, WaitForScreenTimeout
 from textual.widgets import Input
 
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
-from gage.format.keyfile import KeyFile
 from gage.format.keys import Identity, sign_manifest
+from gage.format.keys.file import KeyFile
 from gage.format.manifest import FileEntry, Manifest, Party
 from gage.format.words import derive
 from gage.home.identity import save_identity

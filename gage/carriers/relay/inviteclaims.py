@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from gage.carriers.relay import rendezvous
 from gage.format import relayurl, signing, strictjson
 from gage.format.errors import MalformedError
-from gage.format.keyfile import KeyFile
+from gage.format.keys.file import KeyFile
 from gage.home import sealing, whereabouts
 
 SESSION_CONTEXT = b"gage/invite/v1/session\x00"

@@ -19,7 +19,7 @@ from gage.carriers.relay import config, mailbox
 from gage.carriers.relay.invite import Claims
 from gage.format import relayurl
 from gage.format.errors import GageError, RefusedError, UsageError
-from gage.format.keyfile import KeyFile
+from gage.format.keys.file import KeyFile
 from gage.home import sealing, unlock, whereabouts
 from gage.home.layout import Home
 from gage.trust import ceremony

@@ -29,7 +29,7 @@ from nats.js import api
 from gage.carriers.relay.errors import RelayError
 from gage.format import strictjson
 from gage.format.errors import MalformedError, UsageError
-from gage.format.wordlist import EVEN, ODD
+from gage.format.words.wordlist import EVEN, ODD
 
 STREAM = "GAGE_RV"
 SUBJECT_PREFIX = "gage.rv."
@@ -82,7 +82,7 @@ def parse_code(text: str) -> Code:
     for position, (word, known) in enumerate(((a, _EVEN), (b, _ODD))):
         if word in known:
             continue
-        from gage.format import hearing  # difflib: only for a code typed wrong
+        from gage.format.words import hearing  # difflib: only for a code typed wrong
 
         near = hearing.nearest(word, position=position)
         hint = f"; did you mean {' or '.join(near)}?" if near else ""

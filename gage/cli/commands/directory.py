@@ -62,8 +62,8 @@ def lookup(args: argparse.Namespace) -> int:
     from gage.cli import relaying
     from gage.cli.output import emit_json, open_home, out, show
     from gage.format import relayurl
-    from gage.format.keyjson import with_fingerprints
     from gage.format.keys import short_fingerprint
+    from gage.format.keys.asjson import with_fingerprints
 
     with relay_extra():
         from gage.carriers.relay import directory

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     ident = home.identity
     words = WordCache(home.cache / "words.json").words_for(ident.key)
     if args.json:
-        from gage.format.keyjson import key_json  # JSON only
+        from gage.format.keys.asjson import key_json  # JSON only
 
         shown: dict[str, Any] = {"name": ident.name, **key_json(ident.key), "words": [list(p) for p in words]}
         if ident.protected:

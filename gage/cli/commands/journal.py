@@ -48,7 +48,7 @@ def show_entries(args: argparse.Namespace) -> int:
     import collections
 
     from gage.cli.output import open_home, out, show
-    from gage.format.keyjson import with_fingerprints
+    from gage.format.keys.asjson import with_fingerprints
 
     home = open_home(args)
     # Streamed: a long journal is never held whole. A transport an older gage journaled may name a

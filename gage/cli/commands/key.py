@@ -105,7 +105,7 @@ def export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gage.cli.output import emit_json, err, open_home
-    from gage.format.keyfile import KeyFile
+    from gage.format.keys.file import KeyFile
     from gage.format.sanitize import json_text
     from gage.home import (
         sealing,  # the sealing-key binding, once this home has a mailbox (spec/relay.md)
@@ -122,7 +122,7 @@ def export(args: argparse.Namespace) -> int:
         err(f"wrote {args.output}")
     if args.json:
         # The key file's own text too: without -o it is the only place it is written.
-        from gage.format.keyjson import key_json
+        from gage.format.keys.asjson import key_json
 
         ident = home.identity
         path = json_text(args.output) if args.output else None
@@ -142,8 +142,8 @@ def _report_retired(done: ownkey.Retired, args: argparse.Namespace, what: str) -
     from pathlib import Path
 
     from gage.cli.output import emit_json, err, out
-    from gage.format.keyjson import with_fingerprints
     from gage.format.keys import short_fingerprint
+    from gage.format.keys.asjson import with_fingerprints
 
     st = done.signed.statement
     if args.json:
@@ -235,7 +235,7 @@ def upgrade(args: argparse.Namespace) -> int:
 
 
 def _read_file(path: Path) -> bytes:
-    from gage.format.keystatement import FILE_LIMIT
+    from gage.format.keys.statement import FILE_LIMIT
     from gage.trust import retirement
 
     return retirement.read_capped(path, FILE_LIMIT)

@@ -1,5 +1,5 @@
 """Identities (Ed25519, or hybrid Ed25519 + ML-DSA-65), key files' limits, and the
-domain-separated manifest signature (public key text is gage.format.keytext's, re-exported here).
+domain-separated manifest signature (public key text is gage.format.keys.text's, re-exported here).
 
 A gage signature is made over a fixed prefix followed by the manifest bytes, so a
 signature made by gage can never be replayed as a signature over anything else the
@@ -20,18 +20,18 @@ from gage.format.errors import (
     PassphraseError,
 )
 
-# Public key text is gage.format.keytext's; re-exported here, where its callers import it.
-from gage.format.keytext import HYBRID_PREFIX as HYBRID_PREFIX
-from gage.format.keytext import KEY_PREFIX as KEY_PREFIX
-from gage.format.keytext import check_local_name as check_local_name
-from gage.format.keytext import key_digest as key_digest
-from gage.format.keytext import key_scheme as key_scheme
-from gage.format.keytext import key_shown as key_shown
-from gage.format.keytext import key_text as key_text
-from gage.format.keytext import matches_ref as matches_ref
-from gage.format.keytext import parse_key as parse_key
-from gage.format.keytext import ref_digits as ref_digits
-from gage.format.keytext import short_fingerprint as short_fingerprint
+# Public key text is gage.format.keys.text's; re-exported here, where its callers import it.
+from gage.format.keys.text import HYBRID_PREFIX as HYBRID_PREFIX
+from gage.format.keys.text import KEY_PREFIX as KEY_PREFIX
+from gage.format.keys.text import check_local_name as check_local_name
+from gage.format.keys.text import key_digest as key_digest
+from gage.format.keys.text import key_scheme as key_scheme
+from gage.format.keys.text import key_shown as key_shown
+from gage.format.keys.text import key_text as key_text
+from gage.format.keys.text import matches_ref as matches_ref
+from gage.format.keys.text import parse_key as parse_key
+from gage.format.keys.text import ref_digits as ref_digits
+from gage.format.keys.text import short_fingerprint as short_fingerprint
 from gage.format.record import Frozen, replace, set_field
 
 TYPE_CHECKING = False
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     import nacl.signing
 
-    from gage.format import keyseal
+    from gage.format.keys import seal as keyseal
 
 SIGNATURE_CONTEXT = b"gage/manifest/v1\x00"
 SIGNATURE_LEN = signing.ED25519_SIG_LEN  # a classical signature; a hybrid one is HYBRID_SIGNATURE_LEN
@@ -270,7 +270,7 @@ class Identity(Frozen):
         if not self.locked:
             return self
         assert self.sealed is not None
-        from gage.format import keyseal
+        from gage.format.keys import seal as keyseal
 
         plain, key = keyseal.open_sealed(self.sealed, passphrase)
         try:
@@ -286,7 +286,7 @@ class Identity(Frozen):
     def protect(self, passphrase: bytes) -> Identity:
         """This (unlocked) identity, to be written sealed with a new passphrase and a fresh salt."""
         self.secret  # noqa: B018 - raises PassphraseError while locked
-        from gage.format import keyseal
+        from gage.format.keys import seal as keyseal
 
         return replace(self, sealed=None, seal_key=keyseal.new_key(passphrase))
 
@@ -360,7 +360,7 @@ class Identity(Frozen):
             return self._plain_bytes()
         # Protected: the public fields in the clear (so "is this me?" needs no passphrase),
         # every secret only inside the seal, which holds the whole plain file.
-        from gage.format import keyseal
+        from gage.format.keys import seal as keyseal
 
         sealed = keyseal.seal(self._plain_bytes(), self.seal_key)
         obj: dict[str, Any] = {"gage-identity": 1, "name": self.name, "key": self.key_text}
@@ -392,7 +392,7 @@ class Identity(Frozen):
         if "sealed" in obj:
             if "secret" in obj:
                 raise TypeError("a protected identity must not also hold its secret in the clear")
-            from gage.format import keyseal
+            from gage.format.keys import seal as keyseal
 
             sealed = keyseal.Sealed.from_json(obj["sealed"])
             public = parse_key(obj["key"])

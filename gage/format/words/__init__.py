@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from gage.format.wordlist import EVEN, ODD
+from gage.format.words.wordlist import EVEN, ODD
 
 VERSION = "gage/words/v1"
 WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps

@@ -15,7 +15,6 @@ import difflib
 import hashlib
 from dataclasses import dataclass
 
-from gage.format.wordlist import EVEN, ODD
 from gage.format.words import (
     ALL_WORDS,
     PAIRS,
@@ -25,6 +24,7 @@ from gage.format.words import (
     is_odd_word,
     parse_spoken,
 )
+from gage.format.words.wordlist import EVEN, ODD
 
 # What a person types to end the ceremony on purpose (none of these is a list word).
 GIVE_UP = ("give up", "giveup", "quit")

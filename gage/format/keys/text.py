@@ -10,7 +10,7 @@ import unicodedata
 
 from gage.format import sha256, signing
 from gage.format.errors import MalformedError, UsageError
-from gage.format.fingerprint import fingerprint
+from gage.format.keys.fingerprint import fingerprint
 
 KEY_PREFIX = "ed25519:"
 # A hybrid key's text: the Ed25519 key's 64 hex digits, then the ML-DSA-65 key's 3904.
@@ -44,7 +44,7 @@ def parse_key(text: object, *, field: str = "key") -> bytes:
 
 
 def short_fingerprint(key: bytes) -> str:
-    """A glanceable label for a key (gage/format/fingerprint.py). Not a security check: the word-pairs are.
+    """A glanceable label for a key (gage/format/keys/fingerprint.py). Not a security check: the word-pairs are.
 
     A hybrid key's label is made from both halves, so it never equals the label of its own
     Ed25519 half offered alone (a downgrade shows as a different key)."""
