@@ -42,9 +42,3 @@ def test_the_tui_never_parses_text_as_markup_or_ansi() -> None:
         # Content.from_markup is allowed only in safe.trusted (values substituted as $variables) and help.
         if path.name not in ("safe.py",):
             assert "Content.from_markup" not in source, f"{path.name}: use safe.trusted()"
-
-
-def test_no_tui_module_is_too_long() -> None:
-    for path in (ROOT / "tui").rglob("*.py"):
-        lines = path.read_text(encoding="utf-8").count("\n")
-        assert lines <= 400, f"{path.name} has {lines} lines"
