@@ -25,9 +25,10 @@ which is one of those. Any write, truncation or replacement of a file changes it
 or inode, and a user process cannot set ctime back (utime sets mtime only), so a byte
 changed with size and mtime restored is seen, and so is a file renamed over another.
 
-A check is remembered only if the whole tree (`treestat.tree_entries`, every folder
-listed) was the same before and after it, and only if no entry changed within RACY_NS of
-the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
+A check is remembered only if every entry was the same after it as when the check itself
+looked at it (the stat it took before reading a file or listing a folder; the check looked
+at nothing else: one walk, not a walk before and after), and only if no entry changed
+within RACY_NS of the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
 as the check could otherwise keep its ctime (git calls this "racy"). A tree of more than
 ENTRY_LIMIT entries, or with a part that cannot be read, is never remembered; nor is a
 bundle with a problem (it is checked afresh every time, so a repair shows at once).
@@ -54,11 +55,9 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
 from gage.bundle.treestat import (
     RACY_NS,
-    UNREADABLE,
     Entry,
     stat_entry,
     tree_digest,
-    tree_entries,
 )
 from gage.bundle.treestat import tree_digest_of as tree_digest_of  # its old home's name
 from gage.format import sha256
@@ -118,18 +117,40 @@ def _digest(entries: list[_Stat]) -> tuple[str, int]:
     return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
 
 
-def _whole_tree(root: Path) -> list[_Stat] | None:
-    """Every entry of the tree (every folder listed), or None when it cannot be remembered."""
+def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int] | None:
+    """The key's tree part and its newest timestamp, if the tree at `key` is now what the check
+    saw (`seen`: each entry's stat as the check took it, before reading its bytes or listing its
+    folder); None when it cannot be remembered.
+
+    The check looked at exactly the entries of a tree that checks out and nothing else (a folder
+    off the manifest's plan is in `seen` too, and refuses). Each is looked at again here, one
+    lstat from the bundle folder opened once: any write, truncation, replacement or rename
+    since the check took its stat changes one of them (ctime cannot be set back), and an entry
+    added or removed in a folder since it was listed changes that folder's. So the before and
+    after of one walk prove what two more walks of the whole tree did."""
+    names = [".", MANIFEST, SIGNATURE, PAYLOAD, *(f"{PAYLOAD}/{rel}" for rel in listed_entries(manifest))]
+    if len(names) > ENTRY_LIMIT or len(seen) != len(names):
+        return None
     try:
-        top = os.lstat(root)
+        before = [_entry(n, seen[n]) for n in names]
+    except KeyError:
+        return None
+    if not stat.S_ISDIR(before[0][1]):
+        return None
+    try:
+        dir_fd = safeopen.open_dir(key)  # the bundle folder itself, never through a symlink
     except OSError:
         return None
-    if not stat.S_ISDIR(top.st_mode):
+    try:
+        stat_ = os.stat
+        after = [_entry(".", os.fstat(dir_fd)), *(_entry(n, stat_(n, dir_fd=dir_fd, follow_symlinks=False)) for n in names[1:])]
+    except OSError:
         return None
-    entries, complete = tree_entries(root, limit=ENTRY_LIMIT)
-    if not complete or any(e[1] == UNREADABLE for e in entries):
+    finally:
+        os.close(dir_fd)
+    if after != before:
         return None
-    return [_entry(".", top), *entries]
+    return _digest(after)
 
 
 def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
@@ -237,13 +258,13 @@ class CheckCache:
                 return hit
         self.misses += 1
         started = now_ns()
-        before = _whole_tree(root)
-        result = bundle_mod.check(root, expect_name=named)
-        after = _whole_tree(root) if before is not None else None
+        seen: dict[str, os.stat_result] = {}
+        result = bundle_mod.check(root, expect_name=named, seen=seen)
         m = result.manifest
+        proved = _proved(key, m, seen) if m is not None and result.ok else None
         with self._lock:
-            if after is not None and after == before and m is not None and result.ok:
-                digest, newest = _digest(after)
+            if proved is not None and m is not None:
+                digest, newest = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
                     self._entries[key] = [*entry, _seal(key, entry)]
