@@ -15,10 +15,13 @@ from gagetest import arrive, pair
 
 from gage import bundle as bundle_mod
 from gage.bundle import safeopen
-from gage.home import checkcache, listing
+from gage.home import checkcache, listing, rowindex
 from gage.home.checkcache import CheckCache
 from gage.home.layout import Home
+from gage.home.listing import Stored
+from gage.inbox import rows as rows_mod
 from gage.inbox import send
+from gage.inbox.listed import listed_rows
 
 
 @pytest.fixture
@@ -45,10 +48,12 @@ def bundle_dir(home: Home, bid: str) -> Path:
 def edit_in_place(path: Path) -> None:
     """One byte changed, size and mtime put back: only ctime says so."""
     st = path.stat()
+    path.chmod(0o644)  # landed read-only
     data = bytearray(path.read_bytes())
     data[0] ^= 1
     with open(path, "r+b") as f:
         f.write(bytes(data))
+    path.chmod(st.st_mode & 0o7777)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
@@ -130,3 +135,34 @@ def test_an_empty_folder_the_manifest_does_not_list_is_never_remembered(homes: t
     (extra / "x.txt").write_bytes(b"x")
     again = cache.check(listing.find(me, bid))  # type: ignore[arg-type]
     assert not again.ok and cache.hits == 0
+
+
+def test_a_row_stored_from_the_proof_still_sees_a_change_made_before_it_was_stored(
+    homes: tuple[Home, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing stores each row it computed with the stat values the check cache's proof took
+    (not looked at again): a byte edited after the proof, before the row is written, is seen by
+    the next listing, which computes the row again and shows what a fresh check shows."""
+    me, bid = homes
+    real_save = rowindex.RowIndex.save
+    c = bundle_dir(me, bid) / "payload" / "d" / "c.txt"
+
+    def edit_then_save(self: rowindex.RowIndex, *a: object, **k: object) -> None:
+        edit_in_place(c)
+        real_save(self, *a, **k)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(rowindex.RowIndex, "save", edit_then_save)
+        first = listed_rows(me)
+    assert [r.level for r in first] == ["verified"]
+    computed: list[str] = []
+    real_rows = rows_mod.InboxReader.rows
+
+    def spy(self: rows_mod.InboxReader, stored: list[Stored]) -> list[rows_mod.InboxRow]:
+        stored = list(stored)
+        computed.extend(s.id for s in stored)
+        return real_rows(self, stored)
+
+    monkeypatch.setattr(rows_mod.InboxReader, "rows", spy)
+    second = listed_rows(me)
+    assert computed == [bid] and [r.level for r in second] == ["invalid"]

@@ -117,8 +117,8 @@ def _digest(entries: list[_Stat]) -> tuple[str, int]:
     return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
 
 
-def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int] | None:
-    """The key's tree part and its newest timestamp, if the tree at `key` is now what the check
+def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int, list[_Stat]] | None:
+    """The key's tree part, its newest timestamp and the entries it was taken over, if the tree at `key` is now what the check
     saw (`seen`: each entry's stat as the check took it, before reading its bytes or listing its
     folder); None when it cannot be remembered.
 
@@ -150,7 +150,7 @@ def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tu
         os.close(dir_fd)
     if after != before:
         return None
-    return _digest(after)
+    return (*_digest(after), after)
 
 
 def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
@@ -202,6 +202,9 @@ class CheckCache:
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
         self._entries: dict[str, list[Any]] = {}
+        # The entries each check remembered in this process was proved over (`_proved`), by key:
+        # a row stored beside it takes its stat values from here instead of looking again.
+        self._proofs: dict[str, tuple[str, list[_Stat]]] = {}
         self._lock = _thread.allocate_lock()  # threading.Lock itself (the start path imports no threading)
         self._dirty = False
         self.hits = 0
@@ -264,12 +267,14 @@ class CheckCache:
         proved = _proved(key, m, seen) if m is not None and result.ok else None
         with self._lock:
             if proved is not None and m is not None:
-                digest, newest = proved
+                digest, newest, entries = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
                     self._entries[key] = [*entry, _seal(key, entry)]
+                    self._proofs[key] = (digest, entries)
                     self._dirty = True
                     return result
+            self._proofs.pop(key, None)
             if self._entries.pop(key, None) is not None:
                 self._dirty = True
         return result
@@ -311,6 +316,24 @@ class CheckCache:
         if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)) or entry[5] != _seal(key, entry[:5]):
             return None
         return entry[0]
+
+    def remembered_proof(self, root: Path) -> tuple[str, list[str], list[int]] | None:
+        """For a check remembered by this process (not one read from the file): its tree digest,
+        the payload's listed entries and the stat values it was proved over, in the order
+        gage.home.rowkept.stats_at takes them (the folder, the manifest, the signature,
+        `payload`, then each entry). A row stored beside the check keeps these, as
+        `stats_at` would have taken them again, without a second look at 10,000 trees."""
+        key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+        digest = self.remembered_digest(root)
+        with self._lock:
+            proof = self._proofs.get(key)
+        if digest is None or proof is None or proof[0] != digest:
+            return None
+        entries = proof[1]
+        if [e[0] for e in entries[:4]] != [".", MANIFEST, SIGNATURE, PAYLOAD]:
+            return None
+        listed = [e[0][len(PAYLOAD) + 1 :] for e in entries[4:]]
+        return digest, listed, [v for e in entries for v in e[1:]]
 
     def keep_only(self, state: str, ids: Iterable[str]) -> None:
         """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""

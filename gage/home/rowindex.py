@@ -58,8 +58,9 @@ from gage.home.rowkept import ROW_TYPES as ROW_TYPES
 from gage.home.rowkept import SENDER_TYPES as SENDER_TYPES
 from gage.home.rowkept import Kept as Kept
 from gage.home.rowkept import digest_now as digest_now
-from gage.home.rowkept import digest_of, kept_of, packed, row_seal, stats_at
+from gage.home.rowkept import digest_of, kept_of, row_seal, stats_at
 from gage.home.rowkept import fresh_at as fresh_at
+from gage.home.rowkept import packed as packed
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:
@@ -278,10 +279,14 @@ class RowIndex:
                 db.executemany("DELETE FROM rows WHERE id = ? OR parent = ?", [(n, n) for n in named])
                 stored = []
                 for (s, i), k in fresh.items():
-                    # The stat values the check cache's digest was taken over, taken now: kept only
-                    # if they are still those (so a row inherits the cache's racy-window rule).
-                    stats = stats_at(None, os.fspath(self.home.state_dir(s) / i), k.entries)  # type: ignore[arg-type]
-                    blob = packed(stats) if stats is not None and digest_of(k.entries, stats) == k.digest else None
+                    # The stat values the check cache's digest was taken over: as its proof took them
+                    # (`k.stats`, a check made by this listing), or taken now and kept only if they
+                    # are still those. Either way a row inherits the cache's racy-window rule.
+                    if k.stats is not None:
+                        blob: bytes | None = k.stats
+                    else:
+                        stats = stats_at(None, os.fspath(self.home.state_dir(s) / i), k.entries)  # type: ignore[arg-type]
+                        blob = packed(stats) if stats is not None and digest_of(k.entries, stats) == k.digest else None
                     if blob is None:
                         continue
                     data = json.dumps([k.digest, k.parent, k.entries, k.warnings, k.row], ensure_ascii=True, separators=(",", ":"))
