@@ -176,9 +176,9 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                     digest, entries, stats = proof
                     fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), rowindex.packed(stats))
                     continue
-                digest = reader.cache.remembered_digest(r.verdict.path)
-                if digest is not None:  # a check remembered before: its stat values are looked at when stored
-                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, row.fields_by_name())
+                earlier = reader.cache.remembered_digest(r.verdict.path)
+                if earlier is not None:  # a check remembered before: its stat values are looked at when stored
+                    fresh[(r.state, r.id)] = rowindex.Kept(earlier, m.parent, listed_entries(m), warnings, row.fields_by_name())
             reader.cache.save()
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
