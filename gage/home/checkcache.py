@@ -117,8 +117,9 @@ def _digest(entries: list[_Stat]) -> tuple[str, int]:
     return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
 
 
-def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int, list[_Stat]] | None:
-    """The key's tree part, its newest timestamp and the entries it was taken over, if the tree at `key` is now what the check
+def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int, list[str], list[_Stat]] | None:
+    """The key's tree part, its newest timestamp, the payload's listed entries and the entries
+    it was taken over (in gage.home.rowkept.stats_at's order), if the tree at `key` is now what the check
     saw (`seen`: each entry's stat as the check took it, before reading its bytes or listing its
     folder); None when it cannot be remembered.
 
@@ -128,7 +129,8 @@ def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tu
     since the check took its stat changes one of them (ctime cannot be set back), and an entry
     added or removed in a folder since it was listed changes that folder's. So the before and
     after of one walk prove what two more walks of the whole tree did."""
-    names = [".", MANIFEST, SIGNATURE, PAYLOAD, *(f"{PAYLOAD}/{rel}" for rel in listed_entries(manifest))]
+    listed = listed_entries(manifest)
+    names = [".", MANIFEST, SIGNATURE, PAYLOAD, *(f"{PAYLOAD}/{rel}" for rel in listed)]
     if len(names) > ENTRY_LIMIT or len(seen) != len(names):
         return None
     try:
@@ -150,7 +152,7 @@ def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tu
         os.close(dir_fd)
     if after != before:
         return None
-    return (*_digest(after), after)
+    return (*_digest(after), listed, after)
 
 
 def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
@@ -204,7 +206,8 @@ class CheckCache:
         self._entries: dict[str, list[Any]] = {}
         # The entries each check remembered in this process was proved over (`_proved`), by key:
         # a row stored beside it takes its stat values from here instead of looking again.
-        self._proofs: dict[str, tuple[str, list[_Stat]]] = {}
+        # Packed (64-bit integers): 10,000 of them are held through a listing.
+        self._proofs: dict[str, tuple[str, tuple[str, ...], bytes]] = {}
         self._lock = _thread.allocate_lock()  # threading.Lock itself (the start path imports no threading)
         self._dirty = False
         self.hits = 0
@@ -267,11 +270,13 @@ class CheckCache:
         proved = _proved(key, m, seen) if m is not None and result.ok else None
         with self._lock:
             if proved is not None and m is not None:
-                digest, newest, entries = proved
+                digest, newest, listed, entries = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
                     self._entries[key] = [*entry, _seal(key, entry)]
-                    self._proofs[key] = (digest, entries)
+                    stats = _packed(entries)
+                    if stats is not None:
+                        self._proofs[key] = (digest, tuple(listed), stats)
                     self._dirty = True
                     return result
             self._proofs.pop(key, None)
@@ -317,11 +322,11 @@ class CheckCache:
             return None
         return entry[0]
 
-    def remembered_proof(self, root: Path) -> tuple[str, list[str], list[int]] | None:
+    def remembered_proof(self, root: Path) -> tuple[str, list[str], bytes] | None:
         """For a check remembered by this process (not one read from the file): its tree digest,
         the payload's listed entries and the stat values it was proved over, in the order
         gage.home.rowkept.stats_at takes them (the folder, the manifest, the signature,
-        `payload`, then each entry). A row stored beside the check keeps these, as
+        `payload`, then each entry), packed as `rowkept.packed` packs them. A row stored beside the check keeps these, as
         `stats_at` would have taken them again, without a second look at 10,000 trees."""
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         digest = self.remembered_digest(root)
@@ -329,11 +334,7 @@ class CheckCache:
             proof = self._proofs.get(key)
         if digest is None or proof is None or proof[0] != digest:
             return None
-        entries = proof[1]
-        if [e[0] for e in entries[:4]] != [".", MANIFEST, SIGNATURE, PAYLOAD]:
-            return None
-        listed = [e[0][len(PAYLOAD) + 1 :] for e in entries[4:]]
-        return digest, listed, [v for e in entries for v in e[1:]]
+        return digest, list(proof[1]), proof[2]
 
     def keep_only(self, state: str, ids: Iterable[str]) -> None:
         """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
@@ -346,6 +347,7 @@ class CheckCache:
                     gone.append(k)
             for k in gone:
                 del self._entries[k]
+                self._proofs.pop(k, None)
             self._dirty = self._dirty or bool(gone)
 
     def save(self) -> None:
@@ -360,6 +362,17 @@ class CheckCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _packed(entries: list[_Stat]) -> bytes | None:
+    """Each entry's (mode, size, mtime_ns, ctime_ns, inode, device) as 64-bit integers, in order
+    (None past 64 bits: such a proof is not offered to the row index)."""
+    import struct as _struct
+
+    try:
+        return _struct.pack(f"<{6 * len(entries)}q", *(v for e in entries for v in e[1:]))
+    except _struct.error:
+        return None
 
 
 def _seal(key: str, entry: list[Any]) -> int:

@@ -58,9 +58,8 @@ from gage.home.rowkept import ROW_TYPES as ROW_TYPES
 from gage.home.rowkept import SENDER_TYPES as SENDER_TYPES
 from gage.home.rowkept import Kept as Kept
 from gage.home.rowkept import digest_now as digest_now
-from gage.home.rowkept import digest_of, kept_of, row_seal, stats_at
+from gage.home.rowkept import digest_of, kept_of, packed, row_seal, stats_at
 from gage.home.rowkept import fresh_at as fresh_at
-from gage.home.rowkept import packed as packed
 
 TYPE_CHECKING = False  # importing typing costs start-up time (issue 28)
 if TYPE_CHECKING:

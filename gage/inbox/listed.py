@@ -174,7 +174,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                 proof = reader.cache.remembered_proof(r.verdict.path)
                 if proof is not None:  # checked just now: the stat values it was proved over
                     digest, entries, stats = proof
-                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), rowindex.packed(stats))
+                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), stats)
                     continue
                 earlier = reader.cache.remembered_digest(r.verdict.path)
                 if earlier is not None:  # a check remembered before: its stat values are looked at when stored
