@@ -53,14 +53,23 @@ def hash_file(path: Path, *, limit: int | None = None) -> tuple[int, str]:
         os.close(fd)
 
 
-def check(root: Path, *, expect_name: bool = False) -> Check:
+def check(root: Path, *, expect_name: bool = False, seen: dict[str, os.stat_result] | None = None) -> Check:
     """Check structure, signature and integrity of the directory `root`.
 
     `expect_name`: the directory lives in a gage home, where it must be named by its id.
+    `seen`: where to keep what the check itself looked at, each entry's stat taken before
+    its bytes were read or its folder listed, by its path from `root` ("." for `root`): the
+    check cache proves from these and one lstat each afterwards that the tree it remembers
+    is the one checked, without walking it again (gage.home.checkcache).
     """
     result = Check(path=root)
+    if seen is not None:
+        try:
+            seen["."] = os.lstat(root)  # before anything in it is read or listed
+        except OSError:
+            pass  # read_manifest says what is wrong
     try:
-        raw, manifest = read_manifest(root)
+        raw, manifest = read_manifest(root, seen)
     except GageError as exc:
         if exc.path is None:
             exc.path = MANIFEST
@@ -69,7 +78,7 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
     result.manifest = manifest
 
     # Signature.
-    sig, problem = read_signature(root)
+    sig, problem = read_signature(root, seen)
     if problem is not None:
         result.problems.append(problem)
     else:
@@ -93,11 +102,11 @@ def check(root: Path, *, expect_name: bool = False) -> Check:
             result.warnings.append(Problem("name", root.name, f"directory is not named by its id {manifest.id}"))
 
     with progress.phase("checking", lambda: manifest.total_size):  # summed only if someone listens
-        _check_payload(root, manifest, result)
+        _check_payload(root, manifest, result, seen)
     return result
 
 
-def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
+def _check_payload(root: Path, manifest: Manifest, result: Check, stats: dict[str, os.stat_result] | None) -> None:
     plan = layout(manifest)  # each folder's listed files, by name, with their entries
     seen: set[str] = set()
     budget = [EXTRAS_LOOKED_AT]
@@ -135,9 +144,9 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
         out.append(Problem("tampered", PAYLOAD, "is not a directory"))
     elif payload.is_dir():
         with Hasher(manifest) as hasher:
-            for f in walk_payload(payload, plan, budget):
+            for f in walk_payload(payload, plan, budget, stats):
                 if f.kind == "files":  # most of them
-                    _hash_files(f.dir_fd, f.rel, f.names, plan[f.rel][0], seen, hasher, out)
+                    _hash_files(f.dir_fd, f.rel, f.names, plan[f.rel][0], seen, hasher, out, stats)
                     continue
                 shown = f"{PAYLOAD}/{f.rel}"
                 if f.kind == "unlistable":
@@ -181,7 +190,7 @@ def _check_payload(root: Path, manifest: Manifest, result: Check) -> None:
                     out.append(Problem("tampered", shown, "is a device, FIFO or socket, not a regular file"))
                     continue
                 folder = f.rel[: -len(f.name)]
-                _hash_files(f.dir_fd, folder, [f.name], plan[folder][0], seen, hasher, out)
+                _hash_files(f.dir_fd, folder, [f.name], plan[folder][0], seen, hasher, out, stats)
     for item in out:
         if isinstance(item, Problem):
             result.problems.append(item)
@@ -208,12 +217,14 @@ def _hash_files(
     seen: set[str],
     hasher: Hasher,
     out: list[Problem | tuple[str, Hashing]],
+    stats: dict[str, os.stat_result] | None = None,
 ) -> None:
     """Open each listed file `names` in the folder `dir_fd` (`prefix` below payload) and hash
     it, or say why not. Its size is the fstat's of what was opened, so a file swapped since
     it was looked at is judged as it is. One loop, not a call per file: 10,000 small files
     cost about what hashing them does, so `hash_here`'s one read of a small file is written
-    out here, with the same checks, and anything unusual takes the long way."""
+    out here, with the same checks, and anything unusual takes the long way. `stats`: where
+    to keep each opened file's fstat, taken before it is read (`check`'s `seen`)."""
     small = hasher.here_below
     tick = hasher.tick
     one_read = min(small, CHUNK)  # a file this small is read whole in one read of `size` + 1 bytes
@@ -226,6 +237,8 @@ def _hash_files(
         except OSError as exc:
             out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"cannot be read safely ({_why(exc)})"))
             continue
+        if stats is not None:
+            stats[f"{PAYLOAD}/{prefix}{name}"] = st
         if st.st_size != size:
             close(fd)
             out.append(Problem("tampered", f"{PAYLOAD}/{prefix}{name}", f"is {st.st_size} bytes; the manifest says {size}"))

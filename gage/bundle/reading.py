@@ -18,12 +18,16 @@ from gage.format.keys import SIGNATURE_CAP
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 
 
-def read_small(path: Path, limit: int) -> bytes:
-    """Read a regular file without following a symlink, refusing anything over `limit`."""
+def read_small(path: Path, limit: int, seen: dict[str, os.stat_result] | None = None) -> bytes:
+    """Read a regular file without following a symlink, refusing anything over `limit`.
+    `seen`: where to keep the fstat of what was opened, taken before its bytes are read
+    (by its name: the check cache proves a tree unchanged from the check's own look at it)."""
     try:
         fd, st = safeopen.open_regular(path)
     except safeopen.NotRegularFileError as exc:
         raise TamperedError("is not a regular file", path=path.name) from exc
+    if seen is not None:
+        seen[path.name] = st
     try:
         if st.st_size > limit:
             raise MalformedError(f"is {st.st_size} bytes, over the limit of {limit}", path=path.name)
@@ -35,8 +39,8 @@ def read_small(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def read_manifest(root: Path) -> tuple[bytes, Manifest]:
-    """Read and parse just the manifest: enough to know the id and what is claimed."""
+def read_manifest(root: Path, seen: dict[str, os.stat_result] | None = None) -> tuple[bytes, Manifest]:
+    """Read and parse just the manifest: enough to know the id and what is claimed. `seen`: as `read_small`'s."""
     mpath = root / MANIFEST
     if not os.path.lexists(root):
         # One rule for a path that is not there, in every command (spec/cli.md): exit 7.
@@ -46,7 +50,7 @@ def read_manifest(root: Path) -> tuple[bytes, Manifest]:
     if not (mpath.exists() or mpath.is_symlink()):
         raise MalformedError("is not a gage bundle: it has no manifest.json", path=str(root))
     try:
-        raw = read_small(mpath, MANIFEST_LIMIT)
+        raw = read_small(mpath, MANIFEST_LIMIT, seen)
     except OSError as exc:
         if mpath.is_symlink():
             raise TamperedError("is a symlink", path=MANIFEST) from exc
@@ -54,15 +58,15 @@ def read_manifest(root: Path) -> tuple[bytes, Manifest]:
     return raw, Manifest.parse(raw)
 
 
-def read_signature(root: Path) -> tuple[bytes | None, Problem | None]:
+def read_signature(root: Path, seen: dict[str, os.stat_result] | None = None) -> tuple[bytes | None, Problem | None]:
     """`manifest.sig` as both a check and an import read it, so both give the same stage.
 
     Absent, or a regular file over its cap (4096 bytes): stage `signature`, since neither
     can be a signature however large it is. A symlink (never followed), FIFO,
-    device, socket or directory: stage `tampered`.
+    device, socket or directory: stage `tampered`. `seen`: as `read_small`'s.
     """
     try:
-        return read_small(root / SIGNATURE, SIGNATURE_CAP), None
+        return read_small(root / SIGNATURE, SIGNATURE_CAP, seen), None
     except FileNotFoundError:
         return None, Problem("signature", SIGNATURE, "is missing")
     except MalformedError as exc:

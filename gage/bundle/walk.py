@@ -133,7 +133,7 @@ def layout(manifest: Manifest) -> Plan:
     return out
 
 
-def walk_payload(payload: Path, plan: Plan, budget: list[int]) -> Iterator[Found]:
+def walk_payload(payload: Path, plan: Plan, budget: list[int], seen: dict[str, os.stat_result] | None = None) -> Iterator[Found]:
     """Walk `payload` without recursion: every listed path (looked up by name), and every
     other entry until `budget[0]` of them have been looked at.
 
@@ -143,6 +143,10 @@ def walk_payload(payload: Path, plan: Plan, budget: list[int]) -> Iterator[Found
     listed paths are still looked up. So the cost is bounded by the manifest plus the
     budget, however deep or wide a tree a sender leaves there. A path that is not listed is
     never opened. Descriptors held at once: at most one per level of the deepest path.
+
+    `seen`: where to keep each folder's fstat, taken before it is listed, by its path from
+    the bundle folder (`payload`, `payload/a`), and the lstat of each folder off the plan
+    (the check cache proves a tree unchanged from the walk's own look at it).
     """
     try:
         top = _Dir(safeopen.open_dir(payload))
@@ -152,7 +156,7 @@ def walk_payload(payload: Path, plan: Plan, budget: list[int]) -> Iterator[Found
     # (prefix, on the way to a listed file, the parent folder's descriptor, this folder's name)
     stack: list[tuple[str, bool, _Dir | None, str]] = [("", True, None, "")]
     try:
-        yield from _walk(payload, plan, budget, top, stack)
+        yield from _walk(payload, plan, budget, top, stack, seen)
     finally:
         # Folders left on the stack (the walk was stopped) hold their parents' descriptors.
         for prefix, on_way, parent, _name in stack:
@@ -168,6 +172,7 @@ def _walk(
     budget: list[int],
     top: _Dir,
     stack: list[tuple[str, bool, _Dir | None, str]],
+    seen: dict[str, os.stat_result] | None,
 ) -> Iterator[Found]:
     spent = False
     while stack:
@@ -187,6 +192,11 @@ def _walk(
                 finally:
                     parent.release()
         directory = payload / prefix if prefix else payload
+        if seen is not None and here is not None:
+            try:
+                seen[f"{PAYLOAD}/{prefix}"[:-1] if prefix else PAYLOAD] = os.fstat(here.fd)
+            except OSError:
+                pass  # not kept: the check cache remembers no tree it has not seen whole
         files, dirs = plan.get(prefix, _NOTHING) if on_way else _NOTHING
         found: list[Found] = []
         below: list[tuple[str, bool, _Dir | None, str]] = []
@@ -277,6 +287,8 @@ def _walk(
                 found.append(Found("vanished", rel, error=exc))
                 continue
             if stat.S_ISDIR(st.st_mode):
+                if seen is not None:
+                    seen[f"{PAYLOAD}/{rel}"] = st  # not listed: the check cache keeps no such tree
                 below.append((rel + "/", False, None, e.name))
             else:
                 found.append(Found("extra", rel, st))

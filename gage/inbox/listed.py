@@ -168,10 +168,17 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                 row = listed_of(r)
                 out.append(row)
                 m = r.verdict.manifest
-                digest = reader.cache.remembered_digest(r.verdict.path) if m is not None and not r.verdict.problems else None
-                if m is not None and digest is not None:
-                    warnings = dump_problems(r.verdict.warnings)
-                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, listed_entries(m), warnings, row.fields_by_name())
+                if m is None or r.verdict.problems:
+                    continue
+                warnings = dump_problems(r.verdict.warnings)
+                proof = reader.cache.remembered_proof(r.verdict.path)
+                if proof is not None:  # checked just now: the stat values it was proved over
+                    digest, entries, stats = proof
+                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), stats)
+                    continue
+                earlier = reader.cache.remembered_digest(r.verdict.path)
+                if earlier is not None:  # a check remembered before: its stat values are looked at when stored
+                    fresh[(r.state, r.id)] = rowindex.Kept(earlier, m.parent, listed_entries(m), warnings, row.fields_by_name())
             reader.cache.save()
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)

@@ -25,9 +25,10 @@ which is one of those. Any write, truncation or replacement of a file changes it
 or inode, and a user process cannot set ctime back (utime sets mtime only), so a byte
 changed with size and mtime restored is seen, and so is a file renamed over another.
 
-A check is remembered only if the whole tree (`treestat.tree_entries`, every folder
-listed) was the same before and after it, and only if no entry changed within RACY_NS of
-the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
+A check is remembered only if every entry was the same after it as when the check itself
+looked at it (the stat it took before reading a file or listing a folder; the check looked
+at nothing else: one walk, not a walk before and after), and only if no entry changed
+within RACY_NS of the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
 as the check could otherwise keep its ctime (git calls this "racy"). A tree of more than
 ENTRY_LIMIT entries, or with a part that cannot be read, is never remembered; nor is a
 bundle with a problem (it is checked afresh every time, so a repair shows at once).
@@ -54,11 +55,9 @@ from gage import bundle as bundle_mod
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
 from gage.bundle.treestat import (
     RACY_NS,
-    UNREADABLE,
     Entry,
     stat_entry,
     tree_digest,
-    tree_entries,
 )
 from gage.bundle.treestat import tree_digest_of as tree_digest_of  # its old home's name
 from gage.format import sha256
@@ -118,18 +117,42 @@ def _digest(entries: list[_Stat]) -> tuple[str, int]:
     return _tree_digest(entries), max(max(e[3], e[4]) for e in entries)
 
 
-def _whole_tree(root: Path) -> list[_Stat] | None:
-    """Every entry of the tree (every folder listed), or None when it cannot be remembered."""
+def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int, list[str], list[_Stat]] | None:
+    """The key's tree part, its newest timestamp, the payload's listed entries and the entries
+    it was taken over (in gage.home.rowkept.stats_at's order), if the tree at `key` is now what the check
+    saw (`seen`: each entry's stat as the check took it, before reading its bytes or listing its
+    folder); None when it cannot be remembered.
+
+    The check looked at exactly the entries of a tree that checks out and nothing else (a folder
+    off the manifest's plan is in `seen` too, and refuses). Each is looked at again here, one
+    lstat from the bundle folder opened once: any write, truncation, replacement or rename
+    since the check took its stat changes one of them (ctime cannot be set back), and an entry
+    added or removed in a folder since it was listed changes that folder's. So the before and
+    after of one walk prove what two more walks of the whole tree did."""
+    listed = listed_entries(manifest)
+    names = [".", MANIFEST, SIGNATURE, PAYLOAD, *(f"{PAYLOAD}/{rel}" for rel in listed)]
+    if len(names) > ENTRY_LIMIT or len(seen) != len(names):
+        return None
     try:
-        top = os.lstat(root)
+        before = [_entry(n, seen[n]) for n in names]
+    except KeyError:
+        return None
+    if not stat.S_ISDIR(before[0][1]):
+        return None
+    try:
+        dir_fd = safeopen.open_dir(key)  # the bundle folder itself, never through a symlink
     except OSError:
         return None
-    if not stat.S_ISDIR(top.st_mode):
+    try:
+        stat_ = os.stat
+        after = [_entry(".", os.fstat(dir_fd)), *(_entry(n, stat_(n, dir_fd=dir_fd, follow_symlinks=False)) for n in names[1:])]
+    except OSError:
         return None
-    entries, complete = tree_entries(root, limit=ENTRY_LIMIT)
-    if not complete or any(e[1] == UNREADABLE for e in entries):
+    finally:
+        os.close(dir_fd)
+    if after != before:
         return None
-    return [_entry(".", top), *entries]
+    return (*_digest(after), listed, after)
 
 
 def _listed_tree(dir_fd: int, top: os.stat_result, manifest: Manifest, m_st: os.stat_result, s_st: os.stat_result) -> list[_Stat]:
@@ -181,6 +204,10 @@ class CheckCache:
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
         self._entries: dict[str, list[Any]] = {}
+        # The entries each check remembered in this process was proved over (`_proved`), by key:
+        # a row stored beside it takes its stat values from here instead of looking again.
+        # Packed (64-bit integers): 10,000 of them are held through a listing.
+        self._proofs: dict[str, tuple[str, tuple[str, ...], bytes]] = {}
         self._lock = _thread.allocate_lock()  # threading.Lock itself (the start path imports no threading)
         self._dirty = False
         self.hits = 0
@@ -237,18 +264,22 @@ class CheckCache:
                 return hit
         self.misses += 1
         started = now_ns()
-        before = _whole_tree(root)
-        result = bundle_mod.check(root, expect_name=named)
-        after = _whole_tree(root) if before is not None else None
+        seen: dict[str, os.stat_result] = {}
+        result = bundle_mod.check(root, expect_name=named, seen=seen)
         m = result.manifest
+        proved = _proved(key, m, seen) if m is not None and result.ok else None
         with self._lock:
-            if after is not None and after == before and m is not None and result.ok:
-                digest, newest = _digest(after)
+            if proved is not None and m is not None:
+                digest, newest, listed, entries = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
                     self._entries[key] = [*entry, _seal(key, entry)]
+                    stats = _packed(entries)
+                    if stats is not None:
+                        self._proofs[key] = (digest, tuple(listed), stats)
                     self._dirty = True
                     return result
+            self._proofs.pop(key, None)
             if self._entries.pop(key, None) is not None:
                 self._dirty = True
         return result
@@ -291,6 +322,20 @@ class CheckCache:
             return None
         return entry[0]
 
+    def remembered_proof(self, root: Path) -> tuple[str, list[str], bytes] | None:
+        """For a check remembered by this process (not one read from the file): its tree digest,
+        the payload's listed entries and the stat values it was proved over, in the order
+        gage.home.rowkept.stats_at takes them (the folder, the manifest, the signature,
+        `payload`, then each entry), packed as `rowkept.packed` packs them. A row stored beside the check keeps these, as
+        `stats_at` would have taken them again, without a second look at 10,000 trees."""
+        key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+        digest = self.remembered_digest(root)
+        with self._lock:
+            proof = self._proofs.get(key)
+        if digest is None or proof is None or proof[0] != digest:
+            return None
+        return digest, list(proof[1]), proof[2]
+
     def keep_only(self, state: str, ids: Iterable[str]) -> None:
         """Forget the bundles of `state` that are no longer there, so the cache stays as small as the inbox."""
         keep = set(ids)
@@ -302,6 +347,7 @@ class CheckCache:
                     gone.append(k)
             for k in gone:
                 del self._entries[k]
+                self._proofs.pop(k, None)
             self._dirty = self._dirty or bool(gone)
 
     def save(self) -> None:
@@ -316,6 +362,17 @@ class CheckCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _packed(entries: list[_Stat]) -> bytes | None:
+    """Each entry's (mode, size, mtime_ns, ctime_ns, inode, device) as 64-bit integers, in order
+    (None past 64 bits: such a proof is not offered to the row index)."""
+    import struct as _struct
+
+    try:
+        return _struct.pack(f"<{6 * len(entries)}q", *(v for e in entries for v in e[1:]))
+    except _struct.error:
+        return None
 
 
 def _seal(key: str, entry: list[Any]) -> int:

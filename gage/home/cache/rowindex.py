@@ -278,10 +278,14 @@ class RowIndex:
                 db.executemany("DELETE FROM rows WHERE id = ? OR parent = ?", [(n, n) for n in named])
                 stored = []
                 for (s, i), k in fresh.items():
-                    # The stat values the check cache's digest was taken over, taken now: kept only
-                    # if they are still those (so a row inherits the cache's racy-window rule).
-                    stats = stats_at(None, os.fspath(self.home.state_dir(s) / i), k.entries)  # type: ignore[arg-type]
-                    blob = packed(stats) if stats is not None and digest_of(k.entries, stats) == k.digest else None
+                    # The stat values the check cache's digest was taken over: as its proof took them
+                    # (`k.stats`, a check made by this listing), or taken now and kept only if they
+                    # are still those. Either way a row inherits the cache's racy-window rule.
+                    if k.stats is not None:
+                        blob: bytes | None = k.stats
+                    else:
+                        stats = stats_at(None, os.fspath(self.home.state_dir(s) / i), k.entries)  # type: ignore[arg-type]
+                        blob = packed(stats) if stats is not None and digest_of(k.entries, stats) == k.digest else None
                     if blob is None:
                         continue
                     data = json.dumps([k.digest, k.parent, k.entries, k.warnings, k.row], ensure_ascii=True, separators=(",", ":"))
