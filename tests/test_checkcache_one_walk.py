@@ -1,4 +1,4 @@
-"""The check cache proves a tree unchanged from the check's own walk (gage.home.checkcache `_proved`):
+"""The check cache proves a tree unchanged from the check's own walk (gage.home.cache.checks `_proved`):
 each entry's stat as the check took it, before reading its bytes or listing its folder, against
 one lstat each after the check. A change made while the check runs, or between the check and the
 cache write, is never remembered as checked, even when the racy window would let it through."""
@@ -15,8 +15,10 @@ from gagetest import arrive, pair
 
 from gage import bundle as bundle_mod
 from gage.bundle import safeopen
-from gage.home import checkcache, listing, rowindex
-from gage.home.checkcache import CheckCache
+from gage.home import listing
+from gage.home.cache import checks as checkcache
+from gage.home.cache import rowindex
+from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.home.listing import Stored
 from gage.inbox import rows as rows_mod

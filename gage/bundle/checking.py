@@ -60,7 +60,7 @@ def check(root: Path, *, expect_name: bool = False, seen: dict[str, os.stat_resu
     `seen`: where to keep what the check itself looked at, each entry's stat taken before
     its bytes were read or its folder listed, by its path from `root` ("." for `root`): the
     check cache proves from these and one lstat each afterwards that the tree it remembers
-    is the one checked, without walking it again (gage.home.checkcache).
+    is the one checked, without walking it again (gage.home.cache.checks).
     """
     result = Check(path=root)
     if seen is not None:

@@ -38,6 +38,10 @@ changes nothing but speed. A file that is damaged, from another gage version, or
 another home (its `home` is not this one) is ignored and rebuilt; an entry of the wrong
 shape is a miss. It is written atomically, and a write that fails (a read-only home) is
 skipped. It is as trusted as the rest of the home (contacts.toml beside it says more).
+
+Long because the proof is one idea: what the check looked at, how it is compared after, the
+racy-window rule and how an entry is kept and read back belong together; split, each half
+would have to trust the other's reading of the same stat values.
 """
 
 from __future__ import annotations
@@ -59,7 +63,6 @@ from gage.bundle.treestat import (
     stat_entry,
     tree_digest,
 )
-from gage.bundle.treestat import tree_digest_of as tree_digest_of  # its old home's name
 from gage.format import sha256
 from gage.format.errors import GageError
 from gage.format.keys import SIGNATURE_CAP
@@ -119,7 +122,7 @@ def _digest(entries: list[_Stat]) -> tuple[str, int]:
 
 def _proved(key: str, manifest: Manifest, seen: dict[str, os.stat_result]) -> tuple[str, int, list[str], list[_Stat]] | None:
     """The key's tree part, its newest timestamp, the payload's listed entries and the entries
-    it was taken over (in gage.home.rowkept.stats_at's order), if the tree at `key` is now what the check
+    it was taken over (in gage.home.cache.rowkept.stats_at's order), if the tree at `key` is now what the check
     saw (`seen`: each entry's stat as the check took it, before reading its bytes or listing its
     folder); None when it cannot be remembered.
 
@@ -325,7 +328,7 @@ class CheckCache:
     def remembered_proof(self, root: Path) -> tuple[str, list[str], bytes] | None:
         """For a check remembered by this process (not one read from the file): its tree digest,
         the payload's listed entries and the stat values it was proved over, in the order
-        gage.home.rowkept.stats_at takes them (the folder, the manifest, the signature,
+        gage.home.cache.rowkept.stats_at takes them (the folder, the manifest, the signature,
         `payload`, then each entry), packed as `rowkept.packed` packs them. A row stored beside the check keeps these, as
         `stats_at` would have taken them again, without a second look at 10,000 trees."""
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)

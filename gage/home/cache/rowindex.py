@@ -12,12 +12,12 @@ used only when all of that is what it was:
   it. Lines appended since are read (only those) and every bundle they name, as itself or as a
   parent, has its row retired; a journal that is shorter, or whose line at the offset changed,
   retires every row;
-- the bundle folder: the tree digest of gage.home.checkcache (mode, size, mtime, ctime, inode
+- the bundle folder: the tree digest of gage.home.cache.checks (mode, size, mtime, ctime, inode
   and device of the folder, manifest, signature and every listed entry; ctime cannot be set
   back), taken again with one lstat per entry, relative to the opened folder. A row is stored
   only if the stat values taken as it is stored give the digest the check cache stored for the
   check the row was computed from (so it inherits the cache's racy-window rule), and those
-  values are what a listing compares (gage.home.rowkept); only rows of bundles that checked
+  values are what a listing compares (gage.home.cache.rowkept); only rows of bundles that checked
   out are kept.
 
 A sqlite file beside the journal index (`cache/rows.sqlite`), for the same reason: a listing
@@ -27,7 +27,7 @@ speed; a damaged, foreign or unwritable one is ignored (the rows are computed).
 What is read back is checked where it is read (`rows`, `row`), so a row damaged in place costs
 only its recomputation, never an error: each row is stored as one JSON text and its folder's
 stat values, with a seal (a CRC-32 of both, its state, id and parent), and is used only if the
-seal holds and the row has a computed row's shape (gage.home.rowkept). The seal catches a
+seal holds and the row has a computed row's shape (gage.home.cache.rowkept). The seal catches a
 well-formed value written in place (a verdict, a subject); the shape check what no seal can (a
 row planted with its seal recomputed is as trusted as the rest of the home, but never makes a
 listing fail). The stamp is used only if each of its values has its type.
@@ -160,7 +160,7 @@ class RowIndex:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        """Opened as the journal index opens its file (gage.home.cachedb): never through a link,
+        """Opened as the journal index opens its file (gage.home.cache.sqlitefile): never through a link,
         FIFO or device, and a file that is not a database is removed and made again."""
 
         def prepare(db: sqlite3.Connection) -> None:
