@@ -56,6 +56,16 @@ def on_every_paint(app: App, check: Callable[[], None], terminal: Terminal | Non
     return painted
 
 
+async def key_repeat(t: InboxTable) -> None:
+    """Key repeat: down past the last row and back up, a move every few milliseconds with nothing
+    waited for in between, while each row's file is read in a worker thread and lands whenever
+    it is ready."""
+    for delay in (0.0, 0.01, 0.05):
+        for step in [t.action_cursor_down] * (ROWS + 3) + [t.action_cursor_up] * (ROWS + 3):
+            step()
+            await asyncio.sleep(delay)
+
+
 def late_idles(monkeypatch: Any, place: Callable[[Widget], int]) -> None:
     """A busy machine: each widget takes its refresh to the screen at its own idle (Textual
     gives every widget its own message queue, so nothing orders them), here `place` steps
@@ -163,12 +173,7 @@ async def test_the_side_preview_never_shows_a_payload_under_another_bundles_fram
         terminal.append(Terminal(app))
         painted = on_every_paint(app, check, terminal[0])
         t = table(app)
-        # Key repeat: a move every few milliseconds, nothing waited for in between, while
-        # each row's file is read in a worker thread and lands whenever it is ready.
-        for delay in (0.0, 0.01, 0.05):
-            for step in [t.action_cursor_down] * (ROWS + 3) + [t.action_cursor_up] * (ROWS + 3):
-                step()
-                await asyncio.sleep(delay)
+        await key_repeat(t)
         await pilot.pause()
         t.move_cursor(row=t.get_row_index(tokens["T03"]))  # alice's, valid: its lines are shown
         await pilot.pause()
@@ -209,10 +214,7 @@ async def test_the_lines_under_the_table_never_pair_one_bundles_id_with_anothers
         terminal.append(Terminal(app))
         painted = on_every_paint(app, check, terminal[0])
         t = table(app)
-        for delay in (0.0, 0.01, 0.05):
-            for step in [t.action_cursor_down] * (ROWS + 3) + [t.action_cursor_up] * (ROWS + 3):
-                step()
-                await asyncio.sleep(delay)
+        await key_repeat(t)
         await pilot.pause()
         await pilot.pause(0.3)
         assert painted[0] > 5
