@@ -31,6 +31,7 @@ from starlette.routing import Route
 from gage.carriers.a2a import artifact, client, server
 from gage.carriers.a2a import card as card_mod
 from gage.carriers.a2a.artifact import EXTENSION_URI, Limits
+from gage.carriers.events import WatchEvent
 from gage.format.errors import Exit, UsageError
 from gage.home import listing
 from gage.home.layout import STATES, Home
@@ -54,12 +55,12 @@ def homes(make_home: Callable[[str], Home]) -> tuple[Home, Home]:
 
 
 @pytest.fixture
-def serving() -> Iterator[Callable[..., tuple[server.Server, list[str]]]]:
+def serving() -> Iterator[Callable[..., tuple[server.Server, list[WatchEvent]]]]:
     """Start gage agents; every one is stopped, and its thread joined, after the test."""
     started: list[server.Server] = []
 
-    def start(home: Home, **kw: Any) -> tuple[server.Server, list[str]]:
-        events: list[str] = []
+    def start(home: Home, **kw: Any) -> tuple[server.Server, list[WatchEvent]]:
+        events: list[WatchEvent] = []
         srv = server.Server(home, host="127.0.0.1", port=0, on_event=events.append, **kw).start()
         started.append(srv)
         return srv, events
@@ -193,7 +194,10 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     assert v.transport.fields["protocol"] == protocol and v.transport.fields["peer"] == "127.0.0.1"
     assert v.transport.fields["from_name"] == "alice" and v.transport.fields["from_key"] == alice.identity.key_text
     assert v.transport.fields["from_card"] == alice_srv.url
-    assert bob_events == [f'{bid[:12]}: delivered to pending via A2A from 127.0.0.1 claiming to be "alice" (unread; nothing is accepted until you say so)']
+    # The watcher's words for an arrival, with the verdict's sender; the peer's claim after it.
+    assert [(e.kind, e.id, e.message) for e in bob_events] == [
+        ("imported", bid, f'received {bid[:12]} via A2A from 127.0.0.1 into pending: VERIFIED, sender alice; the peer claims to be "alice"')
+    ]
 
     # bob answers with an ack, sent back to the agent alice's message named.
     reply_src = tmp_path / "ack.txt"
@@ -206,13 +210,16 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     av = verdict_mod.compute(alice, got)
     assert av.verdict == "verified" and av.sender.name == "bob" and av.kind == "ack"
     assert av.seen is not None and av.seen.parent == bid and av.seen.parent_status == "sent-by-me"
-    assert len(alice_events) == 1 and alice_events[0].startswith(f"{ack.id[:12]}: delivered to pending")
+    assert [(e.kind, e.id) for e in alice_events] == [("imported", ack.id)]
+    assert alice_events[0].message.startswith(f"received {ack.id[:12]} via A2A from 127.0.0.1 into pending: VERIFIED, sender bob")
     assert no_accepts(alice)
 
     # The same bundle again: held already, nothing changes, still nothing accepted.
     again = client.send(alice, out, bob_srv.url, protocol=protocol)
     assert again.delivered and again.claims["state"] == "held"
     assert [s.id for s in listing.list_bundles(bob, STATES)] == [bid] and no_accepts(bob)
+    assert [(e.kind, e.id) for e in bob_events[1:]] == [("skipped", bid)]
+    assert bob_events[1].message.startswith(f"{bid[:12]} via A2A from 127.0.0.1: already there (pending)")
 
 
 def test_card_advertises_the_extension_both_protocols_and_no_streaming(homes, serving) -> None:
@@ -400,7 +407,8 @@ def test_refused_message_writes_nothing(homes, serving, tmp_path: Path, protocol
     assert resp.json()["id"] == "r1" and err["code"] == -32602 and words in err["message"]
     assert gage_refusal(err, protocol)["status"] == "refused"
     assert footprint(bob) == before and listing.find(bob, bid) is None
-    assert len(events) == 1 and events[0].startswith("refused a request via A2A from 127.0.0.1") and words in events[0]
+    assert [e.kind for e in events] == ["error"]
+    assert events[0].message.startswith("refused a request via A2A from 127.0.0.1") and words in events[0].message
 
 
 def test_duplicate_keys_in_the_body_are_refused(homes, serving, tmp_path: Path) -> None:
@@ -457,7 +465,7 @@ def test_body_over_the_cap_by_content_length_is_refused_unread(homes, serving) -
     answer, _ = _raw_exchange(srv.url, head.encode(), [b""])  # not one byte of the body is sent
     assert answer.startswith(b"HTTP/1.1 413")
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32600
-    assert footprint(bob) == before and "over" in events[0]
+    assert footprint(bob) == before and events[0].kind == "error" and "over" in events[0].message
 
 
 def test_chunked_body_over_the_cap_is_refused_while_streaming(homes, serving, monkeypatch) -> None:
@@ -492,7 +500,7 @@ def test_token_is_required_for_everything_but_the_card(homes, serving, tmp_path:
     with pytest.raises(client.A2ARefusedError) as exc:
         client.send(alice, out, srv.url)
     assert exc.value.exit_code == Exit.A2A_REFUSED and "401" in str(exc.value)
-    assert footprint(bob) == before and all("bearer token" in e for e in events)
+    assert footprint(bob) == before and all(e.kind == "error" and "bearer token" in e.message for e in events)
     result = client.send(alice, out, srv.url, token="s3cret-token")
     assert result.delivered and listing.find(bob, bid).state == "pending"  # type: ignore[union-attr]
 
@@ -582,7 +590,7 @@ def test_a_body_that_trickles_in_is_cut_off(homes, serving, monkeypatch) -> None
     with _slow_body(srv.url) as s:
         answer = s.recv(4096)
     assert answer.startswith(b"HTTP/1.1 408")
-    assert footprint(bob) == before and any("did not arrive" in e for e in events)
+    assert footprint(bob) == before and any(e.kind == "error" and "did not arrive" in e.message for e in events)
 
 
 def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path, monkeypatch) -> None:
@@ -599,7 +607,7 @@ def test_too_many_bodies_at_once_are_turned_away(homes, serving, tmp_path: Path,
                 break
             time.sleep(0.05)
         assert busy
-        assert any("busy" in e for e in events)
+        assert any(e.kind == "error" and "busy" in e.message for e in events)
     finally:
         for s in slow:
             s.close()

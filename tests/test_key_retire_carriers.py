@@ -14,6 +14,7 @@ from pathlib import Path
 from gagetest import pair
 
 from gage.carriers.a2a import client, server
+from gage.carriers.events import WatchEvent
 from gage.carriers.watch import Watcher
 from gage.home import listing
 from gage.home.contacts import Contacts
@@ -54,14 +55,15 @@ def test_the_watcher_applies_a_statement_it_imports(make_home, tmp_path: Path) -
 
 def test_a_live_a2a_delivery_applies_a_statement(make_home, tmp_path: Path) -> None:
     alice, bob, old, statement = _retired_alice(make_home, tmp_path)
-    events: list[str] = []
+    events: list[WatchEvent] = []
     srv = server.Server(bob, host="127.0.0.1", port=0, on_event=events.append).start()
     try:
         result = client.send(alice, alice.state_dir("outbox") / statement, srv.url)
     finally:
         srv.stop(timeout=5)
     assert result.delivered
-    assert any("key statement applied" in e for e in events), events
+    # The watcher's `key-statement` event, as the test above has it from a drop folder.
+    assert any(e.kind == "key-statement" and "key statement applied" in e.message for e in events), events
     assert Contacts.load(bob.contacts_path).by_name("alice").retired.reason == "compromised"
     assert verdict_mod.compute(bob, listing.resolve(bob, old)).verdict == "unverified"
 

@@ -350,7 +350,7 @@ def test_a2a_serve_refuses_over_a_limit_and_says_which(make_home: Callable[[str]
 
     me, bob = make_home("me"), make_home("bob")
     set_limits(me, max_files=0)
-    events: list[str] = []
+    events: list[WatchEvent] = []
     srv = server.Server(me, host="127.0.0.1", port=0, on_event=events.append).start()
     try:
         with pytest.raises(client.A2ARefusedError) as info:
@@ -360,7 +360,7 @@ def test_a2a_serve_refuses_over_a_limit_and_says_which(make_home: Callable[[str]
     assert info.value.exit_code == Exit.A2A_REFUSED
     assert "limits.max_files" in info.value.message and "[limits] max_files = 1" in info.value.message
     assert os.listdir(me.state_dir("pending")) == []
-    assert any("limits.max_files" in e for e in events)
+    assert any(e.kind == "error" and "limits.max_files" in e.message for e in events)
 
 
 def test_a_bundle_no_setting_can_admit_says_so(make_home: Callable[[str], Home], tmp_path: Path) -> None:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,16 +37,12 @@ from gage.carriers.a2a.bodies import (
     read_capped,
     replay_body,
 )
-from gage.carriers.a2a.landing import Landed
 from gage.carriers.a2a.reader import Carried, parse
+from gage.carriers.a2a.reports import Events
 from gage.carriers.a2a.wire import EXTENSION_URI, Limits
 from gage.format.errors import GageError, MalformedError
-from gage.format.sanitize import clip, quoted, visible
 from gage.format.strictjson import loads as strict_loads
 from gage.format.strictjson import utf8_text
-
-log = logging.getLogger(__name__)
-
 
 # JSON-RPC methods that carry a message, and the protocol version each belongs to.
 SEND_METHODS = {"SendMessage": "1.0", "SendStreamingMessage": "1.0", "message/send": "0.3", "message/stream": "0.3"}
@@ -123,37 +117,6 @@ async def _respond(send: Send, status: int, body: dict[str, Any], extra: list[tu
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
     await send({"type": "http.response.body", "body": data})
-
-
-class Events:
-    """The one-line reports `on_event` gets: every untrusted piece made visible first."""
-
-    def __init__(self, on_event: Callable[[str], None] | None) -> None:
-        self.on_event = on_event
-
-    def emit(self, line: str) -> None:
-        if self.on_event is None:
-            return
-        try:
-            self.on_event(line)
-        except Exception:  # a broken printer must not turn a delivery into an error reply
-            log.exception("on_event failed")
-
-    def refused(self, peer: str, why: str) -> None:
-        self.emit(f"refused a request via A2A from {visible(peer)}: {visible(clip(why, 500))}; nothing was written")
-
-    def landed(self, peer: str, c: Carried, landed: Landed) -> None:
-        short = landed.id[:12]
-        who = f" claiming to be {quoted(clip(c.claims['from_name'], 200))}" if c.claims.get("from_name") else ""
-        if not landed.new:
-            line = f"{short}: arrived again via A2A from {visible(peer)}{who}; already held, nothing changed"
-        else:
-            line = f"{short}: delivered to pending via A2A from {visible(peer)}{who} (unread; nothing is accepted until you say so)"
-            if not landed.ok:
-                line += f"; it does NOT verify: {visible(clip(landed.problem or 'see its verdict', 300))}"
-        for note in landed.notes:
-            line += f"; {visible(clip(note, 300))}"
-        self.emit(line)
 
 
 class Gatekeeper:

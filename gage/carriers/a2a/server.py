@@ -55,10 +55,11 @@ from gage.carriers.a2a.gatekeeper import (
     MAX_BODIES_AT_ONCE,
     PEER_SLOTS,
     SEND_METHODS,
-    Events,
     Gatekeeper,
     Intake,
 )
+from gage.carriers.a2a.reports import Events
+from gage.carriers.events import WatchEvent
 from gage.format.errors import GageError, GageIOError, UsageError
 from gage.format.sanitize import clip, visible
 from gage.home.layout import Home
@@ -91,9 +92,10 @@ DRAIN_BYTES: int | None = None  # how much of a refused body is read and dropped
 # well inside a sender's reply deadline (client.REPLY_SECONDS, 30 s), so the refusal reaches it.
 LOCK_SECONDS = 20.0
 LANDING_THREADS = 2
+log = logging.getLogger("gage.carriers.a2a.serve")
 
 
-def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> tuple[list[Landed], list[Any]]:
+def _land_by(deadline: float, home: Home, carried: Any, transport: dict[str, str]) -> tuple[list[Landed], list[retirement.Outcome]]:
     """Land, and apply the key statements the new bundles carry, under one hold of the home lock
     waited for only until `deadline`: the time queued for a landing thread is taken from the
     wait, and nothing after it waits again (remembering the signer, applying a statement), so
@@ -167,16 +169,24 @@ class _Receiver(AgentExecutor):
             await event_queue.enqueue_event(_reply(context, f"refused: {exc}", meta))
             return
         lines, metas = [], []
-        for c, one in zip(intake.carried, landed, strict=True):
-            self.events.landed(intake.peer, c, one)
+        if self.events.on_event is not None:
+            # Said before the reply, on a landing thread: the line's verdict reads the home.
+            await loop.run_in_executor(self.pool, functools.partial(self._report, intake, landed, statements))
+        for one in landed:
             line, meta = _outcome(one)
             lines.append(line)
             metas.append(meta)
-        for outcome in statements:
-            what = "key statement applied" if outcome.applied else "key statement"
-            self.events.emit(f"{(outcome.carrier or '')[:12]}: {what}: {visible(outcome.message)}")
         meta_out: dict[str, Any] = dict(metas[0]) if len(metas) == 1 else {"status": "delivered", "bundles": metas}
         await event_queue.enqueue_event(_reply(context, "\n".join(lines), meta_out))
+
+    def _report(self, intake: Intake, landed: list[Landed], statements: list[retirement.Outcome]) -> None:
+        try:
+            for c, one in zip(intake.carried, landed, strict=True):
+                self.events.landed(self.home, intake.peer, c, one)
+            for outcome in statements:
+                self.events.statement(outcome)
+        except Exception:  # what landed stays landed: a report that fails must not turn the reply into an error
+            log.exception("reporting a delivery failed")
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         # A delivery is finished when its reply is sent; and no A2A call moves a bundle.
@@ -214,7 +224,7 @@ def _default_url(host: str, port: int) -> str:
 
 
 def build_app(
-    home: Home, *, url: str, token: str | None = None, limits: Limits | None = None, on_event: Callable[[str], None] | None = None
+    home: Home, *, url: str, token: str | None = None, limits: Limits | None = None, on_event: Callable[[WatchEvent], None] | None = None
 ) -> ASGIApp:
     """The ASGI app of `serve`, for embedding it in another server."""
     limits = limits or Limits.of(home)
@@ -228,7 +238,7 @@ def build_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         connections.quiet_loop_errors(asyncio.get_running_loop())
         if on_event is not None:
-            connections.on_event(events.emit)
+            connections.on_event(events.error)
         yield
         await handler.aclose()
         receiver.pool.shutdown(wait=False, cancel_futures=True)
@@ -258,7 +268,7 @@ class Server:
         port: int,
         token: str | None = None,
         limits: Limits | None = None,
-        on_event: Callable[[str], None] | None = None,
+        on_event: Callable[[WatchEvent], None] | None = None,
         public_url: str | None = None,
     ) -> None:
         check_binding(host, token)
@@ -356,7 +366,7 @@ def serve(
     port: int,
     token: str | None = None,
     limits: Limits | None = None,
-    on_event: Callable[[str], None] | None = None,
+    on_event: Callable[[WatchEvent], None] | None = None,
     public_url: str | None = None,
 ) -> None:
     """Serve `home` as an A2A agent until interrupted. `public_url` is what the card advertises, if not host:port."""

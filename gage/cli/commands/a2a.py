@@ -65,6 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--url", metavar="URL", help="the URL the card advertises (default: http://HOST:PORT/)")
     s.add_argument("--token-file", metavar="FILE", help="a file holding a bearer token every request must carry (required off loopback)")
     s.add_argument("--max-bytes", type=max_bytes, metavar="N", help="the most bytes one request may carry (default: this home's A2A limit)")
+    json_option(s, "one JSON object per line, as `gage watch --json` prints (time, kind, message, id, path)")
 
     t = asub.add_parser("send", help="send a bundle to an A2A agent (needs the a2a extra; see the README)")
     t.add_argument("id", metavar="ID", help="bundle id or unique prefix (4 hex digits or more)")
@@ -182,8 +183,10 @@ def serve(args: argparse.Namespace) -> int:
     import signal
 
     from gage.carriers.a2a import card
-    from gage.cli.output import err, open_home, out, show
+    from gage.carriers.events import WatchEvent
+    from gage.cli.output import open_home
     from gage.cli.tokenfile import token_from_file
+    from gage.cli.watch_log import WatchLog
 
     with a2a_extra():
         from gage.carriers.a2a import server
@@ -192,11 +195,18 @@ def serve(args: argparse.Namespace) -> int:
     server.check_binding(args.host, token)
     if args.url:
         card.check_url(args.url)
+    # The lines `gage watch` prints, by its printer: what arrives, what is refused, and why.
+    log = WatchLog(as_json=args.json)
     srv = server.Server(
-        home, host=args.host, port=args.port, token=token, limits=_limits(home, args), on_event=out, public_url=args.url
+        home, host=args.host, port=args.port, token=token, limits=_limits(home, args), on_event=log, public_url=args.url
     )
-    err(f"gage: serving {show(str(home.root))} as an A2A agent at {show(srv.url)} (card: {show(card.card_url(srv.url))})")
-    err("gage: what arrives lands in pending, unread; nothing is accepted until you say so. Ctrl-C stops.")
+    log(
+        WatchEvent(
+            "started",
+            f"serving {home.root} as an A2A agent at {srv.url} (card: {card.card_url(srv.url)}); what arrives lands in"
+            " pending, unread; nothing is accepted until you say so. Ctrl-C stops.",
+        )
+    )
     server.show_logs_visibly()
     # uvicorn stops on SIGTERM, then raises it again once shut down: caught here, to say why it stopped.
     caught: list[int] = []
@@ -205,11 +215,12 @@ def serve(args: argparse.Namespace) -> int:
         srv.run()
     finally:
         signal.signal(signal.SIGTERM, old)
-    if caught:
-        err(
-            "gage: a2a serve stopped: it was sent SIGTERM (a request to end from another process, a service manager"
-            " or the system); what had arrived is in pending"
+        why = (
+            ": it was sent SIGTERM (a request to end from another process, a service manager or the system)"
+            if caught
+            else ""
         )
+        log(WatchEvent("stopped", f"stopped serving{why}; what had arrived is in pending"))
     return 0
 
 

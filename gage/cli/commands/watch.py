@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     import threading
     from typing import Any
 
-    from gage.carriers.events import WatchEvent
     from gage.home.layout import Home
 
 
@@ -42,11 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import signal
-    import sys
     import threading
     from pathlib import Path
 
-    from gage.cli.output import err, open_home, out
+    from gage.cli.output import open_home
     from gage.cli.watch_log import (
         WatchLog,  # with the watcher (watchfiles): only `gage watch` loads them
     )
@@ -64,22 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.drop and not with_mailbox and not sendqueue.queued_count(home):
         raise UsageError("give at least one --drop DIR to watch (this home has no mailbox: `gage invite` or `gage mailbox create` makes one)")
     stop = threading.Event()
-    log = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
-
-    printing = threading.Lock()  # --mailbox reports from its own thread: one whole line at a time
-
-    def on_event(event: WatchEvent) -> None:
-        if not log.wanted(event):
-            return
-        with printing:
-            if args.json:
-                out(log.json_line(event))
-                return
-            line = log.text(event)
-            if event.kind in ("error", "reconciled"):
-                err(_encodable(f"{log.stamp()} gage: {event.kind}: {line}", sys.stderr))
-            else:
-                out(_encodable(f"{log.stamp()} {line}", sys.stdout))
+    on_event = WatchLog(verbose=args.verbose, quiet=args.quiet, as_json=args.json)
 
     from gage.carriers.watch import Watcher
 
@@ -120,20 +103,6 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(s, h)
     # Ctrl-C is 130, as for every command (spec/cli.md); SIGTERM, a service manager's stop, is 0.
     return 130 if signal.SIGINT in caught else 0
-
-
-def _encodable(line: str, stream: Any) -> str:
-    """`line` as the stream can encode it: a character it cannot (a drop folder's "ü" on an ASCII
-    or Latin-1 terminal) is written as an escape, so printing a name never raises inside the
-    watcher."""
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        line.encode(encoding)
-        return line
-    except UnicodeEncodeError:
-        return line.encode(encoding, errors="backslashreplace").decode(encoding)
-    except LookupError:
-        return line.encode("ascii", errors="backslashreplace").decode("ascii")
 
 
 def _has_mailbox(home: Home) -> bool:
