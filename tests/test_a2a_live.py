@@ -219,7 +219,7 @@ def test_exchange_lands_byte_identical_in_pending_and_an_ack_flows_back(homes, s
     assert again.delivered and again.claims["state"] == "held"
     assert [s.id for s in listing.list_bundles(bob, STATES)] == [bid] and no_accepts(bob)
     assert [(e.kind, e.id) for e in bob_events[1:]] == [("skipped", bid)]
-    assert bob_events[1].message.startswith(f"{bid[:12]} via A2A from 127.0.0.1: already there (pending)")
+    assert bob_events[1].message == f"{bid[:12]} via A2A from 127.0.0.1: already there (pending)"
 
 
 def test_card_advertises_the_extension_both_protocols_and_no_streaming(homes, serving) -> None:

@@ -61,11 +61,12 @@ class Events:
         if self.on_event is None:
             return
         short = landed.id[:12]
-        claim = f"; the peer claims to be {quoted(clip(c.claims['from_name'], NAME_SHOWN))}" if c.claims.get("from_name") else ""
         notes = "".join(f"; {clip(note, NOTE_SHOWN)}" for note in landed.notes)
         if not landed.new:
-            self.emit(WatchEvent("skipped", f"{short} via A2A from {peer}: already there ({landed.state}){claim}{notes}", id=landed.id))
+            # As the mailbox's: nothing changed, so no claim about who sent this copy.
+            self.emit(WatchEvent("skipped", f"{short} via A2A from {peer}: already there ({landed.state}){notes}", id=landed.id))
             return
+        claim = f"; the peer claims to be {quoted(clip(c.claims['from_name'], NAME_SHOWN))}" if c.claims.get("from_name") else ""
         verdict, label = "invalid", ""
         stored = find(home, landed.id)
         if stored is not None:
