@@ -87,10 +87,11 @@ def _string_args(path: Path, func: str) -> set[str]:
 
 def test_the_watcher_reports_only_kinds_of_the_vocabulary() -> None:
     """Every carrier that reports with the shared event type (gage.carriers.events) says only
-    kinds of the vocabulary: the drop folders, the mailbox follower, the outbox's sender."""
+    kinds of the vocabulary: the drop folders, the mailbox follower, the outbox's sender, the
+    A2A server, and `gage a2a serve`'s own start and stop."""
     from gage.cli.watch_log import QUIET_KINDS
 
-    for reporter in ("watch.py", "relay/follow.py", "outbox_loop.py"):
+    for reporter in ("watch.py", "relay/follow.py", "outbox_loop.py", "a2a/reports.py", "../cli/commands/a2a.py"):
         said = _string_args(GAGE / "carriers" / reporter, "WatchEvent")
         assert said and said <= set(vocab.WATCH_KINDS), reporter
     assert set(QUIET_KINDS) <= set(vocab.WATCH_KINDS)

@@ -92,7 +92,8 @@ Refusal = Literal[
     "already-retired",
 ]
 StatementWhy = Literal["applied", "error", Refusal]
-# What the watcher reports (gage/carriers/watch.py; `gage watch --json` prints it as `kind`).
+# What a carrier reports (gage/carriers/events.py: the watcher, the mailbox follower, the outbox's
+# sender, the A2A server); `gage watch --json` and `gage a2a serve --json` print it as `kind`.
 WatchKind = Literal[
     "started",
     "reconciled",
