@@ -9,6 +9,9 @@ strict parser over the JSON-RPC `params.message`. A refusal is answered there an
 SDK never sees it; an accepted read rides in the ASGI scope to the executor here, which
 lands exactly those bytes in `inbox/pending` and never reads a bundle from the SDK's objects.
 
+What it lands and refuses it reports as `gage watch`'s carriers do, as watch events
+(gage.carriers.a2a.reports), for the same printer.
+
 Nothing here accepts a bundle. A task state, a cancel, or metadata that says
 "accepted" changes nothing; the reply says "delivered to pending; not accepted", and
 `send` reports what a receiver says as its claims, never as acceptance.
@@ -226,7 +229,8 @@ def _default_url(host: str, port: int) -> str:
 def build_app(
     home: Home, *, url: str, token: str | None = None, limits: Limits | None = None, on_event: Callable[[WatchEvent], None] | None = None
 ) -> ASGIApp:
-    """The ASGI app of `serve`, for embedding it in another server."""
+    """The ASGI app of `serve`, for embedding it in another server. `on_event` gets what it
+    reports (gage.carriers.a2a.reports): watch events, whose messages hold a peer's words raw."""
     limits = limits or Limits.of(home)
     events = Events(on_event)
     card_json = card_mod.agent_card(home, url, limits, bearer=token is not None)
