@@ -117,9 +117,8 @@ def answers(root: Path, gage: Gage) -> dict[str, Any]:
         present = {s.id: s for s in list_bundles(home, (state,))}
         facts = home.journal.index.facts()
         arrivals = indexed_arrivals(home, state, present, facts)
-        if arrivals is None:  # what the interface falls back to: the journal, one bundle at a time
-            facts.prefetch(present)
-            arrivals = {i: t for i in present if (t := facts.first_received.get(i)) is not None}
+        if arrivals is None:  # what the interface falls back to: the journal index's order
+            arrivals = facts.arrival_order(present)
         out[f"tui arrivals {state}"] = arrivals
     agent = seams.open_home(root)
     out["mcp list_bundles"] = mcp.list_bundles(agent, limit=mcp.MAX_ROWS)

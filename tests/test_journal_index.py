@@ -124,6 +124,8 @@ def answers(journal: Journal, ids: list[str] = IDS) -> dict[str, Any]:
     facts = h.journal.index.facts()
     decided = listing.decisions(h)
     return {
+        # The interface's order, asked first (before any fact is held), as the interface asks it.
+        "arrival order": facts.arrival_order(ids),
         "decisions": {b: decided.get(b) for b in ids},
         "all_decisions": dict(decided.items()),
         "states": gate.journal_states(h),
@@ -144,6 +146,7 @@ def brute(journal: Journal, ids: list[str] = IDS) -> dict[str, Any]:
     return {
         "decisions": {b: decided.get(b) for b in ids},
         "all_decisions": decided,
+        "arrival order": {b: t for b in ids if (t := ref_seen(entries, b, None)[1]) is not None},
         "states": ref_states(entries),
         "seen": {(b, p): ref_seen(entries, b, p) for b in ids for p in (None, *ids[:3])},
         "unattended": {t: ref_unattended(entries, t) for t in ids},

@@ -139,8 +139,7 @@ def _sync(
         # index for the rest (one query for the tab's bundles when the row index cannot).
         arrivals = indexed_arrivals(home, req.state, present, facts)
         if arrivals is None:
-            facts.prefetch(present)
-            arrivals = facts.first_received
+            arrivals = facts.arrival_order(present)  # the order only: each chunk's facts are read below
         order = _ordered(list(present.values()), arrivals)
         for i, start in enumerate([0, FIRST_CHUNK, *range(FIRST_CHUNK + CHUNK, len(order), CHUNK)]):
             if cancelled():
@@ -148,6 +147,7 @@ def _sync(
             end = FIRST_CHUNK if i == 0 else start + CHUNK
             if i > 0 and start >= len(order):
                 break
+            facts.prefetch(st.id for st in order[start:end])
             chunk = [cheap_row(st, facts.first_received.get(st.id), parsed) for st in order[start:end]]
             post(RowsArrived(req.state, req.run, chunk, counts=counts, replace=i == 0))
         need = [st.id for st in order]
@@ -189,8 +189,7 @@ def indexed_arrivals(home: Home, state: str, present: Mapping[str, Stored], fact
     out = {i: t for i, t in kept.items() if t is not None and i in present and i not in named}
     rest = [i for i in present if i not in kept or i in named]
     if rest:
-        facts.prefetch(rest)
-        out.update((i, t) for i in rest if (t := facts.first_received.get(i)) is not None)
+        out.update(facts.arrival_order(rest))
     return out
 
 

@@ -332,6 +332,26 @@ class JournalIndex:
         rows = self._run(lambda db: [unsealed(r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle ORDER BY id")], sync)  # noqa: S608
         return ((unkey(b), row_facts(decode(values))) for b, *values in rows)
 
+    def arrival_order(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, str]:
+        """Each of `ids`' first arrival time, for the interface's display order only: read
+        without each row's seal or its other facts (a third of the cost at 10,000), as the row
+        index's `arrived` column is. A damaged value can move a row, never change what the row
+        says: its time and verdict are read from the sealed facts."""
+        wanted = sorted(set(ids))
+
+        def ask(db: sqlite3.Connection) -> dict[str, str]:
+            out: dict[str, str] = {}
+            for chunk in batches(wanted):
+                marks = ",".join("?" * len(chunk))
+                found = db.execute(f"SELECT id, first_received FROM bundle WHERE id IN ({marks}) AND first_received IS NOT NULL", [key(b) for b in chunk])  # noqa: S608
+                for b, value in found:
+                    when = value if type(value) is str else decode([value])[0] if type(value) is bytes else None
+                    if type(when) is str:
+                        out[unkey(b)] = when
+            return out
+
+        return self._run(ask, sync)
+
     def placed(self, *, sync: bool = True) -> dict[str, BundleFacts]:
         """Decided bundles the journal last put somewhere other than `missing`: the only decided
         bundles `reconcile` must look for on disk besides those it finds there."""

@@ -231,6 +231,11 @@ class JournalFacts:
     def prefetch(self, bundle_ids: Iterable[str]) -> None:
         """Look these ids up at once (a listing's bundles and their parents); a no-op in memory."""
 
+    def arrival_order(self, bundle_ids: Iterable[str]) -> dict[str, str]:
+        """The first arrival time of each of `bundle_ids` the journal saw arrive: what the
+        interface orders its rows by before it has any row's facts."""
+        return {b: t for b in bundle_ids if (t := self.first_received.get(b)) is not None}
+
     def seen(self, bundle_id: str, parent: str | None) -> Seen:
         pstatus = None
         if parent:

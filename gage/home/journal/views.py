@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
         def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]: ...
 
+        def arrival_order(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, str]: ...
+
 
 class _View(Mapping[str, "Any"]):  # quoted: Any is not imported at run time
     """One fact of an index-backed JournalFacts as a mapping (`.get(bundle_id)`, `in`): looked
@@ -70,6 +72,13 @@ class IndexedFacts(JournalFacts):
             found = self._index.bundles(wanted, sync=False)
             for b in wanted:
                 self._memo[b] = found.get(b, EMPTY)
+
+    def arrival_order(self, bundle_ids: Iterable[str]) -> dict[str, str]:
+        """`JournalFacts.arrival_order`, from one light query where the facts are not held yet."""
+        ids = list(bundle_ids)
+        if self._complete or all(b in self._memo for b in ids):
+            return super().arrival_order(ids)
+        return self._index.arrival_order(ids, sync=False)
 
     def seen(self, bundle_id: str, parent: str | None) -> Seen:
         """`JournalFacts.seen` from two lookups (the bundle's row and its parent's), not one per fact."""
