@@ -34,6 +34,8 @@ TEXTS = [
 
 def kept(home: Path, name: str = "contacts.toml") -> dict[str, Any] | None:
     """The parse kept for `name` in the home at `home`, as its row (None: none kept)."""
+    if not (home / "cache" / "rows.sqlite").exists():
+        return None
     with contextlib.closing(sqlite3.connect(home / "cache" / "rows.sqlite")) as db:
         got = db.execute("SELECT text_sha, parser, doc, seal FROM parsed WHERE name = ?", (name,)).fetchone()
     return None if got is None else dict(zip(("text_sha", "parser", "doc", "seal"), got, strict=True))

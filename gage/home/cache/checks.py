@@ -37,7 +37,8 @@ The file (`cache/checks.json` in the home) is only ever an optimisation: deletin
 changes nothing but speed. A file that is damaged, from another gage version, or made for
 another home (its `home` is not this one) is ignored and rebuilt; an entry of the wrong
 shape is a miss. It is written atomically, and a write that fails (a read-only home) is
-skipped. It is as trusted as the rest of the home (contacts.toml beside it says more).
+skipped. Each entry is sealed under the home's cache key (gage.home.cache.sealkey): one planted by
+whoever cannot read that key, or copied from another home, is a miss.
 
 Long because the proof is one idea: what the check looked at, how it is compared after, the
 racy-window rule and how an entry is kept and read back belong together; split, each half

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gage.home.cache.sqlitefile import open_cache_db
+from gage.home.cache.sqlitefile import open_cache_db, open_cache_db_to_read
 
 FILE_NAME = "rows.sqlite"
 # 8: the trust files' parses kept here; 7: rows sealed under the home's cache key; 6: a row's parts in
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS parsed (
 """
 
 
-def open_rows(path: Path) -> sqlite3.Connection:
+def open_rows(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
     """Opened as the journal index opens its file (gage.home.cache.sqlitefile): never through a link,
     FIFO or device, and a file that is not a database is removed and made again. Another layout's
     tables are dropped. Raises sqlite3.Error or OSError: the caller goes on without it."""
@@ -41,4 +41,10 @@ def open_rows(path: Path) -> sqlite3.Connection:
             db.executescript("".join(f"DROP TABLE IF EXISTS {t};" for t in _TABLES) + f"PRAGMA user_version = {SCHEMA_VERSION};")
         db.executescript(_SCHEMA)
 
-    return open_cache_db(path, "the row index", prepare=prepare, timeout=5)
+    return open_cache_db(path, "the row index", prepare=prepare, timeout=5, check_same_thread=check_same_thread)
+
+
+def read_rows(path: Path) -> sqlite3.Connection | None:
+    """The file for a read only (None: there is none yet). Raises sqlite3.Error or OSError."""
+    return open_cache_db_to_read(path, "the row index")
+

@@ -26,11 +26,13 @@ speed; a damaged, foreign or unwritable one is ignored (the rows are computed).
 
 What is read back is checked where it is read (`rows`, `row`), so a row damaged in place costs
 only its recomputation, never an error: each row is stored as one JSON text and its folder's
-stat values, with a seal (a CRC-32 of both, its state, id and parent), and is used only if the
-seal holds and the row has a computed row's shape (gage.home.cache.rowkept). The seal catches a
-well-formed value written in place (a verdict, a subject); the shape check what no seal can (a
-row planted with its seal recomputed is as trusted as the rest of the home, but never makes a
-listing fail). The stamp is used only if each of its values has its type.
+stat values, with a seal (a keyed hash under the home's cache key, gage.home.cache.sealkey, of
+both, its state, id, parent and the trust generation it was computed under), and is used only if
+the seal holds and the row has a computed row's shape (gage.home.cache.rowkept). The seal catches
+a well-formed value written in place (a verdict, a subject) and a row planted by whoever cannot
+read the key; the shape check what no seal can (a row planted by whoever can, sealed, never makes
+a listing fail). The stamp is sealed too, and used only if each of its values has its type. The
+same file keeps the trust files' parses (gage.home.cache.tomlparsed; its tables: gage.home.cache.rowfile).
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing itself is a start-up cost this module exists to save
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
 # The parser's version is part of the key: a newer tomllib may read the same text differently.
@@ -66,15 +65,49 @@ def _home_of(path: Path | None) -> Path | None:
     return path.parent
 
 
-def _open(home: Path) -> sqlite3.Connection | None:
+def _kept(home: Path, name: str, text_sha: str, key: bytes) -> dict[str, Any] | None:
+    """The parse kept for the file `name` of text `text_sha`, if one is and its seal holds."""
+    import sqlite3
+
+    from gage.home.cache import rowfile, sealkey
+
+    try:
+        db = rowfile.read_rows(home / "cache" / rowfile.FILE_NAME)
+    except (sqlite3.Error, OSError):
+        return None
+    if db is None:
+        return None
+    try:
+        got = db.execute("SELECT text_sha, parser, doc, seal FROM parsed WHERE name = ?", (name,)).fetchone()
+    except sqlite3.Error:  # not a database, another layout, busy past the timeout: a miss
+        return None
+    finally:
+        db.close()
+    if got is None or got[0] != text_sha or got[1] != PARSER or type(got[2]) is not str:
+        return None
+    if not sealkey.holds(key, got[3], sealed_text(name, text_sha, PARSER, got[2])):
+        return None
+    try:
+        doc = json.loads(got[2])
+    except (ValueError, RecursionError):  # RecursionError: a document nested thousands deep
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _keep(home: Path, row: tuple[str, str, str, str, bytes]) -> None:
     import sqlite3
 
     from gage.home.cache import rowfile
 
-    try:
-        return rowfile.open_rows(home / "cache" / rowfile.FILE_NAME)
-    except (sqlite3.Error, OSError):
-        return None
+    with contextlib.suppress(sqlite3.Error, OSError):  # a busy, read-only or unusable cache: parsed again next time
+        db = rowfile.open_rows(home / "cache" / rowfile.FILE_NAME)
+        try:
+            db.execute("PRAGMA busy_timeout = 200")  # a listing writing its rows: not worth waiting 5 s for
+            db.execute("INSERT OR REPLACE INTO parsed (name, text_sha, parser, doc, seal) VALUES (?, ?, ?, ?, ?)", row)
+        finally:
+            db.close()
+    with contextlib.suppress(OSError):
+        os.unlink(home / "cache" / f"{row[0]}.parsed.json")  # an earlier version's memo: never read again
 
 
 def loads(text: str, path: Path | None) -> dict[str, Any]:
@@ -86,39 +119,18 @@ def loads(text: str, path: Path | None) -> dict[str, Any]:
         import tomllib
 
         return tomllib.loads(text)
-    import sqlite3
-
     from gage.format import sha256
     from gage.home.cache import sealkey
 
     key = sealkey.home_key(home)
     text_sha = sha256.hexdigest(text.encode("utf-8", "surrogatepass"))
-    db = _open(home)
-    try:
-        if db is not None:
-            try:
-                got = db.execute("SELECT text_sha, parser, doc, seal FROM parsed WHERE name = ?", (path.name,)).fetchone()
-            except sqlite3.Error:
-                got = None
-            if got is not None and got[0] == text_sha and got[1] == PARSER and type(got[2]) is str:
-                if sealkey.holds(key, got[3], sealed_text(path.name, text_sha, PARSER, got[2])):
-                    try:
-                        doc = json.loads(got[2])
-                    except (ValueError, RecursionError):  # RecursionError: a document nested thousands deep
-                        doc = None
-                    if isinstance(doc, dict):
-                        return doc
-        import tomllib
+    doc = _kept(home, path.name, text_sha, key)
+    if doc is not None:
+        return doc
+    import tomllib
 
-        parsed: dict[str, Any] = tomllib.loads(text)
-        if db is not None and _plain(parsed):
-            kept = json.dumps(parsed, ensure_ascii=True, separators=(",", ":"))
-            row = (path.name, text_sha, PARSER, kept, sealkey.seal(key, sealed_text(path.name, text_sha, PARSER, kept)))
-            with contextlib.suppress(sqlite3.Error):  # a busy or read-only cache: parsed again next time
-                db.execute("INSERT OR REPLACE INTO parsed (name, text_sha, parser, doc, seal) VALUES (?, ?, ?, ?, ?)", row)
-            with contextlib.suppress(OSError):
-                os.unlink(home / "cache" / f"{path.name}.parsed.json")  # an earlier version's memo: never read again
-        return parsed
-    finally:
-        if db is not None:
-            db.close()
+    parsed: dict[str, Any] = tomllib.loads(text)
+    if _plain(parsed):
+        kept = json.dumps(parsed, ensure_ascii=True, separators=(",", ":"))
+        _keep(home, (path.name, text_sha, PARSER, kept, sealkey.seal(key, sealed_text(path.name, text_sha, PARSER, kept))))
+    return parsed

@@ -37,7 +37,7 @@ class WordCache:
 
     The cache only saves time: a damaged or edited entry is recomputed, never believed,
     because `words_for` re-derives when an entry does not decode to valid list words under
-    its seal.
+    its seal (under the home's cache key: an entry planted without it is derived again).
     Comparisons in the ceremony always use a fresh derivation.
     """
 
