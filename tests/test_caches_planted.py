@@ -34,6 +34,7 @@ from gage.home.cache import (
     checks,
     journalindexdb,
     reconcilemark,
+    rowindex,
     rowkept,
     sealkey,
     tomlparsed,
@@ -76,8 +77,21 @@ def _run(world: World, *argv: str) -> str:
 
 
 def answers(world: World) -> list[str]:
-    """What a person is told: the listing, each bundle's verdict and this home's words."""
-    return [_run(world, "list", "--json"), *(_run(world, "verdict", i, "--json") for i in world.ids.values()), _run(world, "id", "--json")]
+    """What a person is told: the listing, each bundle's verdict, this home's words, and the arrivals
+    the interface orders its inbox by (from the row index where it holds them, else the journal)."""
+    from gage.home.listing import list_bundles
+    from gage.inbox.opening import open_home
+    from gage.tui.inbox_sync import indexed_arrivals
+
+    told = [_run(world, "list", "--json"), *(_run(world, "verdict", i, "--json") for i in world.ids.values()), _run(world, "id", "--json")]
+    home = open_home(world.me.root)
+    present = {s.id: s for s in list_bundles(home, ("pending",))}
+    facts = home.journal.index.facts()
+    arrivals = indexed_arrivals(home, "pending", present, facts)
+    if arrivals is None:  # what the interface falls back to: the journal, one bundle at a time
+        facts.prefetch(present)
+        arrivals = {i: t for i in present if (t := facts.first_received.get(i)) is not None}
+    return [*told, json.dumps(arrivals, sort_keys=True)]
 
 
 def without_cache(world: World) -> list[str]:
@@ -231,7 +245,15 @@ def plant_words(world: World, seal: Callable[[bytes], object]) -> Callable[[list
     pairs = json.loads(_run_words(world, theirs))
     entries[mine.hex()] = {"pairs": pairs, "seal": _hex(seal(wordpairs._text(mine, pairs)))}
     path.write_text(json.dumps(doc))
-    return lambda got: json.loads(got[-1])["words"] == pairs
+    return lambda got: json.loads(got[3])["words"] == pairs
+
+
+def plant_arrival(world: World, seal: Callable[[bytes], object]) -> Callable[[list[str]], bool]:
+    """The row index's arrival column saying eve's bundle arrived in 2000 (the interface's order)."""
+    bid = world.ids["eve"]
+    planted = seal(rowindex._arrival_text("pending", bid, "2000-01-01T00:00:00Z"))
+    _sql(world, "rows.sqlite", "UPDATE rows SET arrived = ?, arrived_seal = ? WHERE id = ?", "2000-01-01T00:00:00Z", planted, bid)
+    return lambda got: "2000-01-01" in got[4]
 
 
 def _run_words(world: World, key: bytes) -> str:
@@ -247,6 +269,7 @@ PLANTS: dict[str, Callable[[World, Callable[[bytes], object]], Callable[[list[st
     "journal index: a fact": plant_fact,
     "reconcile marker: a bundle past the gate": plant_marker,
     "word cache: another key's words": plant_words,
+    "row index: an arrival": plant_arrival,
 }
 
 
@@ -283,6 +306,7 @@ def seals(world: World) -> dict[str, set[object]]:
     out["marker"] = {json.loads((world.cache / reconcilemark.FILE_NAME).read_text())["seal"]}
     with contextlib.closing(sqlite3.connect(world.cache / "rows.sqlite")) as db:
         out["rows"] = {s for (s,) in db.execute("SELECT seal FROM rows")}
+        out["arrivals"] = {s for (s,) in db.execute("SELECT arrived_seal FROM rows")}
         out["stamp"] = {s for (s,) in db.execute("SELECT v FROM meta WHERE k = 'seal'")}
         out["parsed"] = {s for (s,) in db.execute("SELECT seal FROM parsed")}
     with contextlib.closing(sqlite3.connect(world.cache / journalindexdb.FILE_NAME)) as db:

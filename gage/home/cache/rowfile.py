@@ -22,7 +22,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows (
     state TEXT NOT NULL, id TEXT NOT NULL, arrived TEXT, parent TEXT, stats BLOB NOT NULL, data TEXT NOT NULL,
-    generation TEXT NOT NULL, seal BLOB NOT NULL,
+    generation TEXT NOT NULL, seal BLOB NOT NULL, arrived_seal BLOB NOT NULL,
     PRIMARY KEY (state, id)
 );
 CREATE TABLE IF NOT EXISTS parsed (

@@ -223,14 +223,20 @@ class RowIndex:
     def arrivals(self, state: str) -> dict[str, str | None]:
         """Each kept row's arrival time (the journal's first `received`, or None) in `state`, by
         id: what the interface orders its first screenful by, without a journal lookup each.
-        Only that column is read, not 10,000 rows' JSON."""
+        Only that column is read, not 10,000 rows' JSON, with its own seal (an arrival planted
+        without the home's cache key is left out: the caller asks the journal for it)."""
         if self.db is None:
             return {}
         try:
-            got = self.db.execute("SELECT id, arrived FROM rows WHERE state = ?", (state,)).fetchall()
+            got = self.db.execute("SELECT id, arrived, arrived_seal FROM rows WHERE state = ?", (state,)).fetchall()
         except sqlite3.Error:
             return {}
-        return {i: a for i, a in got if type(i) is str and (a is None or type(a) is str)}
+        key = self.key
+        return {
+            i: a
+            for i, a, seal in got
+            if type(i) is str and (a is None or type(a) is str) and sealkey.holds(key, seal, _arrival_text(state, i, a))
+        }
 
     def row(self, state: str, bundle_id: str) -> Kept | None:
         """One kept row, by one keyed lookup (flat in the inbox's size)."""
@@ -291,9 +297,13 @@ class RowIndex:
                         continue
                     data = json.dumps([k.digest, k.parent, k.entries, k.warnings, k.row], ensure_ascii=True, separators=(",", ":"))
                     gen = stamp.generation
-                    stored.append((s, i, k.row.get("arrived"), k.parent, blob, data, gen, row_seal(self.key, gen, s, i, k.parent, data, blob)))
+                    arrived = k.row.get("arrived")
+                    arrived_seal = sealkey.seal(self.key, _arrival_text(s, i, arrived))
+                    stored.append((s, i, arrived, k.parent, blob, data, gen, row_seal(self.key, gen, s, i, k.parent, data, blob), arrived_seal))
                 db.executemany(
-                    "INSERT OR REPLACE INTO rows (state, id, arrived, parent, stats, data, generation, seal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", stored
+                    "INSERT OR REPLACE INTO rows (state, id, arrived, parent, stats, data, generation, seal, arrived_seal)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    stored,
                 )
                 meta = {
                     "format": FORMAT,
@@ -307,6 +317,11 @@ class RowIndex:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+def _arrival_text(state: str, bundle_id: str, arrived: Any) -> bytes:
+    """What a row's arrival seal is taken over: a first arrival never changes once written, so no generation."""
+    return f"arrived\0{state}\0{bundle_id}\0{arrived!r}".encode("utf-8", "surrogatepass")
 
 
 def _stamp_text(generation: str, at: int, last: str) -> bytes:
