@@ -18,10 +18,12 @@ cases show a fact damaged in place costs only a rebuild (the index's rows are se
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -34,7 +36,6 @@ import pytest
 from gagetest import Run, arrive, pair
 
 from gage.bundle import readonly
-from gage.home import homefile
 from gage.home.cache import checks, reconcilemark, rowindex, tomlparsed
 from gage.home.cache.checks import CheckCache
 from gage.home.cache.journalindex import JournalIndex
@@ -196,7 +197,9 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
     assert level(got, ids["alice1"]) == "verified" and level(got, ids["eve"]) == "unverified"
     assert (root / "cache" / "rows.sqlite").exists() and (root / "cache" / "checks.json").exists()
     assert (root / "cache" / "reconciled.json").exists() and (root / "cache" / "words.json").exists()
-    assert (root / "cache" / "contacts.toml.parsed.json").exists() and (root / "cache" / "journal-index.sqlite").exists()
+    with contextlib.closing(sqlite3.connect(root / "cache" / "rows.sqlite")) as db:
+        assert "contacts.toml" in {n for (n,) in db.execute("SELECT name FROM parsed")}
+    assert (root / "cache" / "journal-index.sqlite").exists() and not list((root / "cache").glob("*.parsed.json"))
     # And they serve: with nothing changed, no row is computed and no bundle is checked again.
     home = opening.open_home(root)
     with pytest.MonkeyPatch.context() as m:
@@ -301,12 +304,13 @@ def _stale_toml_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     """The TOML memo believed without comparing its text with the file's."""
     real = tomlparsed.loads
 
-    def loads(text: str, path: Path | None, limit: int) -> dict[str, Any]:
-        at = tomlparsed._memo_at(path)
-        data = homefile.read_derived(*at, 2 * limit + 4096) if at is not None else None
-        if data is not None:
-            return json.loads(data)["doc"]  # type: ignore[no-any-return]
-        return real(text, path, limit)
+    def loads(text: str, path: Path | None) -> dict[str, Any]:
+        if path is not None and (path.parent / "cache" / "rows.sqlite").exists():
+            with contextlib.closing(sqlite3.connect(path.parent / "cache" / "rows.sqlite")) as db:
+                got = db.execute("SELECT doc FROM parsed WHERE name = ?", (path.name,)).fetchone()
+            if got is not None:
+                return json.loads(got[0])  # type: ignore[no-any-return]
+        return real(text, path)
 
     monkeypatch.setattr(tomlparsed, "loads", loads)
 

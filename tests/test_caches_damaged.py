@@ -17,7 +17,7 @@ import pytest
 from gagetest import arrive, pair
 
 from gage.cli.main import main as cli_main
-from gage.home.cache import rowindex
+from gage.home.cache import rowindex, sealkey
 from gage.home.layout import Home
 from gage.inbox import gate, send
 
@@ -88,8 +88,11 @@ def truth(world: World) -> list[str]:
     assert capsys.answers(world) == want
     assert capsys.answers(world) == want
     world.snapshot.update({f.name: f.read_bytes() for f in world.cache.iterdir()})
-    for name in ("rows.sqlite", "checks.json", "journal-index.sqlite", "reconciled.json", "contacts.toml.parsed.json", "authority.toml.parsed.json"):
+    for name in ("rows.sqlite", "checks.json", "journal-index.sqlite", "reconciled.json"):
         assert name in world.snapshot, sorted(world.snapshot)
+    with sqlite3.connect(world.cache / "rows.sqlite") as db:
+        assert {n for (n,) in db.execute("SELECT name FROM parsed")} == {"contacts.toml", "authority.toml"}
+    db.close()
     return want
 
 
@@ -154,14 +157,15 @@ def _drop(path: tuple[object, ...]) -> Callable[[object], object]:
 
 def _rows(change: Callable[[list[object]], object], *, reseal: bool) -> Damage:
     """Every kept row's sealed parts ([digest, parent, entries, warnings, row]) changed; with
-    `reseal`, the seal made again (a row planted by someone who can write the home: only the
-    shape check stands between it and a listing)."""
+    `reseal`, the seal made again with the home's own cache key (a row planted by someone who can
+    read it: only the shape check stands between it and a listing)."""
 
     def apply(world: World) -> None:
+        key = (world.me.root / sealkey.KEY_FILE).read_bytes()
         with sqlite3.connect(world.cache / "rows.sqlite") as db:
-            for state, bid, parent, stats, data in db.execute("SELECT state, id, parent, stats, data FROM rows").fetchall():
+            for state, bid, parent, stats, data, gen in db.execute("SELECT state, id, parent, stats, data, generation FROM rows").fetchall():
                 text = json.dumps(change(json.loads(data)))
-                seal = rowindex.row_seal(state, bid, parent, text, stats) if reseal else None
+                seal = rowindex.row_seal(key, gen, state, bid, parent, text, stats) if reseal else None
                 db.execute("UPDATE rows SET data = ?, seal = coalesce(?, seal) WHERE state = ? AND id = ?", (text, seal, state, bid))
         db.close()
 
@@ -265,18 +269,36 @@ def _check_cache_damage() -> Iterator[tuple[str, Damage]]:
     yield "checks: a warning of the wrong shape", each_entry(lambda e: [*e[:4], [["payload", "x"]]])
 
 
+def _parsed(name: str, change: Callable[[object], object]) -> Damage:
+    """The kept parse of `name` (in rows.sqlite) with its document changed in place."""
+
+    def apply(world: World) -> None:
+        with sqlite3.connect(world.cache / "rows.sqlite") as db:
+            (doc,) = db.execute("SELECT doc FROM parsed WHERE name = ?", (name,)).fetchone()
+            db.execute("UPDATE parsed SET doc = ? WHERE name = ?", (json.dumps(change(json.loads(doc))), name))
+        db.close()
+
+    return apply
+
+
 def _memo_damage(name: str) -> Iterator[tuple[str, Damage]]:
-    file = f"{name}.parsed.json"
-    yield f"{name} memo: file []", _json_file(file, lambda d: [])
-    yield f"{name} memo: doc {{}}", _json_file(file, _set(("doc",), {}))
-    yield f"{name} memo: doc []", _json_file(file, _set(("doc",), []))
-    yield f"{name} memo: doc with an extra field", _json_file(file, lambda d: {**d, "doc": {**d["doc"], "extra": 1}})  # type: ignore[index,dict-item]
+    yield f"{name} parse: doc not JSON", lambda w: _sql(w, "rows.sqlite", "UPDATE parsed SET doc = '{[' WHERE name = ?", name)
+    yield f"{name} parse: doc {{}}", _parsed(name, lambda d: {})
+    yield f"{name} parse: doc []", _parsed(name, lambda d: [])
+    yield f"{name} parse: doc with an extra field", _parsed(name, lambda d: {**d, "extra": 1})  # type: ignore[dict-item]
     key = "contact" if name == "contacts.toml" else "grant"
     for j, v in enumerate(WRONG):
-        yield f"{name} memo: doc.{key} = wrong[{j}]", _json_file(file, _set(("doc", key), v))
-    yield f"{name} memo: doc.{key} emptied", _json_file(file, _set(("doc", key), []))
-    yield f"{name} memo: text other", _json_file(file, _set(("text",), "x = 1\n"))
-    yield f"{name} memo: with an extra field", _json_file(file, lambda d: {**d, "extra": 1})  # type: ignore[dict-item]
+        yield f"{name} parse: doc.{key} = wrong[{j}]", _parsed(name, _set((key,), v))
+    yield f"{name} parse: doc.{key} emptied", _parsed(name, _set((key,), []))
+    for column in ("text_sha", "parser", "doc", "seal"):
+        for v in ("x", 5, b"\x00" * 16, None):
+            yield f"{name} parse: {column} = {v!r}", lambda w, c=column, v=v: _sql(w, "rows.sqlite", f"UPDATE parsed SET {c} = ? WHERE name = ?", v, name)
+
+    def another_files(world: World) -> None:
+        _sql(world, "rows.sqlite", "DELETE FROM parsed WHERE name = ?", name)
+        _sql(world, "rows.sqlite", "UPDATE parsed SET name = ?", name)
+
+    yield f"{name} parse: another file's", another_files
 
 
 def _marker_damage() -> Iterator[tuple[str, Damage]]:
@@ -381,6 +403,6 @@ def test_a_well_formed_row_planted_with_its_seal_never_fails_a_command(
 
 def test_the_damage_reaches_every_cache(world: World, truth: list[str]) -> None:
     """The cases cover every file a listing and a verdict keep in cache/."""
-    caches = {"rows.sqlite", "checks.json", "journal-index.sqlite", "reconciled.json", "contacts.toml.parsed.json", "authority.toml.parsed.json"}
+    caches = {"rows.sqlite", "checks.json", "journal-index.sqlite", "reconciled.json"}
     kept = {n for n in world.snapshot if not n.endswith(("-wal", "-shm"))}
     assert kept <= caches, kept - caches

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from gagetest import arrive, later_clock, pair
 
-from gage.home.cache import checks
+from gage.home.cache import checks, rowindex, sealkey
 from gage.home.cache.checks import CheckCache
 from gage.home.layout import Home
 from gage.home.listing import list_bundles
@@ -221,8 +221,12 @@ def test_the_interfaces_arrival_order_from_the_index_is_the_journals(homes) -> N
     listed_rows(me)
     got = indexed_arrivals(me, "pending", present, me.journal.index.facts())
     assert got == journal() and set(got) == set(present)
-    with sqlite3.connect(me.cache / "rows.sqlite") as db:  # the index's own arrivals, made wrong: only a stamp's journal tail corrects them
+    with sqlite3.connect(me.cache / "rows.sqlite") as db:  # an arrival changed in place, its seal not: the journal's is used
         db.execute("UPDATE rows SET arrived = '2000-01-01T00:00:00Z' WHERE id = ?", (ids["alice1"],))
+    assert indexed_arrivals(me, "pending", present, me.journal.index.facts()) == journal()
+    planted = rowindex._arrival_text("pending", ids["alice1"], "2000-01-01T00:00:00Z")
+    with sqlite3.connect(me.cache / "rows.sqlite") as db:  # sealed with the home's key: only a stamp's journal tail corrects it
+        db.execute("UPDATE rows SET arrived_seal = ? WHERE id = ?", (sealkey.seal(sealkey.home_key(me.root), planted), ids["alice1"]))
     assert indexed_arrivals(me, "pending", present, me.journal.index.facts())[ids["alice1"]] == "2000-01-01T00:00:00Z"  # type: ignore[index]
     me.journal.append("received", bundle=ids["alice1"], source="again")  # named since the stamp: the journal answers
     got = indexed_arrivals(me, "pending", present, me.journal.index.facts())

@@ -57,8 +57,8 @@ def _signing_library(mods: set[str]) -> list[str]:
 
 
 # Modules the small commands do not load: dataclasses (records instead: docs/architecture.md, the
-# start path) and tomllib (the settings and contacts are read from their JSON memos:
-# gage/home/cache/tomlparsed.py).
+# start path) and tomllib (contacts and authority are read from their kept parses in the row
+# index's file: gage/home/cache/tomlparsed.py).
 NOT_AT_START = ("dataclasses", "tomllib")
 
 

@@ -165,7 +165,7 @@ def _pairs(change: Any) -> Any:
         _pairs(lambda e: [[p[0], p[1], "x"] for p in e]),  # three words in a pair
         _pairs(lambda e: [[p[0], "notaword"] for p in e]),
         _pairs(lambda e: [e[1], e[0], *e[2:]]),  # list words, well formed, not this key's: only the seal tells
-        lambda e: {**e, "seal": e["seal"] + 1},
+        lambda e: {**e, "seal": e["seal"][::-1]},
         lambda e: {**e, "extra": 1},
         lambda e: e["pairs"],  # an entry of the unsealed shape
         lambda e: [],

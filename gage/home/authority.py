@@ -115,7 +115,7 @@ def parse(text: str, contacts: Contacts | None, *, path: str = "authority.toml",
     """Parse and check. Errors are collected with line numbers; only valid grants are kept.
     `file`: the file the text was read from, whose parse gage.home.cache.tomlparsed may keep."""
     try:
-        doc = tomlparsed.loads(text, file, AUTHORITY_LIMIT)
+        doc = tomlparsed.loads(text, file)
     except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
         raise MalformedError(f"not valid TOML: {exc}", path=path) from exc
     errors: list[str] = []

@@ -61,7 +61,7 @@ class Contacts:
         if text is None:
             return c
         try:
-            doc = tomlparsed.loads(text, path, CONTACTS_LIMIT)
+            doc = tomlparsed.loads(text, path)
         except ValueError as exc:  # tomllib's TOMLDecodeError, or an integer too long to convert
             raise MalformedError(f"contacts file is not valid TOML: {exc}", path=str(path)) from exc
         unknown = sorted(set(doc) - {"contact", "candidate"})

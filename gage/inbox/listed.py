@@ -117,7 +117,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
         gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
         old = index.stamp()
         named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
-        kept = index.rows(states) if named is not None else {}
+        kept = index.rows(states, gen) if named is not None else {}
         if named is None:
             # The trust inputs changed (or nothing is kept): read them now, so a damaged contacts
             # file is an error naming it even when no row needs computing (an empty inbox).

@@ -37,7 +37,8 @@ The file (`cache/checks.json` in the home) is only ever an optimisation: deletin
 changes nothing but speed. A file that is damaged, from another gage version, or made for
 another home (its `home` is not this one) is ignored and rebuilt; an entry of the wrong
 shape is a miss. It is written atomically, and a write that fails (a read-only home) is
-skipped. It is as trusted as the rest of the home (contacts.toml beside it says more).
+skipped. Each entry is sealed under the home's cache key (gage.home.cache.sealkey): one planted by
+whoever cannot read that key, or copied from another home, is a miss.
 
 Long because the proof is one idea: what the check looked at, how it is compared after, the
 racy-window rule and how an entry is kept and read back belong together; split, each half
@@ -69,6 +70,7 @@ from gage.format.keys import SIGNATURE_CAP
 from gage.format.manifest import MANIFEST_LIMIT, Manifest
 from gage.format.vocab import PROBLEM_STAGES
 from gage.home import homefile
+from gage.home.cache import sealkey
 from gage.home.layout import Home
 from gage.home.listing import Stored
 
@@ -76,7 +78,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = f"gage-checkcache-2/{__version__}"  # 2: each entry sealed
+FORMAT = f"gage-checkcache-3/{__version__}"  # 3: each entry sealed under the home's cache key; 2: by a CRC-32
 FILE_NAME = "checks.json"
 # The most of checks.json that is read: a damaged file, or a link to /dev/zero left by
 # a restore, must not take a listing's memory. Far above what 10,000 bundles need; a file over
@@ -206,6 +208,9 @@ class CheckCache:
             file = None
         self.file = file
         self._home = os.path.abspath(home_root) if home_root is not None else None
+        # The seals' key: the home's (gage.home.cache.sealkey), so an entry planted without it is a miss;
+        # one of this process when nothing is kept on disk.
+        self._key = sealkey.process_key() if file is None else sealkey.home_key(Path(self._home) if self._home is not None else file.parent.parent)
         self._entries: dict[str, list[Any]] = {}
         # The entries each check remembered in this process was proved over (`_proved`), by key:
         # a row stored beside it takes its stat values from here instead of looking again.
@@ -276,7 +281,7 @@ class CheckCache:
                 digest, newest, listed, entries = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
-                    self._entries[key] = [*entry, _seal(key, entry)]
+                    self._entries[key] = [*entry, _seal(self._key, key, entry)]
                     stats = _packed(entries)
                     if stats is not None:
                         self._proofs[key] = (digest, tuple(listed), stats)
@@ -291,7 +296,7 @@ class CheckCache:
         """The remembered check, if `entry` is one of the tree state at `root` now; else None."""
         try:
             tree, m_sha, s_sha, was_named, warnings, seal = entry
-            if was_named is not named or seal != _seal(key, entry[:5]):
+            if was_named is not named or not _holds(self._key, seal, key, entry[:5]):
                 return None
             kept = _problems(warnings)
         except (ValueError, TypeError):
@@ -321,7 +326,7 @@ class CheckCache:
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         with self._lock:
             entry = self._entries.get(key)
-        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)) or entry[5] != _seal(key, entry[:5]):
+        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)) or not _holds(self._key, entry[5], key, entry[:5]):
             return None
         return entry[0]
 
@@ -378,13 +383,23 @@ def _packed(entries: list[_Stat]) -> bytes | None:
         return None
 
 
-def _seal(key: str, entry: list[Any]) -> int:
-    """An entry's seal: a CRC-32 of its folder and fields, so an entry damaged in place (a
-    warning added or emptied, a field of another type) is a miss. A checksum against damage,
-    not a signature: whoever can write the home can write a seal (threat-model.md, "Caches")."""
-    import zlib
+def _sealed_text(key: str, entry: list[Any]) -> bytes:
+    return json.dumps([key, entry], ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
-    return zlib.crc32(json.dumps([key, entry], ensure_ascii=True, separators=(",", ":")).encode("ascii"))
+
+def _seal(secret: bytes, key: str, entry: list[Any]) -> str:
+    """An entry's seal: a keyed hash (gage.home.cache.sealkey) of its folder and fields under the
+    home's cache key, so an entry damaged in place (a warning added or emptied, a field of another
+    type) or planted by whoever cannot read that key (crafted, or copied from another home) is a
+    miss (threat-model.md, "A cache damaged in place or planted")."""
+    return sealkey.seal_hex(secret, _sealed_text(key, entry))
+
+
+def _holds(secret: bytes, seal: Any, key: str, entry: list[Any]) -> bool:
+    try:
+        return sealkey.holds_hex(secret, seal, _sealed_text(key, entry))
+    except (TypeError, ValueError):  # an entry JSON cannot write again: never one gage sealed
+        return False
 
 
 def _problems(raw: Any) -> list[Problem]:

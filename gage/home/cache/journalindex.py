@@ -39,6 +39,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from gage.home.cache import sealkey
 from gage.home.cache.journalindexdb import (
     COLUMNS,
     PLACED,
@@ -86,6 +87,14 @@ class JournalIndex:
         self._db: sqlite3.Connection | None = None
         self._pid = 0
         self._memory = path is None
+        self._key_bytes: bytes | None = None
+
+    @property
+    def _key(self) -> bytes:
+        """What each row is sealed with: the home's cache key (gage.home.cache.sealkey), read when first needed."""
+        if self._key_bytes is None:
+            self._key_bytes = sealkey.process_key() if self.path is None else sealkey.home_key(self.path.parent.parent)
+        return self._key_bytes
 
     # --- the connection ----------------------------------------------------------------
 
@@ -170,7 +179,7 @@ class JournalIndex:
         """The index's state row if it continues the journal (raises _Stale if not)."""
         found = db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count, seal FROM state").fetchone()
         try:
-            state: tuple[Any, ...] = tuple(unsealed(found)) if found is not None else ()
+            state: tuple[Any, ...] = tuple(unsealed(self._key, found)) if found is not None else ()
         except Damaged:
             raise _Stale from None
         if not state or state[0] != VERSION:
@@ -260,33 +269,31 @@ class JournalIndex:
         dev, ino, _size, _mtime = self._stat(fd)
         db.execute(
             "INSERT OR REPLACE INTO state VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            sealed(VERSION, dev, ino, covered, last_start, last_hash, ctime if covered == size else None, sent),
+            sealed(self._key, VERSION, dev, ino, covered, last_start, last_hash, ctime if covered == size else None, sent),
         )
 
-    @staticmethod
-    def _write(db: sqlite3.Connection, fold: Fold, *, replace: bool) -> None:
+    def _write(self, db: sqlite3.Connection, fold: Fold, *, replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT"
-        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted(sealed(key(b), *encode(r)) for b, r in fold.rows.items()))
-        db.executemany(f"{verb} INTO thread VALUES (?, ?, ?)", (sealed(key(t), n) for t, n in fold.threads.items()))
-        db.executemany("INSERT OR IGNORE INTO torn VALUES (?)", ((key(d),) for d in fold.torn))
+        k = self._key
+        db.executemany(f"{verb} INTO bundle VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted(sealed(k, key(b), *encode(r)) for b, r in fold.rows.items()))
+        db.executemany(f"{verb} INTO thread VALUES (?, ?, ?)", (sealed(k, key(t), n) for t, n in fold.threads.items()))
+        db.executemany("INSERT OR IGNORE INTO torn VALUES (?, ?)", (sealed(k, key(d)) for d in fold.torn))
 
-    @staticmethod
-    def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, Row]:
+    def _rows(self, db: sqlite3.Connection, ids: list[str]) -> dict[str, Row]:
         out: dict[str, Row] = {}
         if len(ids) == 1:  # the common question: one bundle
             found = db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE id = ?", (key(ids[0]),)).fetchone()  # noqa: S608
-            return {ids[0]: decode(unsealed(found)[1:])} if found is not None else out
+            return {ids[0]: decode(unsealed(self._key, found)[1:])} if found is not None else out
         for chunk in batches(ids):
             marks = ",".join("?" * len(chunk))
             for got in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE id IN ({marks})", [key(b) for b in chunk]):  # noqa: S608
-                b, *values = unsealed(got)
+                b, *values = unsealed(self._key, got)
                 out[unkey(b)] = decode(values)
         return out
 
-    @staticmethod
-    def _thread(db: sqlite3.Connection, thread: str) -> int:
+    def _thread(self, db: sqlite3.Connection, thread: str) -> int:
         found = db.execute("SELECT id, unattended, seal FROM thread WHERE id = ?", (key(thread),)).fetchone()
-        return int(unsealed(found)[1]) if found else 0
+        return int(unsealed(self._key, found)[1]) if found else 0
 
     # --- questions -------------------------------------------------------------------
 
@@ -329,7 +336,7 @@ class JournalIndex:
 
     def all_bundles(self, *, sync: bool = True) -> Iterator[tuple[str, BundleFacts]]:
         """Every bundle the journal names: a read of the whole index, for tools and tests."""
-        rows = self._run(lambda db: [unsealed(r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle ORDER BY id")], sync)  # noqa: S608
+        rows = self._run(lambda db: [unsealed(self._key, r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle ORDER BY id")], sync)  # noqa: S608
         return ((unkey(b), row_facts(decode(values))) for b, *values in rows)
 
     def arrival_order(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, str]:
@@ -355,7 +362,7 @@ class JournalIndex:
     def placed(self, *, sync: bool = True) -> dict[str, BundleFacts]:
         """Decided bundles the journal last put somewhere other than `missing`: the only decided
         bundles `reconcile` must look for on disk besides those it finds there."""
-        rows = self._run(lambda db: [unsealed(r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE {PLACED}")], sync)  # noqa: S608
+        rows = self._run(lambda db: [unsealed(self._key, r) for r in db.execute(f"SELECT id, {COLUMNS}, seal FROM bundle WHERE {PLACED}")], sync)  # noqa: S608
         return {unkey(b): row_facts(decode(values)) for b, *values in rows}
 
     def facts(self) -> JournalFacts:
@@ -373,7 +380,7 @@ class JournalIndex:
 
     def sent_count(self, *, sync: bool = True) -> int:
         found = self._run(lambda db: db.execute("SELECT version, dev, ino, covered, last_start, last_hash, ctime_ns, sent_count, seal FROM state").fetchone(), sync)
-        return int(unsealed(found)[7]) if found else 0
+        return int(unsealed(self._key, found)[7]) if found else 0
 
     def recorded_torn(self, digests: Iterable[str], *, sync: bool = True) -> set[str]:
         """Which of `digests` (saved torn lines) a `repaired` entry records."""
@@ -383,8 +390,8 @@ class JournalIndex:
             out: set[str] = set()
             for chunk in batches(wanted):
                 marks = ",".join("?" * len(chunk))
-                found = db.execute(f"SELECT digest FROM torn WHERE digest IN ({marks})", [key(d) for d in chunk])  # noqa: S608
-                out.update(unkey(d) for (d,) in found)
+                found = db.execute(f"SELECT digest, seal FROM torn WHERE digest IN ({marks})", [key(d) for d in chunk])  # noqa: S608
+                out.update(unkey(unsealed(self._key, got)[0]) for got in found)
             return out
 
         return self._run(ask, sync)

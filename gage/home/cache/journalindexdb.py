@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator
+
+from gage.home.cache import sealkey
 
 TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from gage.home.journal.facts import Row
 
-VERSION = 3  # 3: every row sealed (a CRC-32 of its values), columns without affinity so values read back exactly
+VERSION = 4  # 4: every row sealed under the home's cache key; 3: by a CRC-32, columns without affinity so values read back exactly
 FILE_NAME = "journal-index.sqlite"
 # Ids per query when looking many up at once.
 BATCH = 500
@@ -28,15 +29,15 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (
     one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
     covered INTEGER NOT NULL, last_start INTEGER NOT NULL, last_hash TEXT, ctime_ns INTEGER, sent_count INTEGER NOT NULL,
-    seal INTEGER NOT NULL
+    seal BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS bundle (
     id TEXT PRIMARY KEY, decision, location, received, first_received, transport, accepted_how, sent, arrival,
-    seal INTEGER NOT NULL
+    seal BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS placed ON bundle(id) WHERE decision IS NOT NULL AND coalesce(location, decision) != 'missing';
-CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended, seal INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS thread (id TEXT PRIMARY KEY, unattended, seal BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS torn (digest TEXT PRIMARY KEY, seal BLOB NOT NULL) WITHOUT ROWID;
 """
 PLACED = "decision IS NOT NULL AND coalesce(location, decision) != 'missing'"
 
@@ -63,26 +64,26 @@ _loads = json.JSONDecoder().decode
 
 
 class Damaged(sqlite3.DatabaseError):
-    """A row whose seal does not hold: written in place by something other than gage. The index
-    is rebuilt from the journal (gage.home.cache.journalindex), as for any index that is not current."""
+    """A row whose seal does not hold: written in place by something other than gage, or planted
+    without the home's cache key. The index is rebuilt from the journal
+    (gage.home.cache.journalindex), as for any index that is not current."""
 
 
-def seal(*values: Any) -> int:
-    """A row's seal: a CRC-32 of its values (None, int, str or bytes, read back exactly, the
-    columns having no affinity). A checksum against damage, not a signature: whoever can write
-    the home can write a seal, and the journal itself (threat-model.md, "Caches")."""
-    return zlib.crc32(repr(values).encode("utf-8", "surrogatepass"))
+def _text(values: tuple[Any, ...]) -> bytes:
+    return repr(values).encode("utf-8", "surrogatepass")
 
 
-def sealed(*values: Any) -> tuple[Any, ...]:
-    """The values to store, their seal last."""
-    return (*values, seal(*values))
+def sealed(k: bytes, *values: Any) -> tuple[Any, ...]:
+    """The values to store, their seal last: a keyed hash of their values (None, int, str or bytes,
+    read back exactly, the columns having no affinity) under the home's cache key
+    (gage.home.cache.sealkey), so a fact planted by whoever cannot read that key does not hold."""
+    return (*values, sealkey.seal(k, _text(values)))
 
 
-def unsealed(got: Iterable[Any]) -> list[Any]:
+def unsealed(k: bytes, got: Iterable[Any]) -> list[Any]:
     """A row read back (its seal last) without its seal, or Damaged."""
     *values, kept = got
-    if type(kept) is not int or kept != seal(*values):
+    if not sealkey.holds(k, kept, _text(tuple(values))):
         raise Damaged("a row of the journal index does not hold its seal")
     return values
 

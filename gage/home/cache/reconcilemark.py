@@ -23,8 +23,10 @@ skipped. The marker is written only when its claim is exact:
   without any folder here changing), and `tmp/` holds no scratch copy (reconcile removes those by
   age, which changes with the clock alone).
 
-Anything else (no marker, a damaged or foreign one, a value that differs, a stat that fails)
-means the full reconcile runs, as it always did. Deleting the marker changes nothing but speed.
+The marker is sealed under the home's cache key (gage.home.cache.sealkey): one written by whoever
+cannot read that key (crafted, or copied from another home) does not hold. Anything else (no
+marker, a damaged, foreign or unsealed one, a value that differs, a stat that fails) means the
+full reconcile runs, as it always did. Deleting the marker changes nothing but speed.
 It is written atomically, and a write that fails (a read-only home) is skipped.
 """
 
@@ -40,6 +42,7 @@ from gage.format import sha256
 from gage.format.errors import GageError
 from gage.format.manifest import is_id
 from gage.home import homefile
+from gage.home.cache import sealkey
 from gage.home.layout import SCRATCH_PREFIXES, STAGING_DIR, STATES, Home
 
 TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_NAME = "reconciled.json"
-FORMAT = "gage-reconciled-1"
+FORMAT = "gage-reconciled-2"  # 2: sealed under the home's cache key
 TAIL = 4096
 _LIMIT = 64 * 1024
 
@@ -119,11 +122,19 @@ def fresh(home: Home) -> bool:
         return False
     try:
         marker = json.loads(data)
-        if not (isinstance(marker, dict) and marker.get("format") == FORMAT and marker == snapshot(home)):
+        if not (isinstance(marker, dict) and marker.get("format") == FORMAT):
+            return False
+        seal = marker.pop("seal", None)
+        if not sealkey.holds_hex(sealkey.home_key(home.root), seal, _text(marker)) or marker != snapshot(home):
             return False
     except (OSError, ValueError, RecursionError):
         return False
     return not _staging_busy(home)
+
+
+def _text(marker: Any) -> bytes:
+    """What a marker's seal is taken over: the marker without its seal, as one JSON text."""
+    return json.dumps(marker, sort_keys=True, ensure_ascii=True).encode("ascii")
 
 
 def _racy(snap: Snapshot, started_ns: int) -> bool:
@@ -165,7 +176,8 @@ def save(home: Home, before: Snapshot, started_ns: int) -> bool:
         if after != before or _racy(after, started_ns) or _unsafe_entries(home):
             forget(home)
             return False
-        return homefile.write_derived(home.root, f"cache/{FILE_NAME}", json.dumps(after, sort_keys=True).encode("utf-8"))
+        sealed = {**after, "seal": sealkey.seal_hex(sealkey.home_key(home.root), _text(after))}
+        return homefile.write_derived(home.root, f"cache/{FILE_NAME}", json.dumps(sealed, sort_keys=True).encode("utf-8"))
     except (OSError, ValueError, GageError):
         forget(home)
         return False

@@ -26,11 +26,13 @@ speed; a damaged, foreign or unwritable one is ignored (the rows are computed).
 
 What is read back is checked where it is read (`rows`, `row`), so a row damaged in place costs
 only its recomputation, never an error: each row is stored as one JSON text and its folder's
-stat values, with a seal (a CRC-32 of both, its state, id and parent), and is used only if the
-seal holds and the row has a computed row's shape (gage.home.cache.rowkept). The seal catches a
-well-formed value written in place (a verdict, a subject); the shape check what no seal can (a
-row planted with its seal recomputed is as trusted as the rest of the home, but never makes a
-listing fail). The stamp is used only if each of its values has its type.
+stat values, with a seal (a keyed hash under the home's cache key, gage.home.cache.sealkey, of
+both, its state, id, parent and the trust generation it was computed under), and is used only if
+the seal holds and the row has a computed row's shape (gage.home.cache.rowkept). The seal catches
+a well-formed value written in place (a verdict, a subject) and a row planted by whoever cannot
+read the key; the shape check what no seal can (a row planted by whoever can, sealed, never makes
+a listing fail). The stamp is sealed too, and used only if each of its values has its type. The
+same file keeps the trust files' parses (gage.home.cache.tomlparsed; its tables: gage.home.cache.rowfile).
 """
 
 from __future__ import annotations
@@ -45,13 +47,20 @@ from gage import __version__
 from gage.format import sha256
 from gage.format.record import Frozen, set_field
 from gage.home import homefile
+from gage.home.cache import rowfile, sealkey
 from gage.home.cache.rowkept import ROW_TYPES as ROW_TYPES
 from gage.home.cache.rowkept import SENDER_TYPES as SENDER_TYPES
 from gage.home.cache.rowkept import Kept as Kept
 from gage.home.cache.rowkept import digest_now as digest_now
-from gage.home.cache.rowkept import digest_of, kept_of, packed, row_seal, stats_at
+from gage.home.cache.rowkept import (
+    digest_of,
+    kept_of,
+    packed,
+    row_holds,
+    row_seal,
+    stats_at,
+)
 from gage.home.cache.rowkept import fresh_at as fresh_at
-from gage.home.cache.sqlitefile import open_cache_db
 from gage.home.journal.lines import (
     iter_lines,
     line_hash,
@@ -66,18 +75,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = f"gage-rowindex-3/{__version__}"  # 3: the sender carries its fingerprint, as every screen names a key
-SCHEMA_VERSION = 6  # 6: a row's parts in one sealed JSON text, its stat values packed beside it; 3: its arrival in its own column (the interface orders by it)
-FILE_NAME = "rows.sqlite"
+FILE_NAME = rowfile.FILE_NAME
 _TRUST_FILES_LIMIT = 16 << 20
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS rows (
-    state TEXT NOT NULL, id TEXT NOT NULL, arrived TEXT, parent TEXT, stats BLOB NOT NULL, data TEXT NOT NULL,
-    seal INTEGER NOT NULL,
-    PRIMARY KEY (state, id)
-);
-"""
-
 
 
 class Stamp(Frozen):
@@ -156,19 +155,12 @@ class RowIndex:
         self.home = home
         self.path = home.cache / FILE_NAME
         self.db: sqlite3.Connection | None = None
+        self.key = sealkey.home_key(home.root)  # what each row is sealed with (gage.home.cache.sealkey)
         with contextlib.suppress(sqlite3.Error, OSError):
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        """Opened as the journal index opens its file (gage.home.cache.sqlitefile): never through a link,
-        FIFO or device, and a file that is not a database is removed and made again."""
-
-        def prepare(db: sqlite3.Connection) -> None:
-            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                db.executescript(f"DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS meta; PRAGMA user_version = {SCHEMA_VERSION};")
-            db.executescript(_SCHEMA)
-
-        return open_cache_db(self.path, "the row index", prepare=prepare, timeout=5)
+        return rowfile.open_rows(self.path)
 
     def close(self) -> None:
         if self.db is not None:
@@ -185,18 +177,24 @@ class RowIndex:
             return None
         if got.get("format") != FORMAT or type(generation) is not str or type(last) is not str or at < 0:
             return None
+        if not sealkey.holds_hex(self.key, got.get("seal"), _stamp_text(generation, at, last)):
+            return None  # damaged, or planted by whoever cannot read the home's cache key
         return Stamp(generation, at, last)
 
-    def rows(self, states: Iterable[str]) -> dict[tuple[str, str], Kept]:
-        """Every kept row of `states` that reads back whole (`_kept`); a damaged one is left out."""
+    def rows(self, states: Iterable[str], generation: str) -> dict[tuple[str, str], Kept]:
+        """Every kept row of `states` computed under the trust `generation` that reads back whole
+        (its seal holds and `kept_of` takes it); a damaged or planted one is left out."""
         if self.db is None:
             return {}
         states = tuple(states)
         try:
             marks = ",".join("?" for _ in states)
-            got = self.db.execute(f"SELECT state, id, parent, stats, data, seal FROM rows WHERE state IN ({marks})", states).fetchall()
+            got = self.db.execute(
+                f"SELECT state, id, parent, stats, data, seal FROM rows WHERE generation = ? AND state IN ({marks})", (generation, *states)
+            ).fetchall()
         except sqlite3.Error:
             return {}
+        key = self.key
         sealed = [
             (s, i, p, st, d)
             for s, i, p, st, d, seal in got
@@ -205,7 +203,7 @@ class RowIndex:
             and type(i) is str
             and (p is None or type(p) is str)
             and type(st) is bytes
-            and row_seal(s, i, p, d, st) == seal
+            and row_holds(key, seal, generation, s, i, p, d, st)
         ]
         try:
             # One parse of every row (a row at a time was a third of a warm listing); a row the
@@ -225,31 +223,40 @@ class RowIndex:
     def arrivals(self, state: str) -> dict[str, str | None]:
         """Each kept row's arrival time (the journal's first `received`, or None) in `state`, by
         id: what the interface orders its first screenful by, without a journal lookup each.
-        Only that column is read, not 10,000 rows' JSON."""
+        Only that column is read, not 10,000 rows' JSON, with its own seal (an arrival planted
+        without the home's cache key is left out: the caller asks the journal for it)."""
         if self.db is None:
             return {}
         try:
-            got = self.db.execute("SELECT id, arrived FROM rows WHERE state = ?", (state,)).fetchall()
+            got = self.db.execute("SELECT id, arrived, arrived_seal FROM rows WHERE state = ?", (state,)).fetchall()
         except sqlite3.Error:
             return {}
-        return {i: a for i, a in got if type(i) is str and (a is None or type(a) is str)}
+        key = self.key
+        return {
+            i: a
+            for i, a, seal in got
+            if type(i) is str and (a is None or type(a) is str) and sealkey.holds(key, seal, _arrival_text(state, i, a))
+        }
 
     def row(self, state: str, bundle_id: str) -> Kept | None:
         """One kept row, by one keyed lookup (flat in the inbox's size)."""
         if self.db is None:
             return None
         try:
-            got = self.db.execute("SELECT parent, stats, data, seal FROM rows WHERE state = ? AND id = ?", (state, bundle_id)).fetchone()
+            got = self.db.execute("SELECT parent, stats, data, generation, seal FROM rows WHERE state = ? AND id = ?", (state, bundle_id)).fetchone()
         except sqlite3.Error:
             return None
         if got is None:
             return None
-        parent, stats, data, seal = got
+        # Under any generation this home sealed: only the row's check is used (`indexed_check`),
+        # which depends on the bundle's tree alone, not on who is trusted.
+        parent, stats, data, generation, seal = got
         if (
             type(data) is not str
+            or type(generation) is not str
             or type(stats) is not bytes
             or (parent is not None and type(parent) is not str)
-            or row_seal(state, bundle_id, parent, data, stats) != seal
+            or not row_holds(self.key, seal, generation, state, bundle_id, parent, data, stats)
         ):
             return None
         return kept_of(state, bundle_id, parent, stats, _loads_or_none(data))
@@ -289,14 +296,36 @@ class RowIndex:
                     if blob is None:
                         continue
                     data = json.dumps([k.digest, k.parent, k.entries, k.warnings, k.row], ensure_ascii=True, separators=(",", ":"))
-                    stored.append((s, i, k.row.get("arrived"), k.parent, blob, data, row_seal(s, i, k.parent, data, blob)))
-                db.executemany("INSERT OR REPLACE INTO rows (state, id, arrived, parent, stats, data, seal) VALUES (?, ?, ?, ?, ?, ?, ?)", stored)
-                meta = {"format": FORMAT, "generation": stamp.generation, "journal_at": str(stamp.journal_at), "journal_last": stamp.journal_last}
+                    gen = stamp.generation
+                    arrived = k.row.get("arrived")
+                    arrived_seal = sealkey.seal(self.key, _arrival_text(s, i, arrived))
+                    stored.append((s, i, arrived, k.parent, blob, data, gen, row_seal(self.key, gen, s, i, k.parent, data, blob), arrived_seal))
+                db.executemany(
+                    "INSERT OR REPLACE INTO rows (state, id, arrived, parent, stats, data, generation, seal, arrived_seal)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    stored,
+                )
+                meta = {
+                    "format": FORMAT,
+                    "generation": stamp.generation,
+                    "journal_at": str(stamp.journal_at),
+                    "journal_last": stamp.journal_last,
+                    "seal": sealkey.seal_hex(self.key, _stamp_text(stamp.generation, stamp.journal_at, stamp.journal_last)),
+                }
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(meta.items()))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+def _arrival_text(state: str, bundle_id: str, arrived: Any) -> bytes:
+    """What a row's arrival seal is taken over: a first arrival never changes once written, so no generation."""
+    return f"arrived\0{state}\0{bundle_id}\0{arrived!r}".encode("utf-8", "surrogatepass")
+
+
+def _stamp_text(generation: str, at: int, last: str) -> bytes:
+    return f"{FORMAT}\0{generation}\0{at}\0{last}".encode("utf-8", "surrogatepass")
 
 
 def _loads_or_none(text: Any) -> Any:

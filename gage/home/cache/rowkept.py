@@ -8,19 +8,20 @@
   numbers proves what comparing their hash proves, without hashing 10,000 trees on every listing.
 - Whole: what is read back has a computed row's shape (`kept_of`; `ROW_TYPES`, `SENDER_TYPES`),
   so a row damaged in place or planted costs its recomputation, never an error. Its seal
-  (`row_seal`, checked by the row index as it reads) catches a well-formed value written in place.
+  (`row_seal`, a keyed hash under the home's cache key, checked by the row index as it reads)
+  catches a well-formed value written in place, and a row planted by whoever cannot read that key.
 """
 
 from __future__ import annotations
 
 import os
 import struct as _struct
-import zlib
 from pathlib import Path
 
 from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE
 from gage.bundle.treestat import tree_digest
 from gage.format.record import Frozen, set_field
+from gage.home.cache import sealkey
 
 TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
@@ -130,11 +131,22 @@ _TOP = (MANIFEST, SIGNATURE, PAYLOAD)
 _IN_PAYLOAD = PAYLOAD + "/"
 
 
-def row_seal(state: str, bundle_id: str, parent: str | None, data: str, stats: bytes) -> int:
-    """A row's seal: a CRC-32 of everything read back from it but its arrival (which the
-    interface reads alone, and corrects from the journal's tail). A checksum against damage,
-    not a signature: whoever can write the home can write a seal (threat-model.md, "Caches")."""
-    return zlib.crc32(stats, zlib.crc32(f"{state}\0{bundle_id}\0{parent or ''}\0{data}".encode("utf-8", "surrogatepass")))
+def _row_text(generation: str, state: str, bundle_id: str, parent: str | None, data: str, stats: bytes) -> bytes:
+    return f"{generation}\0{state}\0{bundle_id}\0{parent or ''}\0{data}\0".encode("utf-8", "surrogatepass") + stats
+
+
+def row_seal(key: bytes, generation: str, state: str, bundle_id: str, parent: str | None, data: str, stats: bytes) -> bytes:
+    """A row's seal under the home's cache key (gage.home.cache.sealkey): a keyed hash of everything
+    read back from it but its arrival (which the interface reads alone, and corrects from the
+    journal's tail), and of the trust generation it was computed under, so a row this home sealed
+    under other contacts is not taken for one of these. Whoever cannot read the key cannot seal a
+    row (threat-model.md, "A cache damaged in place or planted")."""
+    return sealkey.seal(key, _row_text(generation, state, bundle_id, parent, data, stats))
+
+
+def row_holds(key: bytes, seal: Any, generation: str, state: str, bundle_id: str, parent: str | None, data: str, stats: bytes) -> bool:
+    """Whether `seal` is the row's seal under `key`."""
+    return sealkey.holds(key, seal, _row_text(generation, state, bundle_id, parent, data, stats))
 
 
 def kept_of(state: str, bundle_id: str, column_parent: str | None, stats: bytes, got: Any) -> Kept | None:

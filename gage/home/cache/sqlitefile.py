@@ -53,3 +53,17 @@ def open_cache_db(
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{path}{suffix}")
     raise sqlite3.DatabaseError("unreachable")
+
+
+def open_cache_db_to_read(path: Path, what: str) -> sqlite3.Connection | None:
+    """The cache at `path` for a read only, when it exists: the same look at its names first, but
+    no layout check and nothing made (a fifth of `open_cache_db`'s cost). A file that is not a
+    database, or of another layout, fails at the first query (sqlite3.Error): a miss for the caller."""
+    root, rel = path.parent.parent, f"{path.parent.name}/{path.name}"
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if not homefile.clear_derived(root, rel + suffix):
+            raise OSError(f"{path}{suffix} cannot be used as {what}")
+    if not os.path.exists(path):
+        return None  # never made here: sqlite would make it
+    return sqlite3.connect(path, timeout=1, isolation_level=None)
+

@@ -12,6 +12,7 @@ from pathlib import Path
 from gage.format import strictjson
 from gage.format.words import EVEN_INDEX, ODD_INDEX, PAIRS, VERSION, WordPairs, derive
 from gage.home import homefile
+from gage.home.cache import sealkey
 
 TYPE_CHECKING = False  # importing typing costs start-up time (docs/architecture.md, "The start path")
 if TYPE_CHECKING:
@@ -20,13 +21,15 @@ if TYPE_CHECKING:
 WORDS_LIMIT = 16 << 20  # cache/words.json: 8 words a key, for any number of contacts a person keeps
 
 
-def _seal(key: bytes, pairs: list[list[str]]) -> int:
-    """An entry's seal: a CRC-32 of the key and its words, so words changed in place (other list
-    words, well formed) are derived again rather than shown. A checksum against damage, not a
-    signature: whoever can write the home can write one (threat-model.md, "Caches")."""
-    import zlib
+def _seal(secret: bytes, key: bytes, pairs: list[list[str]]) -> str:
+    """An entry's seal: a keyed hash of the key and its words under the home's cache key
+    (gage.home.cache.sealkey), so words changed in place, or planted by whoever cannot read that
+    key (other list words, well formed), are derived again rather than shown."""
+    return sealkey.seal_hex(secret, _text(key, pairs))
 
-    return zlib.crc32(key + json.dumps(pairs, separators=(",", ":")).encode("ascii"))
+
+def _text(key: bytes, pairs: list[list[str]]) -> bytes:
+    return key + json.dumps(pairs, separators=(",", ":")).encode("ascii")
 
 
 class WordCache:
@@ -34,7 +37,7 @@ class WordCache:
 
     The cache only saves time: a damaged or edited entry is recomputed, never believed,
     because `words_for` re-derives when an entry does not decode to valid list words under
-    its seal.
+    its seal (under the home's cache key: an entry planted without it is derived again).
     Comparisons in the ceremony always use a fresh derivation.
     """
 
@@ -44,6 +47,12 @@ class WordCache:
         # the cache folder is refused too.
         self._root, self._rel = path.parent.parent, f"{path.parent.name}/{path.name}"
         self._data: dict[str, Any] | None = None
+        self._secret: bytes | None = None
+
+    def _key(self) -> bytes:
+        if self._secret is None:
+            self._secret = sealkey.home_key(self._root)
+        return self._secret
 
     def _load(self) -> dict[str, Any]:
         if self._data is None:
@@ -67,12 +76,12 @@ class WordCache:
             isinstance(pairs, list)
             and len(pairs) == PAIRS
             and all(isinstance(p, list) and len(p) == 2 and p[0] in EVEN_INDEX and p[1] in ODD_INDEX for p in pairs)
-            and entry["seal"] == _seal(key, pairs)  # type: ignore[index]
+            and sealkey.holds_hex(self._key(), entry["seal"], _text(key, pairs))  # type: ignore[index]
         ):
             return tuple((p[0], p[1]) for p in pairs)
         words = derive(key)
         pairs = [list(p) for p in words]
-        data[key.hex()] = {"pairs": pairs, "seal": _seal(key, pairs)}
+        data[key.hex()] = {"pairs": pairs, "seal": _seal(self._key(), key, pairs)}
         try:
             homefile.write_derived(self._root, self._rel, strictjson.dumps({VERSION: data}))
         except Exception:  # noqa: BLE001 - the cache is an optimisation; failing to write it is not an error
