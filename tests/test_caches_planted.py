@@ -88,9 +88,8 @@ def answers(world: World) -> list[str]:
     present = {s.id: s for s in list_bundles(home, ("pending",))}
     facts = home.journal.index.facts()
     arrivals = indexed_arrivals(home, "pending", present, facts)
-    if arrivals is None:  # what the interface falls back to: the journal, one bundle at a time
-        facts.prefetch(present)
-        arrivals = {i: t for i in present if (t := facts.first_received.get(i)) is not None}
+    if arrivals is None:  # what the interface falls back to: the journal index's order
+        arrivals = facts.arrival_order(present)
     return [*told, json.dumps(arrivals, sort_keys=True)]
 
 
