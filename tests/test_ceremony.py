@@ -247,13 +247,14 @@ def test_the_compare_uses_a_fresh_derivation_not_the_cache(make_home) -> None:
     cache.words_for(bob.identity.key)
     import json
 
-    from gage.home.cache import wordpairs
+    from gage.home.cache import sealkey, wordpairs
 
     doc = json.loads((alice.cache / "words.json").read_bytes())
     (v,) = doc.keys()
     planted = [list(p) for p in derive(mallory.identity.key)]
-    # Planted with its seal, as whoever can write the home can: the cache then serves it.
-    doc[v][bob.identity.key.hex()] = {"pairs": planted, "seal": wordpairs._seal(bob.identity.key, planted)}
+    # Planted with its seal under the home's own cache key, as whoever can read that key can: the cache then serves it.
+    seal = wordpairs._seal(sealkey.home_key(alice.root), bob.identity.key, planted)
+    doc[v][bob.identity.key.hex()] = {"pairs": planted, "seal": seal}
     (alice.cache / "words.json").write_text(json.dumps(doc))
     assert WordCache(alice.cache / "words.json").words_for(bob.identity.key) == derive(mallory.identity.key)
     outcome = ceremony.confirm(alice, "bob", bob.identity.key, " ".join(_words(mallory)))
