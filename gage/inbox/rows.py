@@ -135,7 +135,13 @@ class InboxReader:
     def rows(self, stored: Iterable[Stored]) -> list[InboxRow]:
         """Rows for these bundles, in the order given. Every bundle is checked first (through the
         cache), so one journal query covers them and the parents their manifests name."""
-        checked = [(s, self._check(s)) for s in stored]
+        stored = list(stored)
+        if self.parsed:  # the interface's: each check reuses the parse it made
+            checked = [(s, self._check(s)) for s in stored]
+        else:  # all at once: a first listing's misses are checked on every core
+            at = [i for i, s in enumerate(stored) if s.path.is_dir()]
+            found = dict(zip(at, self.cache.check_many([stored[i] for i in at]), strict=True))
+            checked = [(s, found.get(i)) for i, s in enumerate(stored)]
         parents = [c.manifest.parent for _s, c in checked if c is not None and c.manifest and c.manifest.parent]
         self.facts.prefetch([*(s.id for s, _c in checked), *parents])
         out = []

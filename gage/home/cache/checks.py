@@ -191,6 +191,31 @@ def _read_at(dir_fd: int, name: str, limit: int) -> tuple[bytes, os.stat_result]
         os.close(fd)
 
 
+Proved = tuple[str, int, list[str], list[_Stat]]
+
+
+def _target(target: Stored | Path, expect_name: bool | None) -> tuple[Path, bool, str]:
+    root = target.path if isinstance(target, Stored) else Path(target)
+    named = expect_name if expect_name is not None else isinstance(target, Stored)
+    return root, named, os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+
+
+def fresh_check(root: Path, key: str, named: bool) -> tuple[Check, Proved | None, int]:
+    """A check with no cache, its proof (`_proved`) and when it started (for the racy rule):
+    what a miss costs, wherever it runs (here, or a worker of gage.home.cache.checkpool)."""
+    started = now_ns()
+    seen: dict[str, os.stat_result] = {}
+    result = bundle_mod.check(root, expect_name=named, seen=seen)
+    m = result.manifest
+    return result, (_proved(key, m, seen) if m is not None and result.ok else None), started
+
+
+def pooled_check(job: tuple[str, bool, str]) -> tuple[Check, Proved | None, int]:
+    """`fresh_check` of (the bundle folder, named by its id, the cache key), as a pool's worker runs it."""
+    root, named, key = job
+    return fresh_check(Path(root), key, named)
+
+
 class CheckCache:
     """`bundle.check` results, reused while the tree state they were made from is unchanged.
 
@@ -216,6 +241,10 @@ class CheckCache:
         # a row stored beside it takes its stat values from here instead of looking again.
         # Packed (64-bit integers): 10,000 of them are held through a listing.
         self._proofs: dict[str, tuple[str, tuple[str, ...], bytes]] = {}
+        # Entries whose seal this process made or already checked, by key (the entry object
+        # itself: a replaced one is checked again): a listing asks for each row's digest after
+        # its check, and a keyed seal costs a JSON text and a hash to check.
+        self._sound: dict[str, list[Any]] = {}
         self._lock = _thread.allocate_lock()  # threading.Lock itself (the start path imports no threading)
         self._dirty = False
         self.hits = 0
@@ -257,47 +286,90 @@ class CheckCache:
         a home) must be named by its id unless `expect_name` says otherwise. `parsed`: a parse
         of this bundle's manifest the caller already made (the interface's rows), reused only
         if its bytes are the ones read now, so a hit does not parse them again."""
-        root = target.path if isinstance(target, Stored) else Path(target)
-        named = expect_name if expect_name is not None else isinstance(target, Stored)
+        root, named, key = _target(target, expect_name)
         if not self.trusted:
             self.misses += 1
             return bundle_mod.check(root, expect_name=named)
-        key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
+        hit = self._hit(root, key, named, parsed)
+        if hit is not None:
+            return hit
+        self.misses += 1
+        result, proved, started = fresh_check(root, key, named)
+        self._learn(key, named, result, proved, started)
+        return result
+
+    def check_many(self, targets: list[Stored]) -> list[Check | None]:
+        """`check` of each of `targets`, in order; None where a check raised (the caller asks
+        `check` again for that one, to meet the error itself). The misses are checked on every
+        core when there are many of them (gage.home.cache.checkpool: the first listing of a
+        home checks every bundle), each proved where it was checked and remembered here."""
+        out: list[Check | None] = [None] * len(targets)
+        misses: list[tuple[int, Path, bool, str]] = []
+        for i, target in enumerate(targets):
+            root, named, key = _target(target, None)
+            hit = self._hit(root, key, named, None) if self.trusted else None
+            if hit is not None:
+                out[i] = hit
+            else:
+                misses.append((i, root, named, key))
+        done = None
+        if misses and self.trusted:
+            from gage.home.cache import checkpool
+
+            done = checkpool.run(pooled_check, [(os.fspath(root), named, key) for _i, root, named, key in misses])
+        for n, (i, _root, named, key) in enumerate(misses):
+            got = done[n] if done is not None else None
+            if got is None:
+                try:
+                    out[i] = self.check(targets[i])
+                except (GageError, OSError):
+                    out[i] = None
+                continue
+            self.misses += 1
+            result, proved, started = got
+            self._learn(key, named, result, proved, started)
+            out[i] = result
+        return out
+
+    def _hit(self, root: Path, key: str, named: bool, parsed: Manifest | None) -> Check | None:
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None:
-            hit = self._use(root, key, entry, named, parsed)
-            if hit is not None:
-                self.hits += 1
-                return hit
-        self.misses += 1
-        started = now_ns()
-        seen: dict[str, os.stat_result] = {}
-        result = bundle_mod.check(root, expect_name=named, seen=seen)
+        if entry is None:
+            return None
+        hit = self._use(root, key, entry, named, parsed)
+        if hit is not None:
+            self.hits += 1
+        return hit
+
+    def _learn(self, key: str, named: bool, result: Check, proved: Proved | None, started: int) -> None:
+        """Remember `result` if its proof holds and nothing in it is within the racy window; else forget the key."""
         m = result.manifest
-        proved = _proved(key, m, seen) if m is not None and result.ok else None
         with self._lock:
             if proved is not None and m is not None:
                 digest, newest, listed, entries = proved
                 if newest < started - RACY_NS:
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
-                    self._entries[key] = [*entry, _seal(self._key, key, entry)]
+                    self._entries[key] = self._sound[key] = [*entry, _seal(self._key, key, entry)]
                     stats = _packed(entries)
                     if stats is not None:
                         self._proofs[key] = (digest, tuple(listed), stats)
                     self._dirty = True
-                    return result
+                    return
             self._proofs.pop(key, None)
+            self._sound.pop(key, None)
             if self._entries.pop(key, None) is not None:
                 self._dirty = True
-        return result
 
     def _use(self, root: Path, key: str, entry: Any, named: bool, parsed: Manifest | None = None) -> Check | None:
         """The remembered check, if `entry` is one of the tree state at `root` now; else None."""
         try:
             tree, m_sha, s_sha, was_named, warnings, seal = entry
-            if was_named is not named or not _holds(self._key, seal, key, entry[:5]):
+            if was_named is not named:
                 return None
+            if self._sound.get(key) is not entry:
+                if not _holds(self._key, seal, key, entry[:5]):
+                    return None
+                self._sound[key] = entry
             kept = _problems(warnings)
         except (ValueError, TypeError):
             return None
@@ -326,8 +398,12 @@ class CheckCache:
         key = os.fspath(root) if root.is_absolute() else os.path.abspath(root)
         with self._lock:
             entry = self._entries.get(key)
-        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)) or not _holds(self._key, entry[5], key, entry[:5]):
+        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)):
             return None
+        if self._sound.get(key) is not entry:
+            if not _holds(self._key, entry[5], key, entry[:5]):
+                return None
+            self._sound[key] = entry
         return entry[0]
 
     def remembered_proof(self, root: Path) -> tuple[str, list[str], bytes] | None:
@@ -356,6 +432,7 @@ class CheckCache:
             for k in gone:
                 del self._entries[k]
                 self._proofs.pop(k, None)
+                self._sound.pop(k, None)
             self._dirty = self._dirty or bool(gone)
 
     def save(self) -> None:
