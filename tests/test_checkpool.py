@@ -139,3 +139,46 @@ def test_the_cache_a_pool_fills_is_used_by_the_next_listing(make_home: Callable[
     for st in listing.list_bundles(home, ("pending",)):
         cache.check(st)
     assert cache.hits == len(kept) >= 3 and cache.misses == 9 - len(kept)
+
+
+def test_no_worker_outlives_a_listing_killed_outright(make_home: Callable[[str], Home], tmp_path: Path) -> None:
+    """SIGKILL of a listing in the middle of its pool: its workers go with it (a pool's worker
+    waits on a pipe it holds both ends of, and would otherwise wait for ever)."""
+    import signal
+    import subprocess
+    import sys
+
+    home, _ids = _faulty_inbox(make_home, tmp_path)
+    script = (
+        "import os, sys, time\n"
+        "from gage.home.cache import checkpool, checks\n"
+        "checkpool.MIN_MISSES = 1\n"
+        "checkpool.workers = lambda: 2\n"
+        "real = checks.fresh_check\n"
+        "def slow(root, key, named):\n"
+        "    print('worker', os.getpid(), flush=True)\n"
+        "    time.sleep(60)\n"
+        "    return real(root, key, named)\n"
+        "checks.fresh_check = slow\n"
+        "from gage.cli.main import main\n"
+        "main(['--home', sys.argv[1], 'list', '--json'])\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(home.root)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("worker "), line
+    worker = int(line.split()[1])
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":
+            return  # dead, waiting only for its reaper
+        time.sleep(0.05)
+    os.kill(worker, signal.SIGKILL)
+    raise AssertionError("a pool worker outlived the listing killed outright")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     R = TypeVar("R")
 
 MIN_MISSES = 256
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 MAX_WORKERS = 8
 
 
@@ -53,11 +54,21 @@ def workers() -> int:
     return min(cores, MAX_WORKERS)
 
 
-def _quiet() -> None:
-    """A worker leaves Ctrl-C to the listing, which stops the pool (no traceback per worker)."""
+def _worker_start(parent: int) -> None:
+    """A worker leaves Ctrl-C to the listing, which stops the pool (no traceback per worker),
+    and dies with the listing: a pool's worker holds its own end of the pipe it waits on, so a
+    listing killed outright (SIGKILL) would otherwise leave it waiting for ever."""
+    import ctypes
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the listing died before the line above took effect
+        os._exit(1)
 
 
 def _one(fn: Callable[[J], R], job: J) -> R | None:
@@ -81,7 +92,7 @@ def run(fn: Callable[[J], R], jobs: Sequence[J]) -> list[R | None] | None:
     ctx = multiprocessing.get_context("fork")
     chunk = max(16, min(128, len(jobs) // (n * 8)))
     try:
-        with ctx.Pool(n, initializer=_quiet) as pool:
+        with ctx.Pool(n, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
             return pool.map(partial(_one, fn), jobs, chunksize=chunk)
     except OSError:
         return None  # no process could be made (a limit reached): done here instead
