@@ -182,3 +182,25 @@ def test_no_worker_outlives_a_listing_killed_outright(make_home: Callable[[str],
         time.sleep(0.05)
     os.kill(worker, signal.SIGKILL)
     raise AssertionError("a pool worker outlived the listing killed outright")
+
+
+def test_a_worker_that_dies_costs_only_the_checks_made_here(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed in the middle (the OOM killer, a signal): the listing neither waits for
+    ever on the checks it held nor loses them; it makes them itself."""
+    import signal
+
+    home, _ids = _faulty_inbox(make_home, tmp_path)
+    monkeypatch.setattr(checkpool, "MIN_MISSES", 10**9)
+    alone = _answers(home)
+    monkeypatch.setattr(checkpool, "MIN_MISSES", 1)
+    monkeypatch.setattr(checkpool, "workers", lambda: 2)
+    real = checks.fresh_check
+    parent = os.getpid()
+
+    def dying(root: Path, key: str, named: bool) -> object:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(root, key, named)
+
+    monkeypatch.setattr(checks, "fresh_check", dying)
+    assert _answers(home) == alone

@@ -88,11 +88,15 @@ def run(fn: Callable[[J], R], jobs: Sequence[J]) -> list[R | None] | None:
     if n == 0:
         return None
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     ctx = multiprocessing.get_context("fork")
     chunk = max(16, min(128, len(jobs) // (n * 8)))
     try:
-        with ctx.Pool(n, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
-            return pool.map(partial(_one, fn), jobs, chunksize=chunk)
-    except OSError:
-        return None  # no process could be made (a limit reached): done here instead
+        # Not multiprocessing.Pool: a worker that dies there (the OOM killer, a signal) loses its
+        # tasks and the map waits for ever; here the pool says it broke, and the caller checks them.
+        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)) as pool:
+            return list(pool.map(partial(_one, fn), jobs, chunksize=chunk))
+    except (OSError, BrokenProcessPool):
+        return None  # no process could be made (a limit reached), or one died: done here instead
