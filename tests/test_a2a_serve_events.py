@@ -25,9 +25,8 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from gagetest import pair  # noqa: E402
 from relaytest import open_mailbox, relay  # noqa: E402, F401  (fixture)
-from test_a2a_live import bundle, post, rpc_body  # noqa: E402
+from test_a2a_live import bundle, homes, post, rpc_body  # noqa: E402, F401  (homes: a fixture)
 from test_limits import set_limits  # noqa: E402
 
 from gage.carriers.a2a import artifact, client, server  # noqa: E402
@@ -50,14 +49,6 @@ HOSTILE = "\x1b[2J\x1b[31mEVIL\x07\u202eboss\x9b"
 def _log(as_json: bool = False) -> WatchLog:
     fixed = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     return WatchLog(as_json=as_json, clock=lambda: fixed)
-
-
-@pytest.fixture
-def homes(make_home: Callable[[str], Home]) -> tuple[Home, Home]:
-    alice, bob = make_home("alice"), make_home("bob")
-    pair(alice, "bob", bob)
-    pair(bob, "alice", alice)
-    return alice, bob
 
 
 @pytest.fixture
@@ -86,7 +77,7 @@ def _lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
-def test_a_landing_is_the_line_watch_prints(homes, serving, tmp_path: Path, capsys, as_json: bool) -> None:
+def test_a_landing_is_the_line_watch_prints(homes, serving, tmp_path: Path, capsys, as_json: bool) -> None:  # noqa: F811
     alice, bob = homes
     first, first_dir = bundle(alice, tmp_path, b"one\n")
     second, second_dir = bundle(alice, tmp_path, b"two\n")
@@ -117,7 +108,7 @@ def test_a_landing_is_the_line_watch_prints(homes, serving, tmp_path: Path, caps
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
-def test_a_refusal_over_a_limit_is_the_error_line_watch_prints(homes, serving, tmp_path: Path, capsys, as_json: bool) -> None:
+def test_a_refusal_over_a_limit_is_the_error_line_watch_prints(homes, serving, tmp_path: Path, capsys, as_json: bool) -> None:  # noqa: F811
     alice, bob = homes
     set_limits(bob, max_files=0)
     _bid, refused = bundle(alice, tmp_path)  # the same bundle both ways: neither lands it
@@ -194,7 +185,7 @@ def test_already_there_is_the_line_watch_prints_for_the_mailbox(homes, serving, 
     assert served.err == ""
 
 
-def test_a_hostile_claimed_name_reaches_the_terminal_escaped(homes, tmp_path: Path) -> None:
+def test_a_hostile_claimed_name_reaches_the_terminal_escaped(homes, tmp_path: Path) -> None:  # noqa: F811
     """A peer's name with ANSI, BEL, a bidi override and a C1 control, through a real `gage a2a serve`."""
     alice, bob = homes
     bid, out = bundle(alice, tmp_path)

@@ -68,6 +68,16 @@ def _answers(home: Home) -> tuple[list[dict[str, object]], dict[str, list[object
     return rows, {Path(k).name: v for k, v in kept.items()}
 
 
+def _alone_then_pooled(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Home, Any]:
+    """A faulty inbox's answers with no pool; then a pool of two is used for every listing."""
+    home, _ids = _faulty_inbox(make_home, tmp_path)
+    monkeypatch.setattr(checkpool, "MIN_MISSES", 10**9)
+    alone = _answers(home)
+    monkeypatch.setattr(checkpool, "MIN_MISSES", 1)
+    monkeypatch.setattr(checkpool, "workers", lambda: 2)
+    return home, alone
+
+
 def test_a_pool_checks_as_one_process_does(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home, ids = _faulty_inbox(make_home, tmp_path)
     used: list[int] = []
@@ -93,11 +103,7 @@ def test_a_pool_checks_as_one_process_does(make_home: Callable[[str], Home], tmp
 
 def test_a_bundle_a_worker_cannot_check_is_checked_here(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker that fails on a bundle gives it back: the listing checks it itself, as before."""
-    home, _ids = _faulty_inbox(make_home, tmp_path)
-    monkeypatch.setattr(checkpool, "MIN_MISSES", 10**9)
-    alone = _answers(home)
-    monkeypatch.setattr(checkpool, "MIN_MISSES", 1)
-    monkeypatch.setattr(checkpool, "workers", lambda: 2)
+    home, alone = _alone_then_pooled(make_home, tmp_path, monkeypatch)
     real = checks.fresh_check
 
     def flaky(root: Path, key: str, named: bool) -> object:
@@ -189,11 +195,7 @@ def test_a_worker_that_dies_costs_only_the_checks_made_here(make_home: Callable[
     ever on the checks it held nor loses them; it makes them itself."""
     import signal
 
-    home, _ids = _faulty_inbox(make_home, tmp_path)
-    monkeypatch.setattr(checkpool, "MIN_MISSES", 10**9)
-    alone = _answers(home)
-    monkeypatch.setattr(checkpool, "MIN_MISSES", 1)
-    monkeypatch.setattr(checkpool, "workers", lambda: 2)
+    home, alone = _alone_then_pooled(make_home, tmp_path, monkeypatch)
     real = checks.fresh_check
     parent = os.getpid()
 
