@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         before_home = work / "big-before"
         if a.compare:
             shutil.copytree(big, before_home, symlinks=True)
+        os.sync()
         first = time.perf_counter()
         cli(big, "list", "--json")()
         first_listing = time.perf_counter() - first
@@ -177,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(big, indexed, symlinks=True)
         for name in ("checks.json", "rows.sqlite", "rows.sqlite-wal", "rows.sqlite-shm"):
             (indexed / "cache" / name).unlink(missing_ok=True)
+        os.sync()  # the copy's writeback is not the listing's to pay
         first = time.perf_counter()
         cli(indexed, "list", "--json")()
         first_indexed = time.perf_counter() - first
@@ -190,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copytree(before_home / "cache", indexed / "cache", symlinks=True)
             for name in ("checks.json", "rows.sqlite", "rows.sqlite-wal", "rows.sqlite-shm"):
                 (indexed / "cache" / name).unlink(missing_ok=True)
+            os.sync()
             first = time.perf_counter()
             cli(indexed, "list", "--json", src=str(Path(a.compare).resolve()))()
             print(f"first gage list, the journal index current [before]: {time.perf_counter() - first:.2f} s", file=sys.stderr)
