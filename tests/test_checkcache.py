@@ -95,7 +95,9 @@ def test_a_second_list_takes_checks_from_the_cache_and_hashes_nothing(
 def test_a_tree_written_within_the_racy_window_is_not_remembered(
     make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Where the file system's clock cannot be read (tests/test_fsclock.py covers where it can)."""
     monkeypatch.setattr(checks, "RACY_NS", 2_000_000_000)
+    monkeypatch.setattr(checks.fsclock, "reading", lambda _folder: None)
     alice, me = make_home("alice"), make_home("me")
     bid = bundle_from(alice, me, tmp_path)
     cache, result = one_check(me, bid)

@@ -106,10 +106,10 @@ def test_a_bundle_a_worker_cannot_check_is_checked_here(make_home: Callable[[str
     home, alone = _alone_then_pooled(make_home, tmp_path, monkeypatch)
     real = checks.fresh_check
 
-    def flaky(root: Path, key: str, named: bool) -> object:
+    def flaky(root: Path, key: str, named: bool, started: checks.Started) -> object:
         if os.getpid() != parent and root.name < "8":
             raise OSError("a worker's fault")
-        return real(root, key, named)
+        return real(root, key, named, started)
 
     parent = os.getpid()
     monkeypatch.setattr(checks, "fresh_check", flaky)
@@ -133,7 +133,7 @@ def test_no_pool_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_few_misses_take_no_pool(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checkpool, "workers", lambda: 2)
-    assert checkpool.run(checks.pooled_check, [("/nonexistent", True, "/nonexistent")] * (checkpool.MIN_MISSES - 1)) is None
+    assert checkpool.run(checks.pooled_check, [("/nonexistent", True, "/nonexistent", (0, -1, 0))] * (checkpool.MIN_MISSES - 1)) is None
 
 
 def test_the_cache_a_pool_fills_is_used_by_the_next_listing(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,10 +161,10 @@ def test_no_worker_outlives_a_listing_killed_outright(make_home: Callable[[str],
         "checkpool.MIN_MISSES = 1\n"
         "checkpool.workers = lambda: 2\n"
         "real = checks.fresh_check\n"
-        "def slow(root, key, named):\n"
+        "def slow(root, key, named, started):\n"
         "    print('worker', os.getpid(), flush=True)\n"
         "    time.sleep(60)\n"
-        "    return real(root, key, named)\n"
+        "    return real(root, key, named, started)\n"
         "checks.fresh_check = slow\n"
         "from gage.cli.main import main\n"
         "main(['--home', sys.argv[1], 'list', '--json'])\n"
@@ -199,10 +199,10 @@ def test_a_worker_that_dies_costs_only_the_checks_made_here(make_home: Callable[
     real = checks.fresh_check
     parent = os.getpid()
 
-    def dying(root: Path, key: str, named: bool) -> object:
+    def dying(root: Path, key: str, named: bool, started: checks.Started) -> object:
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(root, key, named)
+        return real(root, key, named, started)
 
     monkeypatch.setattr(checks, "fresh_check", dying)
     assert _answers(home) == alone

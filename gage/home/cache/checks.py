@@ -27,9 +27,13 @@ changed with size and mtime restored is seen, and so is a file renamed over anot
 
 A check is remembered only if every entry was the same after it as when the check itself
 looked at it (the stat it took before reading a file or listing a folder; the check looked
-at nothing else: one walk, not a walk before and after), and only if no entry changed
-within RACY_NS of the check starting: on a filesystem whose timestamps are coarse, a write in the same tick
-as the check could otherwise keep its ctime (git calls this "racy"). A tree of more than
+at nothing else: one walk, not a walk before and after), and only if no entry could be written
+again in the same clock tick as its newest timestamp: on a filesystem whose timestamps are coarse,
+a write in the same tick as the check could otherwise keep its ctime (git calls this "racy").
+That holds when every timestamp in the tree is strictly older than the file system's own clock
+read on the same device before the check started (gage.bundle.fsclock: a probe in the home's
+cache folder, touched and read back), or, where no such reading is had, RACY_NS older than the
+process's clock at the start. A tree of more than
 ENTRY_LIMIT entries, or with a part that cannot be read, is never remembered; nor is a
 bundle with a problem (it is checked afresh every time, so a repair shows at once).
 
@@ -57,7 +61,16 @@ from pathlib import Path
 
 from gage import __version__
 from gage import bundle as bundle_mod
-from gage.bundle import MANIFEST, PAYLOAD, SIGNATURE, Check, Problem, fstrust, safeopen
+from gage.bundle import (
+    MANIFEST,
+    PAYLOAD,
+    SIGNATURE,
+    Check,
+    Problem,
+    fsclock,
+    fstrust,
+    safeopen,
+)
 from gage.bundle.treestat import (
     RACY_NS,
     Entry,
@@ -94,8 +107,31 @@ _tree_digest = tree_digest
 
 
 def now_ns() -> int:
-    """The clock the racy rule reads (a function, so a test can move it on instead of waiting)."""
+    """The clock the two-second racy rule reads (a function, so a test can move it on instead of waiting)."""
     return time.time_ns()
+
+
+# When a check started, for the racy rule: (the process's clock, the device the file system's
+# own clock was read on or -1 when it was not, that reading).
+Started = tuple[int, int, int]
+
+
+def started_at(clock: Path | None) -> Started:
+    """The racy rule's start, read before a check (or a batch of checks) begins: good for every
+    check that starts after it. `clock`: the folder to read the file system's clock in (gage.bundle.fsclock)."""
+    fine = now_ns()
+    got = fsclock.reading(clock) if clock is not None else None
+    return (fine, -1, 0) if got is None else (fine, got[0], got[1])
+
+
+def settled(newest: int, entries: list[_Stat], started: Started) -> bool:
+    """Whether no write after `started` can leave these entries' stat values as they are: every
+    timestamp older than the file system's clock read on their device, or RACY_NS older than the
+    process's clock (the module docstring says why each is enough)."""
+    fine, device, reading = started
+    if newest < fine - RACY_NS:
+        return True
+    return device >= 0 and newest < reading and all(e[6] == device for e in entries)
 
 
 def _sha(data: bytes | None) -> str:
@@ -200,20 +236,21 @@ def _target(target: Stored | Path, expect_name: bool | None) -> tuple[Path, bool
     return root, named, os.fspath(root) if root.is_absolute() else os.path.abspath(root)
 
 
-def fresh_check(root: Path, key: str, named: bool) -> tuple[Check, Proved | None, int]:
-    """A check with no cache, its proof (`_proved`) and when it started (for the racy rule):
-    what a miss costs, wherever it runs (here, or a worker of gage.home.cache.checkpool)."""
-    started = now_ns()
+def fresh_check(root: Path, key: str, named: bool, started: Started) -> tuple[Check, Proved | None, Started]:
+    """A check with no cache, its proof (`_proved`) and when it started (for the racy rule, read
+    by the caller before it: `started_at`): what a miss costs, wherever it runs (here, or a
+    worker of gage.home.cache.checkpool)."""
     seen: dict[str, os.stat_result] = {}
     result = bundle_mod.check(root, expect_name=named, seen=seen)
     m = result.manifest
     return result, (_proved(key, m, seen) if m is not None and result.ok else None), started
 
 
-def pooled_check(job: tuple[str, bool, str]) -> tuple[Check, Proved | None, int]:
-    """`fresh_check` of (the bundle folder, named by its id, the cache key), as a pool's worker runs it."""
-    root, named, key = job
-    return fresh_check(Path(root), key, named)
+def pooled_check(job: tuple[str, bool, str, Started]) -> tuple[Check, Proved | None, Started]:
+    """`fresh_check` of (the bundle folder, named by its id, the cache key, the racy rule's start
+    read by the parent before the pool began), as a pool's worker runs it."""
+    root, named, key, started = job
+    return fresh_check(Path(root), key, named, started)
 
 
 class CheckCache:
@@ -225,10 +262,13 @@ class CheckCache:
     `keep_only`, `hits`, `misses`).
     """
 
-    def __init__(self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True) -> None:
+    def __init__(self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True, clock: Path | None = None) -> None:
         # `trusted`: whether the file system keeps the timestamps the key relies on
         # (gage/bundle/fstrust.py). When not, nothing is remembered or read: every check is fresh.
         self.trusted = trusted
+        # Where the file system's clock is read for the racy rule (gage.bundle.fsclock): the home's
+        # cache folder; None: the two-second rule alone (the folder of `file`, when there is one).
+        self.clock = clock if clock is not None else (file.parent if file is not None else None)
         if not trusted:
             file = None
         self.file = file
@@ -254,7 +294,7 @@ class CheckCache:
 
     @classmethod
     def of(cls, home: Home) -> CheckCache:
-        return cls(home.cache / FILE_NAME, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root))
+        return cls(home.cache / FILE_NAME, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root), clock=home.cache)
 
     def _where(self, file: Path) -> tuple[Path, str]:
         """(the folder to open beneath, the file's path below it): the home when the file is in it."""
@@ -294,7 +334,7 @@ class CheckCache:
         if hit is not None:
             return hit
         self.misses += 1
-        result, proved, started = fresh_check(root, key, named)
+        result, proved, started = fresh_check(root, key, named, started_at(self.clock))
         self._learn(key, named, result, proved, started)
         return result
 
@@ -316,7 +356,8 @@ class CheckCache:
         if misses and self.trusted:
             from gage.home.cache import checkpool
 
-            done = checkpool.run(pooled_check, [(os.fspath(root), named, key) for _i, root, named, key in misses])
+            started = started_at(self.clock)  # before any of them starts: good for all
+            done = checkpool.run(pooled_check, [(os.fspath(root), named, key, started) for _i, root, named, key in misses])
         for n, (i, _root, named, key) in enumerate(misses):
             got = done[n] if done is not None else None
             if got is None:
@@ -341,13 +382,13 @@ class CheckCache:
             self.hits += 1
         return hit
 
-    def _learn(self, key: str, named: bool, result: Check, proved: Proved | None, started: int) -> None:
-        """Remember `result` if its proof holds and nothing in it is within the racy window; else forget the key."""
+    def _learn(self, key: str, named: bool, result: Check, proved: Proved | None, started: Started) -> None:
+        """Remember `result` if its proof holds and nothing in it could be written again unseen (`settled`); else forget the key."""
         m = result.manifest
         with self._lock:
             if proved is not None and m is not None:
                 digest, newest, listed, entries = proved
-                if newest < started - RACY_NS:
+                if settled(newest, entries, started):
                     entry = [digest, _sha(m.raw), _sha(result.signature), named, _dump(result.warnings)]
                     self._entries[key] = self._sound[key] = [*entry, _seal(self._key, key, entry)]
                     stats = _packed(entries)
