@@ -20,7 +20,9 @@ cache); medians and minimums are printed, then the ratios. Runners:
                  fair floor for a command that starts one: printed beside the in-process one
 
 The first listing of the big home (no check cache, no row index: every bundle checked and every
-row computed) is timed once and printed against the floor too. With --compare, the before runs
+row computed) is timed once and printed against the floor too. With --landed, so is the first
+listing of a third home whose pending came through gage's batched import (bench/scale.py --landed:
+as a fetch lands them, each batch keeping its rows). With --compare, the before runs
 on its own copy of the home (two versions whose caches differ in layout would each find the
 other's file and start it again, and neither would list warm).
   verdict/read   `python -m gage verdict ID` / `read ID`, small and big home
@@ -146,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, help="make the homes here (default: a temporary folder, removed after)")
     ap.add_argument("--hybrid", action="store_true", help="every key Ed25519 + ML-DSA-65 (bench/scale.py --hybrid)")
     ap.add_argument("--compare", metavar="DIR", help="also run `gage list` of the gage package in DIR/gage (a before)")
+    ap.add_argument("--landed", action="store_true", help="also time the first listing of a home whose pending landed through the batched import")
     ap.add_argument("--journal-small", type=int, default=None, help="also list the big home's inbox with this short a journal (peak memory against the journal)")
     a = ap.parse_args(argv)
     journal = a.journal if a.journal is not None else 10 * a.pending
@@ -183,6 +186,29 @@ def main(argv: list[str] | None = None) -> int:
         cli(indexed, "list", "--json")()
         first_indexed = time.perf_counter() - first
         print(f"first gage list, the journal index current: {first_indexed:.2f} s", file=sys.stderr)
+        first_landed = None
+        if a.landed:
+            # A home whose pending came through gage's batched import, as a fetch lands it (the rows
+            # each batch keeps included); its first listing is what a person back from a week away waits.
+            landed_home = work / "big-landed"
+            t = time.perf_counter()
+            make_home(landed_home, pending=a.pending, journal=journal, hybrid=a.hybrid, landed=True)
+            print(f"landed {a.pending} through the batched import in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+            landed_before = work / "big-landed-before"
+            if a.compare:  # the before keeps no rows as it lands: its first listing computes them all
+                shutil.copytree(landed_home, landed_before, symlinks=True)
+                for name in ("rows.sqlite", "rows.sqlite-wal", "rows.sqlite-shm"):
+                    (landed_before / "cache" / name).unlink(missing_ok=True)
+            os.sync()
+            first = time.perf_counter()
+            cli(landed_home, "list", "--json")()
+            first_landed = time.perf_counter() - first
+            print(f"first gage list after landing: {first_landed:.2f} s", file=sys.stderr)
+            if a.compare:
+                os.sync()
+                first = time.perf_counter()
+                cli(landed_before, "list", "--json", src=str(Path(a.compare).resolve()))()
+                print(f"first gage list after landing [before]: {time.perf_counter() - first:.2f} s", file=sys.stderr)
         cli(small, "list")()
         if a.compare:
             first = time.perf_counter()
@@ -239,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"list cli [before] / floor: {med['list cli [before]'] / f:.2f}  (/ floor in a new process: {med['list cli [before]'] / fp:.2f})")
         print(f"first listing / floor: {first_listing / f:.2f}  (/ floor in a new process: {first_listing / fp:.2f})")
         print(f"first listing, the journal index current / floor: {first_indexed / f:.2f}  (/ floor in a new process: {first_indexed / fp:.2f})")
+        if first_landed is not None:
+            print(f"first listing after landing / floor: {first_landed / f:.2f}  (/ floor in a new process: {first_landed / fp:.2f})")
         cpu = {k: statistics.median(v) for k, v in CPU_S.items()}
         if "floor, new process" in cpu:
             for k, v in cpu.items():

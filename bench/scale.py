@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import sys
 import time
@@ -105,23 +106,30 @@ def make_home(
     file_size: int = 2048,
     seed: int = 1,
     hybrid: bool = False,
+    landed: bool = False,
 ) -> Home:
     """See the module docstring. `root` must not exist yet or be empty. `hybrid`: every key
-    (this home's, its contacts' and the strangers') is Ed25519 + ML-DSA-65."""
+    (this home's, its contacts' and the strangers') is Ed25519 + ML-DSA-65. `landed`: the pending
+    bundles come last, through gage's own batched import (`landmany.import_many`, as a fetch or
+    `gage import DIR...` lands them: every rule, every fsync, the journal lines and the rows it
+    keeps), not written into pending directly: a home as a person back from a week away has it."""
     rng = random.Random(seed)
     home = Home.init(root, "me", hybrid=hybrid)
     contacts = [person(n, seed, hybrid=hybrid) for n in ("alice", "bob", "carol", "dave")]
     strangers = [person(f"stranger{i}", seed, hybrid=hybrid) for i in range(8)]
     for c in contacts:
         confirm(home, c)
-    pend = home.state_dir("pending")
+    wire = root.with_name(root.name + ".wire")
+    pend = wire if landed else home.state_dir("pending")
+    pend.mkdir(exist_ok=True)
     jw = JournalWriter(home)
     try:
         for i in range(pending):
             who = contacts[i % len(contacts)] if i % 3 else strangers[i % len(strangers)]
             files = {f"dir{j % 2}/file-{i}-{j}.txt": rng.randbytes(file_size) for j in range(files_per_bundle)}
             m = write_bundle(pend, who, files, kind=KINDS[i % len(KINDS)], subject=f"bundle {i}", rng=rng)
-            jw.add("imported", bundle=m.id, sender=key_text(who.key), kind=m.kind, parent=None, thread=None, ok=True, via="bench")
+            if not landed:
+                jw.add("imported", bundle=m.id, sender=key_text(who.key), kind=m.kind, parent=None, thread=None, ok=True, via="bench")
         me = key_text(home.identity.key)
         n = 0
         while jw.seq < journal:
@@ -141,6 +149,20 @@ def make_home(
             n += 1
     finally:
         jw.close()
+    if landed:
+        import shutil
+
+        from gage.inbox import landmany
+
+        # A third come from strangers: a person expecting that many raises the limits on them.
+        (root / "settings.toml").write_text(f"[limits]\npending_per_key = {pending}\npending_unconfirmed = {pending}\n")
+
+        items = [landmany.Incoming(wire / name) for name in sorted(os.listdir(wire))]
+        outcomes = landmany.import_many(home, items)
+        refused = [o for o in outcomes if not isinstance(o, landmany.ImportResult)]
+        if refused:
+            raise SystemExit(f"the import refused {len(refused)}: {refused[0]}")
+        shutil.rmtree(wire)
     return home
 
 
@@ -151,9 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--journal", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hybrid", action="store_true", help="every key Ed25519 + ML-DSA-65 (default: Ed25519 only)")
+    ap.add_argument("--landed", action="store_true", help="pending landed through gage's batched import, not written into place")
     a = ap.parse_args(argv)
     start = time.perf_counter()
-    make_home(a.dir, pending=a.pending, journal=a.journal, seed=a.seed, hybrid=a.hybrid)
+    make_home(a.dir, pending=a.pending, journal=a.journal, seed=a.seed, hybrid=a.hybrid, landed=a.landed)
     print(f"made {a.dir} with {a.pending} pending and {a.journal} journal entries in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 

@@ -52,6 +52,10 @@ from gage.trust.limits import PendingTally, check_limits, signature_of
 # time an envelope waits for its acknowledgement stay flat however full the mailbox is.
 BATCH_COUNT = 256
 BATCH_BYTES = 64 << 20
+# A batch keeps its rows in the row index only when it landed this many: keeping costs a few ms
+# a batch (the index opened, the trust files hashed, one commit), more than the next listing pays
+# to compute a handful of rows, and a lone arrival (one import, an A2A delivery) stays as quick.
+KEEP_ROWS_MIN = 16
 
 
 @dataclass
@@ -150,10 +154,14 @@ def import_many(
     def flush() -> None:
         nonlocal size
         if pending:
+            landed = []
             for i, o in _one_batch(home, pending, limits, lock_timeout, read):
                 out[i] = o
                 if on_outcome is not None:
                     on_outcome(i, o)
+                if isinstance(o, ImportResult) and o.new and o.state == "pending":
+                    landed.append(Stored(id=o.id, state="pending", path=home.state_dir("pending") / o.id))
+            keep_rows(home, landed)
         pending.clear()
         read.clear()
         size = 0
@@ -165,6 +173,20 @@ def import_many(
             flush()
     flush()
     return [o if o is not None else GageIOError("not imported", path=str(items[i].src)) for i, o in enumerate(out)]
+
+
+def keep_rows(home: Home, landed: list[Stored]) -> None:
+    """The batch's rows kept in the row index (gage.inbox.listed.keep_landed), once its outcomes are
+    final and reported (`on_outcome`, before this), when it landed KEEP_ROWS_MIN or more: only a
+    cache, so a fault here costs the next listing the time, never the batch."""
+    if len(landed) < KEEP_ROWS_MIN:
+        return
+    from gage.inbox.listed import keep_landed
+
+    try:
+        keep_landed(home, landed)
+    except Exception:  # noqa: BLE001, S110 - a cache's write: the next listing computes these rows instead
+        pass
 
 
 def _declared(i: int, src: Path, read: dict[int, tuple[bytes, Manifest]]) -> int:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gage.format.vocab import Place
+    from gage.home.cache.checks import CheckCache
+    from gage.home.cache.rowindex import Kept
     from gage.inbox.rows import InboxRow
 
 
@@ -161,25 +163,8 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                     os.close(dir_fd)
         fresh: dict[tuple[str, str], rowindex.Kept] = {}
         if misses:
-            from gage.inbox.rows import InboxReader
-
-            reader = InboxReader(home)
-            for r in reader.rows(misses):
-                row = listed_of(r)
-                out.append(row)
-                m = r.verdict.manifest
-                if m is None or r.verdict.problems:
-                    continue
-                warnings = dump_problems(r.verdict.warnings)
-                proof = reader.cache.remembered_proof(r.verdict.path)
-                if proof is not None:  # checked just now: the stat values it was proved over
-                    digest, entries, stats = proof
-                    fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), stats)
-                    continue
-                earlier = reader.cache.remembered_digest(r.verdict.path)
-                if earlier is not None:  # a check remembered before: its stat values are looked at when stored
-                    fresh[(r.state, r.id)] = rowindex.Kept(earlier, m.parent, listed_entries(m), warnings, row.fields_by_name())
-            reader.cache.save()
+            computed, fresh = _computed(home, misses)
+            out.extend(computed)
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
         # A listing that changed nothing writes nothing: a commit is an fsync and a checkpoint,
@@ -192,6 +177,89 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
     order = {st: i for i, st in enumerate(ALL_STATES)}
     out.sort(key=lambda r: (order[r.state], r.created or "", r.id))  # the order of inbox_rows
     return out
+
+
+def _computed(home: Home, misses: list[Stored], cache: CheckCache | None = None) -> tuple[list[ListedRow], dict[tuple[str, str], Kept]]:
+    """The rows of `misses`, computed through the read model, and those of them the row index may
+    keep: bundles that checked out, with the stat values their remembered check was proved over."""
+    from gage.home.cache import rowindex
+    from gage.inbox.rows import InboxReader
+
+    out: list[ListedRow] = []
+    fresh: dict[tuple[str, str], rowindex.Kept] = {}
+    reader = InboxReader(home, cache=cache)
+    for r in reader.rows(misses):
+        row = listed_of(r)
+        out.append(row)
+        m = r.verdict.manifest
+        if m is None or r.verdict.problems:
+            continue
+        warnings = dump_problems(r.verdict.warnings)
+        proof = reader.cache.remembered_proof(r.verdict.path)
+        if proof is not None:  # checked just now: the stat values it was proved over
+            digest, entries, stats = proof
+            fresh[(r.state, r.id)] = rowindex.Kept(digest, m.parent, entries, warnings, row.fields_by_name(), stats)
+            continue
+        earlier = reader.cache.remembered_digest(r.verdict.path)
+        if earlier is not None:  # a check remembered before: its stat values are looked at when stored
+            fresh[(r.state, r.id)] = rowindex.Kept(earlier, m.parent, listed_entries(m), warnings, row.fields_by_name())
+    reader.cache.save()
+    return out, fresh
+
+
+# How long a batch waits for the file system's clock to pass its last rename (one tick, 1 to 10 ms
+# where timestamps are finer than a second); past it, what is still in that tick is not kept.
+TICK_WAIT_S = 0.05
+
+
+def keep_landed(home: Home, landed: list[Stored]) -> int:
+    """Rows for bundles a batch has just landed in pending, computed through the read model and kept
+    in the row index as a listing keeps them, so the first listing after a fetch of thousands takes
+    them from there instead of checking each again. How many were kept (a row is kept only for a
+    bundle whose check the racy rule lets the check cache remember: gage.home.cache.checks; what is
+    not kept is computed by the next listing, as before).
+
+    The check is made again on the bundle where it now lies, after the batch's renames, and proved
+    there; checks are remembered in this call only (no check cache file is read or written, so a
+    fetch's memory does not grow with pending)."""
+    from gage.bundle import fstrust
+    from gage.home.cache import rowindex
+    from gage.home.cache.checks import CheckCache
+
+    if not landed:
+        return 0
+    _wait_past(home)
+    index = rowindex.RowIndex(home)
+    try:
+        gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
+        old = index.stamp()
+        named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
+        cache = CheckCache(None, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root), clock=home.cache)
+        _rows, fresh = _computed(home, landed, cache)
+        if rowindex.generation(home) == gen:  # nothing they were computed from changed meanwhile
+            index.save(rowindex.Stamp(gen, at, last), fresh, (), clear=named is None, named=named or ())
+    finally:
+        index.close()
+    return len(fresh)
+
+
+def _wait_past(home: Home) -> None:
+    """Until the file system's clock reads past pending's own timestamps (its last rename in), or TICK_WAIT_S."""
+    import time
+
+    from gage.bundle import fsclock
+
+    try:
+        st = os.stat(home.state_dir("pending"))
+    except OSError:
+        return
+    newest = max(st.st_mtime_ns, st.st_ctime_ns)
+    deadline = time.monotonic() + TICK_WAIT_S
+    while True:
+        got = fsclock.reading(home.cache)
+        if got is None or got[0] != st.st_dev or got[1] > newest or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
 
 
 def indexed_check(home: Home, stored: Stored) -> Check | None:
