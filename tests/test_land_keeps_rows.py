@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gagetest import pair
+from gagetest import Run, pair
 from test_row_index import kept, recomputed, served_from_index
 
 from gage.format.errors import GageError
@@ -151,3 +151,18 @@ def test_a_batch_of_fewer_than_the_minimum_keeps_no_row(make_home: Callable[[str
     land(me, srcs[2:])
     assert kept(me) == 3
     assert listed_rows(me) == recomputed(me)
+
+
+def test_rows_are_kept_after_the_batch_remembers_its_signers(  # noqa: F811
+    make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gage: Callable[..., Run]
+) -> None:
+    """`gage import DIR...` records each new signer as a candidate (contacts.toml changes, so every row
+    kept before it is retired): the batch's rows are kept after that, and the first listing takes them."""
+    me = make_home("me")
+    srcs, _alice, _eve = wire(make_home, tmp_path, me, 4)
+    res = gage(me, "import", *map(str, srcs))
+    assert res.code == 0, res.err
+    assert kept(me) == 4
+    served = served_from_index(me, monkeypatch)
+    assert served == recomputed(me)
+    assert {r.sender["status"] for r in served} == {"confirmed", "candidate"}

@@ -256,12 +256,13 @@ class Watcher:
     def _import_all(self, ready: list[tuple[Path, Path]], events: list[WatchEvent]) -> None:
         """The ready candidates through the batched import (gage.inbox.landmany): each refused alone."""
         items = [landmany.Incoming(path, "received", where(drop)) for drop, path in ready]
+        def remember(batch: list[landmany.Outcome]) -> None:  # before the batch's rows are kept under the contacts
+            ceremony.remember_signers(self.home, [o for o in batch if not isinstance(o, GageError)])
+
         try:
-            outcomes: list[landmany.Outcome] = landmany.import_many(self.home, items)
+            outcomes: list[landmany.Outcome] = landmany.import_many(self.home, items, after_batch=remember)
         except GageError as exc:  # the batch as a whole (the lock not free): each is said, and tried on a change
             outcomes = [exc] * len(items)
-        results = [o for o in outcomes if not isinstance(o, GageError)]
-        ceremony.remember_signers(self.home, results)
         for (_drop, path), o in zip(ready, outcomes, strict=True):
             try:
                 if isinstance(o, GageError):

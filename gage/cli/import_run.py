@@ -75,7 +75,12 @@ def run(args: Any) -> int:
             out(o.id)
 
     try:
-        landmany.import_many(home, [landmany.Incoming(Path(p)) for p in paths], on_outcome=lambda i, o: _and_remember(home, batch, done, i, o))
+        landmany.import_many(
+            home,
+            [landmany.Incoming(Path(p)) for p in paths],
+            on_outcome=done,
+            after_batch=lambda _outcomes: _remember(home, batch),
+        )
     finally:
         ceremony.remember_signers(home, batch)  # the key layer records the candidates, not the store
         if line is not None:
@@ -93,11 +98,10 @@ def run(args: Any) -> int:
     return worst
 
 
-def _and_remember(home: Home, batch: list[ImportResult], done: Any, i: int, o: landmany.Outcome) -> None:
-    done(i, o)
-    if len(batch) >= landmany.BATCH_COUNT:
-        ceremony.remember_signers(home, batch)  # once a batch: contacts read and written once
-        batch.clear()
+def _remember(home: Home, batch: list[ImportResult]) -> None:
+    """Once a batch, before its rows are kept under the contacts: contacts read and written once."""
+    ceremony.remember_signers(home, batch)
+    batch.clear()
 
 
 def _held_check(home: Home, res: ImportResult) -> Any:

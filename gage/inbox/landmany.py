@@ -135,12 +135,16 @@ def import_many(
     *,
     lock_timeout: float | None = None,
     on_outcome: Callable[[int, Outcome], None] | None = None,
+    after_batch: Callable[[list[Outcome]], None] | None = None,
     batch_count: int = BATCH_COUNT,
     batch_bytes: int = BATCH_BYTES,
 ) -> list[Outcome]:
     """Bring in every item, in batches; one outcome per item, in order: an ImportResult, or
     the GageError that refused that item alone. `on_outcome(i, outcome)` is called as each
-    batch's outcomes are final (for a progress line, or to acknowledge an envelope).
+    batch's outcomes are final (for a progress line, or to acknowledge an envelope);
+    `after_batch(outcomes)` once a batch's outcomes are all reported, for what the caller does
+    with a batch that changes the trust files (a new signer remembered as a candidate), before
+    the batch's rows are kept under them (`keep_rows`).
 
     A fault of this home that ends a batch (a lock not free in time, the copies that cannot
     be synced, the journal that cannot be written) is every affected item's GageIOError;
@@ -155,12 +159,15 @@ def import_many(
         nonlocal size
         if pending:
             landed = []
-            for i, o in _one_batch(home, pending, limits, lock_timeout, read):
+            done = _one_batch(home, pending, limits, lock_timeout, read)
+            for i, o in done:
                 out[i] = o
                 if on_outcome is not None:
                     on_outcome(i, o)
                 if isinstance(o, ImportResult) and o.new and o.state == "pending":
                     landed.append(Stored(id=o.id, state="pending", path=home.state_dir("pending") / o.id))
+            if after_batch is not None:
+                after_batch([o for _i, o in done])
             keep_rows(home, landed)
         pending.clear()
         read.clear()

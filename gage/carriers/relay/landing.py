@@ -101,10 +101,12 @@ def land_opened(home: Home, opened: list[Sealed]) -> list[Opened | GageError]:
         landmany.Incoming(o.bundle, "received", "relay", {"carrier": "relay", **o.transport, "envelope": o.digest})
         for o in opened
     ]
-    outcomes = landmany.import_many(home, items)
-    results = [o for o in outcomes if not isinstance(o, GageError)]
-    ceremony.remember_signers(home, results)
-    retirement.apply_arrivals(home, [r.id for r in results if r.new])
+    def remember(batch: list[landmany.Outcome]) -> None:  # before the batch's rows are kept under the contacts
+        results = [o for o in batch if not isinstance(o, GageError)]
+        ceremony.remember_signers(home, results)
+        retirement.apply_arrivals(home, [r.id for r in results if r.new])
+
+    outcomes = landmany.import_many(home, items, after_batch=remember)
     out: list[Opened | GageError] = []
     for o in outcomes:
         if isinstance(o, GageError):
