@@ -269,6 +269,9 @@ class CheckCache:
         # Where the file system's clock is read for the racy rule (gage.bundle.fsclock): the home's
         # cache folder; None: the two-second rule alone (the folder of `file`, when there is one).
         self.clock = clock if clock is not None else (file.parent if file is not None else None)
+        # Whether `check_many` may spread its misses over processes (gage.home.cache.checkpool): a
+        # listing's thousands, not a landing batch's few hundred, which one core checks as fast.
+        self.pool = True
         if not trusted:
             file = None
         self.file = file
@@ -353,7 +356,7 @@ class CheckCache:
             else:
                 misses.append((i, root, named, key))
         done = None
-        if misses and self.trusted:
+        if misses and self.trusted and self.pool:
             from gage.home.cache import checkpool
 
             started = started_at(self.clock)  # before any of them starts: good for all
