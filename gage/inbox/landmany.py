@@ -183,9 +183,11 @@ def import_many(
 
 
 def keep_rows(home: Home, landed: list[Stored]) -> None:
-    """The batch's rows kept in the row index (gage.inbox.listed.keep_landed), once its outcomes are
-    final and reported (`on_outcome`, before this), when it landed KEEP_ROWS_MIN or more: only a
-    cache, so a fault here costs the next listing the time, never the batch."""
+    """The batch's rows kept in the row index (gage.inbox.listed.keep_landed), once the batch is
+    durable and its outcomes given to `on_outcome`, when it landed KEEP_ROWS_MIN or more: only a
+    cache, so a fault here costs the next listing the time, never the batch. (The relay
+    acknowledges after `import_many` returns, so after this: a crash in between brings an
+    envelope again, and it is "already there", as a crash before its acknowledgement always did.)"""
     if len(landed) < KEEP_ROWS_MIN:
         return
     from gage.inbox.listed import keep_landed
