@@ -166,3 +166,25 @@ def test_rows_are_kept_after_the_batch_remembers_its_signers(  # noqa: F811
     served = served_from_index(me, monkeypatch)
     assert served == recomputed(me)
     assert {r.sender["status"] for r in served} == {"confirmed", "candidate"}
+
+
+def test_an_interrupt_while_keeping_rows_leaves_the_batch_landed_and_journaled(
+    make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    me = make_home("me")
+    srcs, _alice, _eve = wire(make_home, tmp_path, me, 3)
+    from gage.inbox import listed
+
+    def interrupted(*_a: object, **_k: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(listed, "keep_landed", interrupted)
+    reported: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        landmany.import_many(me, [landmany.Incoming(s) for s in srcs], on_outcome=lambda _i, o: reported.append(o.id))  # type: ignore[union-attr]
+    arrived = [e["bundle"] for e in me.journal.entries() if e.get("event") == "imported"]
+    assert sorted(arrived) == sorted(reported) == sorted(os.listdir(me.state_dir("pending"))) == sorted(s.name for s in srcs)
+    monkeypatch.undo()
+    again = landmany.import_many(me, [landmany.Incoming(s) for s in srcs])
+    assert all(isinstance(o, landmany.ImportResult) and not o.new for o in again)
+    assert listed_rows(me) == recomputed(me)
