@@ -8,6 +8,8 @@ import hashlib
 import os
 import secrets
 import threading
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,34 +94,75 @@ class _Sums:
     """Pending as last counted in this process: its bundles summed by (key, signed by it), and
     the fingerprint of what was summed: the sum of a keyed digest of each manifest's name and
     stat values (device, inode, size, mtime, ctime; a ctime cannot be set back, so a copy
-    changed in place differs). Nothing is held per bundle: a fetch of 10,000 holds what one holds."""
+    changed in place differs). And, for when pending changed, each bundle's facts by its digest
+    in three arrays, 20 bytes a bundle (no object per bundle): then only what is new or changed
+    is read again, not all of pending."""
 
-    __slots__ = ("count", "fingerprint", "groups")
+    __slots__ = ("count", "digests", "fingerprint", "groups", "kinds", "sizes", "which")
 
     def __init__(self) -> None:
         self.count = 0
         self.fingerprint = 0
         self.groups: dict[tuple[bytes, bool], list[int]] = {}
+        self.kinds: list[tuple[bytes, bool] | None] = [None]  # what `which` points at: 0 for no bundle to count
+        self.digests = array("Q")  # each bundle's digest, its low 64 bits, sorted
+        self.which = array("I")
+        self.sizes = array("Q")
 
-    def add(self, digest: int, facts: tuple[bytes, int, bool] | None) -> None:
+    def add(self, digest: int, facts: tuple[bytes, int, bool] | None, *, sort: bool = True) -> None:
         self.count += 1
         self.fingerprint = (self.fingerprint + digest) % _MOD
+        kind, size = 0, 0
         if facts is not None:
             key, size, signed = facts
-            one = self.groups.setdefault((key, signed), [0, 0])
+            one = self.groups.get((key, signed))
+            if one is None:
+                one = self.groups[(key, signed)] = [0, 0, len(self.kinds)]
+                self.kinds.append((key, signed))
             one[0] += 1
             one[1] += size
+            kind = one[2]
+        low = digest & _LOW
+        at = bisect_left(self.digests, low) if sort else len(self.digests)
+        self.digests.insert(at, low)
+        self.which.insert(at, kind)
+        self.sizes.insert(at, size)
+
+    def sort(self) -> None:
+        """Into digest order, after `add(..., sort=False)` (a whole pending read at once)."""
+        order = sorted(range(len(self.digests)), key=self.digests.__getitem__)
+        self.digests = array("Q", [self.digests[i] for i in order])
+        self.which = array("I", [self.which[i] for i in order])
+        self.sizes = array("Q", [self.sizes[i] for i in order])
+
+    def known(self, digest: int) -> tuple[bool, tuple[bytes, int, bool] | None]:
+        """Whether the bundle whose manifest has this digest was counted here, and its facts."""
+        low = digest & _LOW
+        at = bisect_left(self.digests, low)
+        if at == len(self.digests) or self.digests[at] != low:
+            return False, None
+        kind = self.kinds[self.which[at]]
+        return True, (None if kind is None else (kind[0], self.sizes[at], kind[1]))
 
     def counted(self) -> _Counted:
-        return [(key, signed, n, size) for (key, signed), (n, size) in self.groups.items()]
+        return [(key, signed, n, size) for (key, signed), (n, size, _kind) in self.groups.items()]
+
+    def copy(self) -> _Sums:
+        """What `known` reads, copied (the sums themselves are not)."""
+        out = _Sums()
+        out.kinds = list(self.kinds)
+        out.digests, out.which, out.sizes = array("Q", self.digests), array("I", self.which), array("Q", self.sizes)
+        return out
 
 
 _MOD = 1 << 128
+_LOW = (1 << 64) - 1
 _FP_KEY = secrets.token_bytes(16)  # per process: a fingerprint no file in pending can be made to match
 # Per pending folder (its device and inode: two homes in one process never share one). Keeps a
 # long-running watcher or a long fetch from reading and verifying all of pending at each batch:
 # only when the fingerprint of pending's manifests differs from what was summed (a bundle
-# decided, removed or changed by someone else) is every manifest read again.
+# decided, removed or changed by anyone) is pending counted again, and then only a manifest
+# not counted before (new, or changed: its digest differs) is read.
 _SUMS: dict[tuple[int, int], _Sums] = {}
 _SUMS_LOCK = threading.Lock()
 
@@ -143,8 +186,9 @@ def _manifests(dfd: int) -> Iterator[tuple[str, os.stat_result]]:
 
 def _pending_sums(d: Path) -> tuple[tuple[int, int] | None, _Sums, _Counted]:
     """The sums of pending now: those kept, when the fingerprint of pending's manifests is theirs;
-    else every manifest read again. With the folder's key (where they are kept), and what they
-    hold now, taken in the same breath as the fingerprint was compared."""
+    else pending counted again, reading only the manifests whose digest was not counted before.
+    With the folder's key (where they are kept), and what they hold now, taken in the same
+    breath as the fingerprint was compared."""
     try:
         dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except FileNotFoundError:
@@ -159,9 +203,13 @@ def _pending_sums(d: Path) -> tuple[tuple[int, int] | None, _Sums, _Counted]:
             kept = _SUMS.get(where)
             if kept is not None and (kept.count, kept.fingerprint) == (seen.count, seen.fingerprint):
                 return where, kept, kept.counted()
+            before = kept.copy() if kept is not None else None  # read below outside the lock, while others may add
         sums = _Sums()
         for name, mst in _manifests(dfd):
-            sums.add(_digest(name, mst), _pending_facts(d / name))
+            digest = _digest(name, mst)
+            held, facts = before.known(digest) if before is not None else (False, None)
+            sums.add(digest, facts if held else _pending_facts(d / name), sort=False)
+        sums.sort()
     finally:
         os.close(dfd)
     with _SUMS_LOCK:
