@@ -1,6 +1,6 @@
 """`gage mailbox fetch` holds what one batch holds, however many envelopes wait (a batch is bounded
 in bytes and count, not by the mailbox): nothing is kept per envelope landed, neither for the
-pending limits (sums per sender, not an entry per bundle), nor for the summary line (counts), nor
+pending limits (sums per sender, and 20 bytes a pending bundle in arrays, not an object per bundle), nor for the summary line (counts), nor
 for `--json` (each item written out as its batch is acknowledged, the document printed whole at
 the end, byte for byte what it was when every outcome was held).
 

@@ -196,12 +196,12 @@ def _pending_sums(d: Path) -> tuple[tuple[int, int] | None, _Sums, _Counted]:
     try:
         st = os.fstat(dfd)
         where = (st.st_dev, st.st_ino)
-        seen = _Sums()
+        count = fingerprint = 0
         for name, mst in _manifests(dfd):
-            seen.add(_digest(name, mst), None)
+            count, fingerprint = count + 1, (fingerprint + _digest(name, mst)) % _MOD
         with _SUMS_LOCK:
             kept = _SUMS.get(where)
-            if kept is not None and (kept.count, kept.fingerprint) == (seen.count, seen.fingerprint):
+            if kept is not None and (kept.count, kept.fingerprint) == (count, fingerprint):
                 return where, kept, kept.counted()
             before = kept.copy() if kept is not None else None  # read below outside the lock, while others may add
         sums = _Sums()
