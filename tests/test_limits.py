@@ -404,17 +404,64 @@ def test_an_a2a_task_with_one_bundle_over_a_limit_lands_none(make_home, tmp_path
 
 
 def test_pending_held_in_memory_keeps_one_copy_of_each_senders_key(make_home: Callable[[str], Home], tmp_path: Path) -> None:
-    """What a long fetch or a watcher holds per pending bundle stays small: a sender's key
-    (1,984 bytes for a hybrid one) is held once, not once per bundle it signed (10,000
-    bundles from one sender held 20 MB of copies of one key)."""
+    """What a long fetch or a watcher holds for pending stays small: sums per sender, the sender's
+    key (1,984 bytes for a hybrid one) held once, never an entry per bundle (10,000 bundles from
+    one sender once held 20 MB of copies of one key, then 1.4 KB a bundle of entries)."""
     me, bob = make_home("me"), make_home("bob")
     srcs = [make_bundle(bob, tmp_path, {"a.txt": f"{i}\n".encode()}, subject=f"s{i}") for i in range(4)]
     landed = landmany.import_many(me, [landmany.Incoming(p) for p in srcs])
     assert all(not isinstance(r, Exception) and r.new for r in landed)
     pending = me.state_dir("pending")
-    facts = [limits._pending_facts(pending / r.id) for r in landed]  # type: ignore[union-attr]
-    assert all(f is not None and f[0] == bob.identity.key for f in facts)
-    assert len({id(f[0]) for f in facts if f is not None}) == 1  # as each was landed: one copy
-    limits._PENDING_CACHE.clear()  # as a new process reads pending from the disk
-    facts = [limits._pending_facts(pending / r.id) for r in landed]  # type: ignore[union-attr]
-    assert len({id(f[0]) for f in facts if f is not None}) == 1
+    st = os.stat(pending)
+    size = sum(limits.declared_bytes(store_manifest(pending / r.id)) for r in landed)  # type: ignore[union-attr]
+
+    def held() -> list[tuple[bytes, bool, int, int]]:
+        sums = limits._SUMS[(st.st_dev, st.st_ino)]
+        assert sums.count == 4 and len(sums.digests) == 4 and sums.kinds[1:] == [(bob.identity.key, True)]
+        return sums.counted()
+
+    assert held() == [(bob.identity.key, True, 4, size)]  # as each was landed: one sum, the key once
+    limits._SUMS.clear()  # as a new process reads pending from the disk
+    limits.PendingTally(me, settings.load(me).limits)
+    assert held() == [(bob.identity.key, True, 4, size)]
+
+
+def store_manifest(path: Path) -> Manifest:
+    from gage import bundle
+
+    return bundle.read_manifest(path)[1]
+
+
+def test_pending_is_read_again_only_when_it_changed_elsewhere(make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sums kept for pending spare a batch reading every manifest the batches before it
+    landed; a bundle decided, or a manifest changed in place, by anyone, is seen: pending is
+    counted again as it is now, reading only what was not counted before."""
+    me, stranger = make_home("me"), make_home("stranger")
+    set_limits(me, pending_per_key=3)
+    srcs = [make_bundle(stranger, tmp_path, {"a.txt": f"{i}\n".encode()}, subject=f"s{i}") for i in range(6)]
+    landed = landmany.import_many(me, [landmany.Incoming(p) for p in srcs[:2]])
+    assert all(not isinstance(r, Exception) and r.new for r in landed)
+    reads: list[Path] = []
+    real = limits._pending_facts
+
+    def counted(path: Path) -> tuple[bytes, int, bool] | None:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(limits, "_pending_facts", counted)
+    lims = settings.load(me).limits
+    limits.PendingTally(me, lims)
+    assert reads == []  # what the batch landed was added as it landed
+    gate.reject(me, landed[0].id)  # type: ignore[union-attr]
+    limits.PendingTally(me, lims)
+    assert reads == []  # the one left was counted before
+    # Counted as it is now: one in pending, so two more come in and a third is refused.
+    got = landmany.import_many(me, [landmany.Incoming(p) for p in srcs[2:5]])
+    assert [type(r).__name__ for r in got] == ["ImportResult", "ImportResult", "LimitError"]
+    reads.clear()
+    manifest = me.state_dir("pending") / landed[1].id / "manifest.json"  # type: ignore[union-attr]
+    os.chmod(manifest, os.stat(manifest).st_mode)  # its ctime moves: the same bytes, read again to be sure
+    limits.PendingTally(me, lims)
+    assert reads == [manifest.parent]
+    with pytest.raises(LimitError):
+        limits.check_pending(me, store_manifest(srcs[5]), limits.signature_of(srcs[5]), lims)

@@ -159,6 +159,13 @@ def _plain_values(value: Any) -> bool:
     return True
 
 
+# One decoder for every fast reading: `json.loads` with hooks makes a decoder per call, and a
+# decoder and its scanner refer to each other, so each is garbage only the cyclic collector
+# frees (a fetch of thousands of manifests piled them up between collections). json's own
+# `loads` shares one decoder the same way.
+_FAST = json.JSONDecoder(object_pairs_hook=_pairs_once, parse_constant=_not_fast, parse_float=_not_fast)
+
+
 def _fast(text: str) -> Any:
     """The common document read at C speed: json's own dicts and integers, then one look at
     the values. Raises _Unsure for anything `loads` might refuse, so the exact reading
@@ -166,7 +173,7 @@ def _fast(text: str) -> Any:
     if _unsure_text(text):
         raise _Unsure
     try:
-        value = json.loads(text, object_pairs_hook=_pairs_once, parse_constant=_not_fast, parse_float=_not_fast)
+        value = _FAST.decode(text)
     except (ValueError, RecursionError) as exc:
         raise _Unsure from exc
     if not _plain_values(value):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gage.format.vocab import State
 
 STALE_SCRATCH_SECONDS = 3600
+_SLICE = 128  # bundles asked of the journal index at once (their facts cost about 5 KB each)
 
 
 def staging_dir(home: Home) -> Path:
@@ -152,11 +153,28 @@ def _against_journal(home: Home) -> list[str]:
     index = home.journal.index
     index.sync()
     accepted, rejected, pending = _ids_in(home, "accepted"), _ids_in(home, "rejected"), _ids_in(home, "pending")
-    facts: dict[str, BundleFacts] = index.placed(sync=False)
-    facts.update(index.bundles([*accepted, *rejected, *pending], sync=False))
-    for name in pending:
-        if name in facts:
-            continue
+    decided: dict[str, str] = {}
+    said: dict[str, str] = {}
+    unnamed: list[str] = []  # in pending, named by no journal line
+
+    def learn(facts: dict[str, BundleFacts]) -> None:
+        for b, f in facts.items():
+            if f.decision is not None:
+                decided[b] = f.decision
+            if f.location is not None:
+                said[b] = f.location
+
+    learn(index.placed(sync=False))
+    # Asked a slice at a time, and only the decision and the place kept: each bundle's whole
+    # facts (its transport and arrival claims) held at once cost 5 KB a bundle in pending.
+    for names in (accepted, rejected, pending):
+        for at in range(0, len(names), _SLICE):
+            part = names[at : at + _SLICE]
+            facts = index.bundles(part, sync=False)
+            learn(facts)
+            if names is pending:
+                unnamed += [name for name in part if name not in facts]
+    for name in unnamed:
         # Named by no journal line at all: an import killed after its rename and before its
         # journal line, or a folder put in pending by hand. Recorded, so the journal holds every
         # bundle the inbox does; not an arrival (nothing says how or when it came).
@@ -166,8 +184,6 @@ def _against_journal(home: Home) -> list[str]:
         )
         home.journal.append("reconciled", bundle=name, found="pending", action="recorded unjournaled", state="pending", note=note)
         notes.append(note)
-    decided = {b: f.decision for b, f in facts.items() if f.decision is not None}
-    said = {b: f.location for b, f in facts.items() if f.location is not None}
     for name in accepted:
         if decided.get(name) == "accepted":
             continue

@@ -93,7 +93,7 @@ def follow(
             mailbox.run(
                 mailbox.fetch(
                     home, url, address, creds=creds, forever=True, wait=1.0, stop=stop,
-                    on_opened=report,
+                    on_opened=report, keep=False,
                 )
             )
             pause, complained = 1.0, False

@@ -289,8 +289,9 @@ async def _put(nc: Client, address: str, envelope: Path, size: int, sending: _Se
 
 @dataclass
 class Fetched:
-    opened: list[landing.Opened]
+    opened: list[landing.Opened]  # each envelope's outcome, in order; empty unless kept (`keep`)
     left: bool  # the relay may hold more (a limit on how many to take was reached)
+    count: int = 0  # how many envelopes came to an outcome (landed, already there, dropped)
 
 
 async def fetch(
@@ -304,8 +305,12 @@ async def fetch(
     forever: bool = False,
     on_opened: Callable[[landing.Opened], None] | None = None,
     stop: Any = None,  # anything with is_set(): an asyncio or a threading Event
+    keep: bool = True,
 ) -> Fetched:
     """Take envelopes until the mailbox is empty (or `limit`, or, with `forever`, until `stop`).
+
+    `keep`: the outcomes are returned in `Fetched.opened`; without it each goes to `on_opened`
+    alone, so memory stays flat however many are fetched (the command line, a watcher).
 
     Each is acknowledged only after it landed or was dropped (gage.carriers.relay.taking decides
     which, by the type of what went wrong); an error of this home's own (a full disk) stops the
@@ -314,6 +319,7 @@ async def fetch(
     """
     transport = {"relay": url, "mailbox": address}
     done: list[landing.Opened] = []
+    count = 0
     max_size = landing.envelope_limit(settings.load(home).limits)
     sweeper = taking.Sweeper()
     async with connected(url, creds) as nc:
@@ -325,10 +331,10 @@ async def fetch(
             raise RelayError("this home has no mailbox on that relay: run `gage mailbox create` first") from None
         except (TimeoutError, nats.errors.Error) as exc:
             raise RelayError(f"the relay failed: {exc or type(exc).__name__}") from None
-        while limit is None or len(done) < limit:
+        while limit is None or count < limit:
             if stop is not None and stop.is_set():
                 break
-            want = BATCH_COUNT if limit is None else min(BATCH_COUNT, limit - len(done))
+            want = BATCH_COUNT if limit is None else min(BATCH_COUNT, limit - count)
             try:
                 # Not nats-py's pull subscription: it reads a status from headers a sender stored (gage.carriers.relay.pull).
                 msgs = await pull.take(nc, stream_name(address), CONSUMER, batch=want, wait=wait)
@@ -338,7 +344,7 @@ async def fetch(
                 await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if forever:
                     continue
-                return Fetched(done, left=False)
+                return Fetched(done, left=False, count=count)
             batch: list[taking.Prepared] = []
             try:
                 opener = landing.Opener(home)  # the key and pending read once for what this pull took
@@ -349,9 +355,9 @@ async def fetch(
                     )
                     batch.append(await taking.working(msg, ack_wait, work))
                     if sum(p.nbytes for p in batch) >= BATCH_BYTES and k + 1 < len(msgs):
-                        await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done, on_opened)
+                        count += await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done if keep else None, on_opened)
                         batch = []
-                await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done, on_opened)
+                count += await taking.land_and_ack(nc, home, bucket_name(address), ack_wait, batch, done if keep else None, on_opened)
                 batch = []
             except BaseException:
                 # This home's fault (a full disk), the relay's, or one nobody foresaw: what was not
@@ -366,8 +372,8 @@ async def fetch(
             if msgs and _last(msgs[-1]):  # drained: what is left in the bucket unnamed is an orphan's
                 await sweeper.maybe(js, stream_name(address), CONSUMER, bucket_name(address))
                 if not forever:
-                    return Fetched(done, left=False)  # the relay says none is waiting: no need to wait to be sure
-    return Fetched(done, left=True)
+                    return Fetched(done, left=False, count=count)  # the relay says none is waiting: no need to wait to be sure
+    return Fetched(done, left=True, count=count)
 
 
 def _last(msg: Msg) -> bool:

@@ -78,6 +78,37 @@ def seal_bytes(plaintext: bytes, to: str) -> bytes:
     return out
 
 
+class _Joined:
+    """The header already read, then the rest of `src`; a read error here is this home's (in
+    `local`). At the top of the module, not made in `open_into`: a class made per envelope lives
+    until the cyclic collector finds it, and a fetch of thousands held hundreds of them."""
+
+    def __init__(self, head: bytes, src: IO[bytes], local: list[GageIOError]) -> None:
+        self.first, self.src, self.local = head, src, local
+
+    def readinto(self, b: bytearray | memoryview) -> int:
+        if self.first:
+            n = min(len(b), len(self.first))
+            b[:n] = self.first[:n]
+            self.first = self.first[n:]
+            return n
+        try:
+            return self.src.readinto(b)  # type: ignore[attr-defined,no-any-return]
+        except OSError as exc:
+            self.local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
+            raise
+
+    def read(self, n: int = -1) -> bytes:
+        if self.first:
+            out, self.first = self.first, b""
+            return out
+        try:
+            return self.src.read(n)
+        except OSError as exc:
+            self.local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
+            raise
+
+
 def open_into(src: IO[bytes], identity: str, reader: envelope.Reader) -> None:
     """Decrypt `src` with `identity`, feeding the plaintext to `reader` as it is authenticated.
 
@@ -91,36 +122,8 @@ def open_into(src: IO[bytes], identity: str, reader: envelope.Reader) -> None:
         raise OpenError("not an age envelope (it does not start with age-encryption.org/v1)")
     local: list[GageIOError] = []
 
-    class _Joined:
-        """The header already read, then the rest of `src`; a read error here is this home's."""
-
-        def __init__(self) -> None:
-            self.first = head
-
-        def readinto(self, b: bytearray | memoryview) -> int:
-            if self.first:
-                n = min(len(b), len(self.first))
-                b[:n] = self.first[:n]
-                self.first = self.first[n:]
-                return n
-            try:
-                return src.readinto(b)  # type: ignore[attr-defined,no-any-return]
-            except OSError as exc:
-                local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
-                raise
-
-        def read(self, n: int = -1) -> bytes:
-            if self.first:
-                out, self.first = self.first, b""
-                return out
-            try:
-                return src.read(n)
-            except OSError as exc:
-                local.append(GageIOError(f"cannot read the envelope back from this home: {exc.strerror or exc}"))
-                raise
-
     try:
-        pyrage.decrypt_io(_Joined(), reader, [ident])
+        pyrage.decrypt_io(_Joined(head, src, local), reader, [ident])
     except Exception as exc:
         if local:
             raise local[0] from None

@@ -201,15 +201,16 @@ async def land_and_ack(
     bucket: str,
     ack_wait: float,
     batch: list[Prepared],
-    done: list[landing.Opened],
+    done: list[landing.Opened] | None,
     on_opened: Callable[[landing.Opened], None] | None,
-) -> None:
+) -> int:
     """Land a batch (one import batch, gage.inbox.landmany), then acknowledge each envelope whose
     outcome is durable: landed and journaled, already there, or dropped and journaled. One this
     home could not land (GageIOError) is handed back unacknowledged and the fetch stops, after
-    the others are acknowledged."""
+    the others are acknowledged. Each acknowledged outcome goes to `on_opened` and, unless it is
+    None, `done`; how many there were is returned."""
     if not batch:
-        return
+        return 0
     try:
         outcomes = await working_all(
             [p.msg for p in batch], ack_wait, asyncio.get_running_loop().run_in_executor(None, land, home, batch)
@@ -218,6 +219,7 @@ async def land_and_ack(
         forget_scratch(batch)
     kill_at("fetch-landed")
     failed: GageError | None = None
+    acked = 0
     for p, got in zip(batch, outcomes, strict=True):
         if isinstance(got, GageError):
             failed = failed or got
@@ -233,12 +235,15 @@ async def land_and_ack(
         kill_at("fetch-acked")
         await forget(nc, bucket, p)
         got.nbytes = p.nbytes
-        done.append(got)
+        acked += 1
+        if done is not None:
+            done.append(got)
         if on_opened is not None:
             on_opened(got)
     if failed is not None:  # this home's fault (a full disk), or an error nobody foresaw
         why = failed.message.replace("; nothing was imported", "")
         raise GageIOError(f"{why}; nothing was acknowledged, the envelope stays on the relay", path=failed.path) from failed
+    return acked
 
 
 async def forget(nc: Client, bucket: str, taken: Prepared) -> None:

@@ -193,7 +193,7 @@ def show_mailbox(args: argparse.Namespace) -> int:
 
 def fetch(args: argparse.Namespace) -> int:
     from gage.cli import relaying
-    from gage.cli.output import emit_json, err, open_home
+    from gage.cli.output import JsonList, err, open_home
     from gage.format.errors import UsageError
     from gage.home import sealing, unlock
 
@@ -208,24 +208,32 @@ def fetch(args: argparse.Namespace) -> int:
     from gage.cli.progress import CountLine
 
     line = CountLine("mailbox fetch")
+    # Nothing kept per envelope: the summary's counts, and the JSON's items written out as they come.
+    tally = _Tally()
+    listed = JsonList("fetched", home.staging) if args.json else None
 
     def each(o: Any) -> None:
         line.add(1, o.nbytes)
-        if not args.json:
+        tally.add(o)
+        if listed is not None:
+            listed.add(o.to_json())
+        else:
             with line.aside():
                 _report(o)
 
     try:
-        got = mailbox.run(mailbox.fetch(home, relaying.relay_url(home, args), address, creds=relaying.creds(home, args), limit=args.limit, on_opened=each))
+        got = mailbox.run(
+            mailbox.fetch(home, relaying.relay_url(home, args), address, creds=relaying.creds(home, args), limit=args.limit, on_opened=each, keep=False)
+        )
     finally:
         line.clear()
-    if args.json:
-        emit_json({"mailbox": address, "fetched": [o.to_json() for o in got.opened], "more": got.left})
+    if listed is not None:
+        listed.emit({"mailbox": address}, {"more": got.left})
         return 0
-    if not got.opened:
+    if not tally.fetched:
         err("the mailbox is empty")
-    elif len(got.opened) > 1:
-        err(_summary(got, line.rate()))
+    elif tally.fetched > 1:
+        err(_summary(tally, got.left, line.rate()))
     return 0
 
 
@@ -242,16 +250,26 @@ def _report(o: Any) -> None:
         err(f"{o.id[:12]}: arrived by relay in pending (unread; nothing is accepted until you say so)")
 
 
-def _summary(got: Any, rate: float) -> str:
+class _Tally:
+    """What a fetch's envelopes came to, counted as each is acknowledged: the summary's numbers."""
+
+    def __init__(self) -> None:
+        self.fetched = self.new = self.bad = self.again = self.dropped = 0
+
+    def add(self, o: Any) -> None:
+        self.fetched += 1
+        self.new += bool(o.new)
+        self.bad += bool(o.new and not o.ok)
+        self.again += bool(o.id is not None and not o.new)
+        self.dropped += o.dropped is not None
+
+
+def _summary(got: _Tally, left: bool, rate: float) -> str:
     """The one line a fetch of many ends with: how many came to what."""
-    new = sum(1 for o in got.opened if o.new)
-    bad = sum(1 for o in got.opened if o.new and not o.ok)
-    again = sum(1 for o in got.opened if o.id is not None and not o.new)
-    dropped = sum(1 for o in got.opened if o.dropped is not None)
-    more = "; more are waiting (--limit)" if got.left else ""
+    more = "; more are waiting (--limit)" if left else ""
     return (
-        f"fetched {len(got.opened)} envelopes ({rate:.0f}/s): {new} landed in pending"
-        f"{f' ({bad} do NOT verify)' if bad else ''}, {again} already there, {dropped} dropped{more}"
+        f"fetched {got.fetched} envelopes ({rate:.0f}/s): {got.new} landed in pending"
+        f"{f' ({got.bad} do NOT verify)' if got.bad else ''}, {got.again} already there, {got.dropped} dropped{more}"
     )
 
 
