@@ -33,7 +33,7 @@ from gage.carriers.relay import mailbox, seal, server
 from gage.cli.main import main as cli_main
 from gage.home import sealing
 from gage.home.layout import Home
-from gage.inbox import send
+from gage.inbox import landmany, send
 
 N = 32
 # What a bundle more may add, measured here: held after, 0 to 40 B (noise); at the peak 300 to 400 B
@@ -94,8 +94,9 @@ def _fetch(bob: Home, out: Path, *args: str) -> tuple[int, int]:
 def test_a_fetch_of_many_holds_what_a_fetch_of_few_holds(
     make_home, relay: server.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, json_out: bool  # noqa: F811
 ) -> None:
-    # Small batches, so a few hundred envelopes are many batches.
-    monkeypatch.setattr(mailbox, "BATCH_COUNT", 8)
+    # Small batches, so a few hundred envelopes are many batches; each big enough to keep its rows
+    # in the row index (gage.inbox.listed.keep_landed), as a fetch's batches of 256 do.
+    monkeypatch.setattr(mailbox, "BATCH_COUNT", landmany.KEEP_ROWS_MIN)
     alice, bob = make_home("alice"), make_home("bob")
     (bob.root / "settings.toml").write_text(NO_LIMITS)
     address = open_mailbox(bob, relay.url)

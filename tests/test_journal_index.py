@@ -474,3 +474,28 @@ def test_any_string_the_journal_holds_is_kept_exactly(journal: Journal) -> None:
     got, want = answers(journal, odd), brute(journal, odd)
     assert got == want
     assert got["decisions"]["\ud800x"] == "rejected" and got["states"]["caf\u00e9"] == "\udcff"
+
+
+def test_a_readings_facts_go_with_it_not_at_the_next_full_collection(tmp_path: Path) -> None:
+    """The facts a reading looked up are freed when the reading is dropped, by reference counting
+    alone: a fetch keeping its rows batch after batch (gage.inbox.listed.keep_landed) otherwise held
+    every batch's facts, in reference cycles, until the interpreter's next full collection."""
+    import gc
+    import weakref
+
+    from gage.home.layout import Home
+
+    home = Home.init(tmp_path / "me", "me")
+    home.journal.append("imported", bundle="b" * 64, sender=None, kind="share", parent=None, thread=None, ok=True)
+    facts = home.journal.index.facts()
+    facts.prefetch(["b" * 64])
+    assert facts.first_received.get("b" * 64) is not None and "b" * 64 in facts.received
+    gone = weakref.ref(facts)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del facts
+        assert gone() is None, "held by a reference cycle"
+    finally:
+        if was:
+            gc.enable()

@@ -25,11 +25,39 @@ if TYPE_CHECKING:
         def arrival_order(self, ids: Iterable[str], *, sync: bool = True) -> dict[str, str]: ...
 
 
+class _Memo:
+    """The facts looked up so far, shared by an IndexedFacts and its views. The views hold this,
+    not the IndexedFacts, so there is no reference cycle: a reading's facts go as soon as it does,
+    not at the interpreter's next full collection (a fetch keeping its rows batch after batch held
+    every batch's facts until then)."""
+
+    __slots__ = ("index", "memo", "complete")
+
+    def __init__(self, index: BundleLookup) -> None:
+        self.index = index
+        self.memo: dict[str, BundleFacts] = {}
+        self.complete = False
+
+    def of_bundle(self, bundle_id: str) -> BundleFacts:
+        facts = self.memo.get(bundle_id)
+        if facts is None:
+            if self.complete:
+                return EMPTY
+            facts = self.memo[bundle_id] = self.index.bundle(bundle_id, sync=False)
+        return facts
+
+    def all(self) -> dict[str, BundleFacts]:
+        if not self.complete:
+            self.memo = dict(self.index.all_bundles(sync=False))
+            self.complete = True
+        return self.memo
+
+
 class _View(Mapping[str, "Any"]):  # quoted: Any is not imported at run time
     """One fact of an index-backed JournalFacts as a mapping (`.get(bundle_id)`, `in`): looked
     up per id, absent where the fact is empty (never received, never sent, ...)."""
 
-    def __init__(self, facts: IndexedFacts, field: str) -> None:
+    def __init__(self, facts: _Memo, field: str) -> None:
         self._facts, self._field = facts, field
 
     def __getitem__(self, bundle_id: str) -> Any:
@@ -58,25 +86,25 @@ class IndexedFacts(JournalFacts):
 
     def __init__(self, index: BundleLookup) -> None:
         self._index = index
-        self._memo: dict[str, BundleFacts] = {}
-        self._complete = False
-        self.received = _View(self, "received")
-        self.first_received = _View(self, "first_received")
-        self.sent = _View(self, "sent")
-        self.accepted_how = _View(self, "accepted_how")
-        self.transport = _View(self, "transport")
+        self._m = m = _Memo(index)
+        self.received = _View(m, "received")
+        self.first_received = _View(m, "first_received")
+        self.sent = _View(m, "sent")
+        self.accepted_how = _View(m, "accepted_how")
+        self.transport = _View(m, "transport")
 
     def prefetch(self, bundle_ids: Iterable[str]) -> None:
-        wanted = [b for b in bundle_ids if b not in self._memo]
-        if wanted and not self._complete:
+        memo = self._m.memo
+        wanted = [b for b in bundle_ids if b not in memo]
+        if wanted and not self._m.complete:
             found = self._index.bundles(wanted, sync=False)
             for b in wanted:
-                self._memo[b] = found.get(b, EMPTY)
+                memo[b] = found.get(b, EMPTY)
 
     def arrival_order(self, bundle_ids: Iterable[str]) -> dict[str, str]:
         """`JournalFacts.arrival_order`, from one light query where the facts are not held yet."""
         ids = list(bundle_ids)
-        if self._complete or all(b in self._memo for b in ids):
+        if self._m.complete or all(b in self._m.memo for b in ids):
             return super().arrival_order(ids)
         return self._index.arrival_order(ids, sync=False)
 
@@ -96,19 +124,11 @@ class IndexedFacts(JournalFacts):
         )
 
     def of_bundle(self, bundle_id: str) -> BundleFacts:
-        facts = self._memo.get(bundle_id)
-        if facts is None:
-            if self._complete:
-                return EMPTY
-            facts = self._memo[bundle_id] = self._index.bundle(bundle_id, sync=False)
-        return facts
+        return self._m.of_bundle(bundle_id)
 
     def all(self) -> dict[str, BundleFacts]:
         """Every bundle the journal names (a read of the whole index: for iteration, not verdicts)."""
-        if not self._complete:
-            self._memo = dict(self._index.all_bundles(sync=False))
-            self._complete = True
-        return self._memo
+        return self._m.all()
 
 
 class Decisions(Mapping[str, str]):
