@@ -141,3 +141,13 @@ def listed_later(home: Home) -> None:
         listed_rows(home)
     finally:
         checks.now_ns = real
+
+
+def change_a_byte_keeping_mtime(data: Path) -> None:
+    """A payload byte changed in place, its size and mtime put back: only its ctime tells."""
+    st = data.stat()
+    raw = bytearray(data.read_bytes())
+    raw[0] ^= 1
+    data.chmod(0o644)
+    data.write_bytes(bytes(raw))
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))

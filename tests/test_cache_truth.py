@@ -33,7 +33,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from gagetest import Run, arrive, pair
+from gagetest import Run, arrive, change_a_byte_keeping_mtime, pair
 
 from gage.bundle import readonly
 from gage.home.cache import checks, reconcilemark, rowindex, tomlparsed
@@ -253,13 +253,7 @@ def test_every_cached_answer_equals_the_uncached_one_after_every_kind_of_change(
     # Bundles replaced by hand: a payload byte changed in place (size and mtime put back), a
     # file added to a payload, a manifest and signature swapped for another bundle's.
     pending = me.state_dir("pending")
-    data = pending / ids["alice2"] / "payload" / "alice2.txt"
-    st = data.stat()
-    raw = bytearray(data.read_bytes())
-    raw[0] ^= 1
-    data.chmod(0o644)
-    data.write_bytes(bytes(raw))
-    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    change_a_byte_keeping_mtime(pending / ids["alice2"] / "payload" / "alice2.txt")
     assert level(agree(root, gage), ids["alice2"]) == "invalid"
     (pending / ids["bob"] / "payload").chmod(0o755)
     (pending / ids["bob"] / "payload" / "extra.txt").write_text("planted\n")

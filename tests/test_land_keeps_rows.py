@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gagetest import Run, pair
+from gagetest import Run, change_a_byte_keeping_mtime, pair
 from test_row_index import kept, recomputed, served_from_index
 
 from gage.format.errors import GageError
@@ -42,6 +42,15 @@ def wire(make_home: Callable[[str], Home], tmp_path: Path, me: Home, n: int) -> 
         m, _ = send.create(alice if i % 2 == 0 else eve, [f], kind="share", subject=f"n{i}", copy_to=tmp_path / "wire")
         out.append(tmp_path / "wire" / m.id)
     return out, alice, eve
+
+
+def keeping_fails(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
+    from gage.inbox import listed
+
+    def failing(*_a: object, **_k: object) -> int:
+        raise exc
+
+    monkeypatch.setattr(listed, "keep_landed", failing)
 
 
 def land(me: Home, srcs: list[Path]) -> list[str]:
@@ -82,13 +91,7 @@ def test_a_byte_changed_the_moment_after_landing_is_seen(make_home: Callable[[st
     me = make_home("me")
     srcs, _alice, _eve = wire(make_home, tmp_path, me, 2)
     ids = land(me, srcs)
-    data = next((me.state_dir("pending") / ids[0] / "payload").iterdir())
-    st = data.stat()
-    raw = bytearray(data.read_bytes())
-    raw[0] ^= 1
-    data.chmod(0o644)
-    data.write_bytes(bytes(raw))
-    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    change_a_byte_keeping_mtime(next((me.state_dir("pending") / ids[0] / "payload").iterdir()))
     got = listed_rows(me)
     assert got == recomputed(me)
     assert next(r.level for r in got if r.id == ids[0]) == "invalid"
@@ -130,12 +133,7 @@ def test_a_fault_while_keeping_rows_costs_only_the_next_listings_time(
 ) -> None:
     me = make_home("me")
     srcs, _alice, _eve = wire(make_home, tmp_path, me, 3)
-    from gage.inbox import listed
-
-    def broken(*_a: object, **_k: object) -> int:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(listed, "keep_landed", broken)
+    keeping_fails(monkeypatch, OSError(28, "No space left on device"))
     ids = land(me, srcs)
     assert sorted(os.listdir(me.state_dir("pending"))) == sorted(ids)
     assert listed_rows(me) == recomputed(me)
@@ -173,12 +171,7 @@ def test_an_interrupt_while_keeping_rows_leaves_the_batch_landed_and_journaled(
 ) -> None:
     me = make_home("me")
     srcs, _alice, _eve = wire(make_home, tmp_path, me, 3)
-    from gage.inbox import listed
-
-    def interrupted(*_a: object, **_k: object) -> int:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(listed, "keep_landed", interrupted)
+    keeping_fails(monkeypatch, KeyboardInterrupt())
     reported: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         landmany.import_many(me, [landmany.Incoming(s) for s in srcs], on_outcome=lambda _i, o: reported.append(o.id))  # type: ignore[union-attr]

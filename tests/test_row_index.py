@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gagetest import arrive, later_clock, pair
+from gagetest import arrive, change_a_byte_keeping_mtime, later_clock, pair
 
 from gage.home.cache import checks, rowindex, sealkey
 from gage.home.cache.checks import CheckCache
@@ -84,13 +84,7 @@ def test_rows_from_the_index_equal_a_full_recomputation_after_every_kind_of_chan
     assert level(first, ids["alice1"]) == "verified" and level(first, ids["eve"]) == "unverified"
 
     # A payload byte, the size and mtime put back: the folder's identity (its ctime) still changed.
-    data = me.state_dir("pending") / ids["alice1"] / "payload" / "alice1.txt"
-    st = data.stat()
-    raw = bytearray(data.read_bytes())
-    raw[0] ^= 1
-    data.chmod(0o644)
-    data.write_bytes(bytes(raw))
-    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    change_a_byte_keeping_mtime(me.state_dir("pending") / ids["alice1"] / "payload" / "alice1.txt")
     assert level(same(me), ids["alice1"]) == "invalid"
 
     # A contact confirmed, then forgotten: by the ceremony (which journals it), and by the
