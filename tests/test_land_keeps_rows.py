@@ -181,3 +181,29 @@ def test_an_interrupt_while_keeping_rows_leaves_the_batch_landed_and_journaled(
     again = landmany.import_many(me, [landmany.Incoming(s) for s in srcs])
     assert all(isinstance(o, landmany.ImportResult) and not o.new for o in again)
     assert listed_rows(me) == recomputed(me)
+
+
+def test_after_trust_changes_a_listing_takes_each_check_from_its_kept_row(
+    make_home: Callable[[str], Home], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A contact confirmed after a fetch retires every row (the trust they were computed under
+    changed), not the checks they came from: the next listing verifies again only what changed."""
+    me = make_home("me")
+    srcs, _alice, eve = wire(make_home, tmp_path, me, 4)
+    ids = land(me, srcs)
+    change_a_byte_keeping_mtime(next((me.state_dir("pending") / ids[1] / "payload").iterdir()))
+    ceremony.confirm(me, "eve", eve.identity.key, " ".join(" ".join(p) for p in ceremony.derive(eve.identity.key)))
+    checked: list[str] = []
+    real = checks.bundle_mod.check
+
+    def counted(root: Path, *a: object, **k: object) -> object:
+        checked.append(Path(root).name)
+        return real(root, *a, **k)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(checks.bundle_mod, "check", counted)
+        got = listed_rows(me)
+    assert checked == [ids[1]]
+    assert got == recomputed(me)
+    assert {r.id: r.level for r in got} == {ids[0]: "verified", ids[1]: "invalid", ids[2]: "verified", ids[3]: "verified"}
+    assert kept(me) == 3  # kept again under the new trust: all but the one that no longer checks out

@@ -120,6 +120,9 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
         old = index.stamp()
         named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
         kept = index.rows(states, gen) if named is not None else {}
+        # What a row that cannot be used still gives: its check, when its folder is that tree (the
+        # trust or the journal changed, not the bundle). Read whole only when the trust changed.
+        prior = kept if named is not None else index.rows(states, None)
         if named is None:
             # The trust inputs changed (or nothing is kept): read them now, so a damaged contacts
             # file is an error naming it even when no row needs computing (an empty inbox).
@@ -163,7 +166,7 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
                     os.close(dir_fd)
         fresh: dict[tuple[str, str], rowindex.Kept] = {}
         if misses:
-            computed, fresh = _computed(home, misses)
+            computed, fresh = _computed(home, misses, ready=_kept_checks(prior, misses))
             out.extend(computed)
         gone = [k for k in kept if k not in present]
         stamp = rowindex.Stamp(gen, at, last)
@@ -179,15 +182,30 @@ def listed_rows(home: Home, states: tuple[Place, ...] = ALL_STATES) -> list[List
     return out
 
 
-def _computed(home: Home, misses: list[Stored], cache: CheckCache | None = None) -> tuple[list[ListedRow], dict[tuple[str, str], Kept]]:
+def _kept_checks(prior: dict[tuple[str, str], Kept], misses: list[Stored]) -> dict[str, tuple[Check, Kept]]:
+    """For each miss with a kept row whose folder is still that tree: the check the row came from
+    (`check_of_kept`), and the row, by bundle folder."""
+    out = {}
+    for st in misses:
+        k = prior.get((st.state, st.id))
+        if k is not None and (c := check_of_kept(st, k)) is not None:
+            out[str(st.path)] = (c, k)
+    return out
+
+
+def _computed(
+    home: Home, misses: list[Stored], cache: CheckCache | None = None, ready: dict[str, tuple[Check, Kept]] | None = None
+) -> tuple[list[ListedRow], dict[tuple[str, str], Kept]]:
     """The rows of `misses`, computed through the read model, and those of them the row index may
-    keep: bundles that checked out, with the stat values their remembered check was proved over."""
+    keep: bundles that checked out, with the stat values their remembered check was proved over.
+    `ready`: checks a kept row already gives (`_kept_checks`), kept again with its stat values."""
     from gage.home.cache import rowindex
     from gage.inbox.rows import InboxReader
 
+    ready = ready or {}
     out: list[ListedRow] = []
     fresh: dict[tuple[str, str], rowindex.Kept] = {}
-    reader = InboxReader(home, cache=cache)
+    reader = InboxReader(home, cache=cache, checks={where: c for where, (c, _k) in ready.items()})
     for r in reader.rows(misses):
         row = listed_of(r)
         out.append(row)
@@ -195,6 +213,11 @@ def _computed(home: Home, misses: list[Stored], cache: CheckCache | None = None)
         if m is None or r.verdict.problems:
             continue
         warnings = dump_problems(r.verdict.warnings)
+        had = ready.get(str(r.verdict.path))
+        if had is not None:  # its folder proved the same tree as its kept row's, just now
+            k = had[1]
+            fresh[(r.state, r.id)] = rowindex.Kept(k.digest, m.parent, k.entries, warnings, row.fields_by_name(), k.stats)
+            continue
         proof = reader.cache.remembered_proof(r.verdict.path)
         if proof is not None:  # checked just now: the stat values it was proved over
             digest, entries, stats = proof
@@ -267,7 +290,6 @@ def indexed_check(home: Home, stored: Stored) -> Check | None:
     """The check a kept row was computed from (gage.home.cache.rowindex), when the bundle's folder is
     still that tree: what `gage verdict ID` starts from, by one keyed lookup and one lstat per
     entry, instead of hashing the payload and verifying the signature again. None otherwise."""
-    from gage import bundle as bundle_mod
     from gage.home.cache import rowindex
 
     index = rowindex.RowIndex(home)
@@ -275,8 +297,17 @@ def indexed_check(home: Home, stored: Stored) -> Check | None:
         k = index.row(stored.state, stored.id)
     finally:
         index.close()
+    return None if k is None else check_of_kept(stored, k)
+
+
+def check_of_kept(stored: Stored, k: Kept) -> Check | None:
+    """The check the kept row `k` was computed from, if the bundle's folder is still that tree (its
+    stat values, compared before and after the manifest and signature are read); None otherwise."""
+    from gage import bundle as bundle_mod
+    from gage.home.cache import rowindex
+
     where = os.fspath(stored.path)
-    if k is None or not rowindex.fresh_at(None, where, k):
+    if not rowindex.fresh_at(None, where, k):
         return None
     try:
         _raw, m = bundle_mod.read_manifest(stored.path)

@@ -97,6 +97,7 @@ class InboxReader:
         facts: JournalFacts | None = None,
         cache: CheckCache | None = None,
         parsed: dict[str, Manifest] | None = None,
+        checks: dict[str, Check] | None = None,
     ) -> None:
         self.home = home
         self.contacts: Contacts = Contacts.load(home.contacts_path)
@@ -105,9 +106,15 @@ class InboxReader:
         self.cache: CheckCache = cache if cache is not None else CheckCache.of(home)
         # Manifests a caller already parsed (the interface's first, cheap rows), for the cache to reuse.
         self.parsed: dict[str, Manifest] = parsed if parsed is not None else {}
+        # Checks a caller already has, by bundle folder (the row index's kept checks, proved fresh
+        # by gage.inbox.listed): used as they are, neither the cache asked nor the bundle checked again.
+        self.checks: dict[str, Check] = checks if checks is not None else {}
         self._keys: dict[bytes, KeyTrust] = {}  # each signing key's trust, computed once per reading
 
     def _check(self, stored: Stored) -> Check | None:
+        ready = self.checks.pop(str(stored.path), None)
+        if ready is not None:
+            return ready
         if not stored.path.is_dir():
             return None
         try:
@@ -139,8 +146,10 @@ class InboxReader:
         if self.parsed:  # the interface's: each check reuses the parse it made
             checked = [(s, self._check(s)) for s in stored]
         else:  # all at once: a first listing's misses are checked on every core
-            at = [i for i, s in enumerate(stored) if s.path.is_dir()]
+            ready = {i: c for i, s in enumerate(stored) if (c := self.checks.pop(str(s.path), None)) is not None}
+            at = [i for i, s in enumerate(stored) if i not in ready and s.path.is_dir()]
             found = dict(zip(at, self.cache.check_many([stored[i] for i in at]), strict=True))
+            found.update(ready)
             checked = [(s, found.get(i)) for i, s in enumerate(stored)]
         parents = [c.manifest.parent for _s, c in checked if c is not None and c.manifest and c.manifest.parent]
         self.facts.prefetch([*(s.id for s, _c in checked), *parents])

@@ -181,29 +181,34 @@ class RowIndex:
             return None  # damaged, or planted by whoever cannot read the home's cache key
         return Stamp(generation, at, last)
 
-    def rows(self, states: Iterable[str], generation: str) -> dict[tuple[str, str], Kept]:
+    def rows(self, states: Iterable[str], generation: str | None) -> dict[tuple[str, str], Kept]:
         """Every kept row of `states` computed under the trust `generation` that reads back whole
-        (its seal holds and `kept_of` takes it); a damaged or planted one is left out."""
+        (its seal holds and `kept_of` takes it); a damaged or planted one is left out. With no
+        generation, the rows of any this home sealed: for their checks alone (`checks_of`), which
+        depend on the bundle's tree, not on who is trusted."""
         if self.db is None:
             return {}
         states = tuple(states)
         try:
             marks = ",".join("?" for _ in states)
+            where = f"state IN ({marks})" if generation is None else f"generation = ? AND state IN ({marks})"
             got = self.db.execute(
-                f"SELECT state, id, parent, stats, data, seal FROM rows WHERE generation = ? AND state IN ({marks})", (generation, *states)
+                f"SELECT state, id, parent, stats, data, seal, generation FROM rows WHERE {where}",  # noqa: S608
+                (*states,) if generation is None else (generation, *states),
             ).fetchall()
         except sqlite3.Error:
             return {}
         key = self.key
         sealed = [
             (s, i, p, st, d)
-            for s, i, p, st, d, seal in got
+            for s, i, p, st, d, seal, g in got
             if type(d) is str
             and type(s) is str
             and type(i) is str
+            and type(g) is str
             and (p is None or type(p) is str)
             and type(st) is bytes
-            and row_holds(key, seal, generation, s, i, p, d, st)
+            and row_holds(key, seal, g, s, i, p, d, st)
         ]
         try:
             # One parse of every row (a row at a time was a third of a warm listing); a row the
