@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 PROBE = "clock"  # in the home's cache folder: a derived file like the others there, empty
+# How long `wait_past` waits for the clock to move on: one tick is 1 to 10 ms where timestamps are
+# finer than a second; past it, a tree still in that tick is simply not remembered.
+TICK_WAIT_S = 0.05
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -49,3 +53,19 @@ def reading(folder: Path | str) -> tuple[int, int] | None:
         return None
     finally:
         os.close(fd)
+
+
+def wait_past(folder: Path | str, changed: Path | str) -> None:
+    """Until the clock read in `folder` is past the timestamps of `changed` (a folder a batch just
+    renamed into), on the same device, or TICK_WAIT_S: so what the batch wrote can be remembered."""
+    try:
+        st = os.stat(changed)
+    except OSError:
+        return
+    newest = max(st.st_mtime_ns, st.st_ctime_ns)
+    deadline = time.monotonic() + TICK_WAIT_S
+    while True:
+        got = reading(folder)
+        if got is None or got[0] != st.st_dev or got[1] > newest or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)

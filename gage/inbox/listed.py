@@ -230,11 +230,6 @@ def _computed(
     return out, fresh
 
 
-# How long a batch waits for the file system's clock to pass its last rename (one tick, 1 to 10 ms
-# where timestamps are finer than a second); past it, what is still in that tick is not kept.
-TICK_WAIT_S = 0.05
-
-
 def keep_landed(home: Home, landed: list[Stored]) -> int:
     """Rows for bundles a batch has just landed in pending, computed through the read model and kept
     in the row index as a listing keeps them, so the first listing after a fetch of thousands takes
@@ -245,45 +240,26 @@ def keep_landed(home: Home, landed: list[Stored]) -> int:
     The check is made again on the bundle where it now lies, after the batch's renames, and proved
     there; checks are remembered in this call only (no check cache file is read or written, so a
     fetch's memory does not grow with pending)."""
-    from gage.bundle import fstrust
+    from gage.bundle import fsclock, fstrust
     from gage.home.cache import rowindex
     from gage.home.cache.checks import CheckCache
 
     if not landed:
         return 0
-    _wait_past(home)
+    fsclock.wait_past(home.cache, home.state_dir("pending"))  # the batch's last rename into pending
     index = rowindex.RowIndex(home)
     try:
         gen, (at, last) = rowindex.generation(home), rowindex.journal_end(home)
         old = index.stamp()
         named = rowindex.named_since(home, old) if old is not None and old.generation == gen else None
-        cache = CheckCache(None, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root), clock=home.cache)
-        cache.pool = False  # measured: 256 checks take as long on one core, and a fetch forks nothing
+        # One core: 256 checks took as long pooled (measured), and a fetch forks nothing.
+        cache = CheckCache(None, home_root=home.root, trusted=fstrust.timestamps_trusted(home.root), clock=home.cache, pool=False)
         _rows, fresh = _computed(home, landed, cache)
         if rowindex.generation(home) == gen:  # nothing they were computed from changed meanwhile
             index.save(rowindex.Stamp(gen, at, last), fresh, (), clear=named is None, named=named or ())
     finally:
         index.close()
     return len(fresh)
-
-
-def _wait_past(home: Home) -> None:
-    """Until the file system's clock reads past pending's own timestamps (its last rename in), or TICK_WAIT_S."""
-    import time
-
-    from gage.bundle import fsclock
-
-    try:
-        st = os.stat(home.state_dir("pending"))
-    except OSError:
-        return
-    newest = max(st.st_mtime_ns, st.st_ctime_ns)
-    deadline = time.monotonic() + TICK_WAIT_S
-    while True:
-        got = fsclock.reading(home.cache)
-        if got is None or got[0] != st.st_dev or got[1] > newest or time.monotonic() > deadline:
-            return
-        time.sleep(0.001)
 
 
 def indexed_check(home: Home, stored: Stored) -> Check | None:

@@ -262,7 +262,9 @@ class CheckCache:
     `keep_only`, `hits`, `misses`).
     """
 
-    def __init__(self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True, clock: Path | None = None) -> None:
+    def __init__(
+        self, file: Path | None = None, *, home_root: Path | None = None, trusted: bool = True, clock: Path | None = None, pool: bool = True
+    ) -> None:
         # `trusted`: whether the file system keeps the timestamps the key relies on
         # (gage/bundle/fstrust.py). When not, nothing is remembered or read: every check is fresh.
         self.trusted = trusted
@@ -271,7 +273,7 @@ class CheckCache:
         self.clock = clock if clock is not None else (file.parent if file is not None else None)
         # Whether `check_many` may spread its misses over processes (gage.home.cache.checkpool): a
         # listing's thousands, not a landing batch's few hundred, which one core checks as fast.
-        self.pool = True
+        self.pool = pool
         if not trusted:
             file = None
         self.file = file
